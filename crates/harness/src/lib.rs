@@ -1,0 +1,51 @@
+//! The corpus harness and the `sdfgc` command-line tool.
+//!
+//! Today this crate loads SDFGs from JSON files with errors a user can act on
+//! (the file, and the line and column of malformed JSON) and backs the
+//! `sdfgc validate` and `sdfgc dot` subcommands. It will grow the corpus
+//! loader, the per-kernel stage runner (parse, validate, offload, emit,
+//! simulate, compare) and its report.
+
+use sdfg_ir::Sdfg;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why an SDFG file could not be loaded.
+#[derive(Debug, Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a JSON SDFG.
+    #[error("`{}` is not a valid SDFG (line {line}, column {column}): {message}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// Line of the problem (1-based).
+        line: usize,
+        /// Column of the problem (1-based).
+        column: usize,
+        /// What serde_json found.
+        message: String,
+    },
+}
+
+/// Reads and parses an SDFG JSON file.
+pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    Sdfg::from_json(&text).map_err(|e| LoadError::Json {
+        path: path.to_owned(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })
+}

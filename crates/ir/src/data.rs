@@ -1,0 +1,266 @@
+//! Data descriptors: what a named container holds and how it is laid out.
+//!
+//! Containers are named in [`Sdfg::containers`](crate::Sdfg::containers) and
+//! referred to by that name everywhere else (access nodes, memlets, interstate
+//! reads), as in DaCe. Shapes, strides and sizes are symbolic so that one SDFG
+//! serves every problem size.
+
+use crate::dtype::DType;
+use crate::placement::{Lifetime, Storage};
+use crate::symbolic::SymExpr;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A container's descriptor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataDesc {
+    /// Element type.
+    pub dtype: DType,
+    /// Whether the SDFG owns the container (`true`) or the caller passes it in (`false`).
+    /// Every non-transient container is an argument of the SDFG.
+    pub transient: bool,
+    /// Where the container's memory is.
+    pub storage: Storage,
+    /// When its memory is allocated and freed (meaningful for transients).
+    pub lifetime: Lifetime,
+    /// What kind of container it is, with its shape and layout.
+    pub kind: DataKind,
+}
+
+/// The kinds of containers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataKind {
+    /// One value. Memlets address it with the one-dimensional subset `[0]`.
+    Scalar,
+    /// A dense N-dimensional array.
+    Array(Layout),
+    /// An alias of (part of) another container. Which container and which
+    /// part is given, per access node, by the *view edge* that connects the
+    /// view's access node to its origin (see [`crate::VIEW_CONNECTOR`]); the
+    /// layout here is how the view indexes that memory.
+    View(Layout),
+    /// A FIFO queue of elements. The offload pass does not analyse streams.
+    Stream {
+        /// Shape of the stream array (`[1]` for a single stream).
+        shape: Vec<SymExpr>,
+        /// Capacity of each queue in elements (0 means unbounded).
+        buffer_size: SymExpr,
+    },
+    /// A record of named members, each a descriptor of its own.
+    Structure {
+        /// The members by name.
+        members: BTreeMap<String, DataDesc>,
+    },
+    /// An array whose elements are containers (for example an array of arrays).
+    ContainerArray {
+        /// Shape of the outer array.
+        shape: Vec<SymExpr>,
+        /// Descriptor of every element.
+        element: Box<DataDesc>,
+    },
+}
+
+/// Shape and memory layout of an array or view, in elements.
+///
+/// Element `(i0, .., ik)` is at `offset + sum(i_d * strides[d])` from the
+/// start of the allocation, which holds `total_size` elements. Keeping strides
+/// and size explicit (instead of deriving them from the shape) lets views
+/// describe columns and sub-matrices with a leading dimension, as BLAS does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Extent of each dimension.
+    pub shape: Vec<SymExpr>,
+    /// Distance in elements between consecutive indices of each dimension.
+    pub strides: Vec<SymExpr>,
+    /// Offset in elements of element zero from the start of the allocation.
+    pub offset: SymExpr,
+    /// Number of elements allocated.
+    pub total_size: SymExpr,
+}
+
+impl Layout {
+    /// Row-major (C order) contiguous layout of `shape`, NumPy's default.
+    pub fn contiguous(shape: Vec<SymExpr>) -> Layout {
+        let mut strides = vec![SymExpr::int(1); shape.len()];
+        let mut running = SymExpr::int(1);
+        for (d, extent) in shape.iter().enumerate().rev() {
+            strides[d] = running.clone();
+            running = &running * extent;
+        }
+        Layout {
+            shape,
+            strides,
+            offset: SymExpr::int(0),
+            total_size: running,
+        }
+    }
+
+    /// Whether the layout is exactly the row-major contiguous layout of its shape.
+    pub fn is_contiguous(&self) -> bool {
+        *self == Layout::contiguous(self.shape.clone())
+    }
+
+    fn free_symbols_into(&self, out: &mut BTreeSet<String>) {
+        for e in self
+            .shape
+            .iter()
+            .chain(&self.strides)
+            .chain([&self.offset, &self.total_size])
+        {
+            out.extend(e.free_symbols());
+        }
+    }
+}
+
+impl DataDesc {
+    fn new(dtype: DType, kind: DataKind) -> DataDesc {
+        DataDesc {
+            dtype,
+            transient: false,
+            storage: Storage::Default,
+            lifetime: Lifetime::External,
+            kind,
+        }
+    }
+
+    /// A non-transient scalar in default storage.
+    pub fn scalar(dtype: DType) -> DataDesc {
+        DataDesc::new(dtype, DataKind::Scalar)
+    }
+
+    /// A non-transient, contiguous array in default storage.
+    pub fn array(dtype: DType, shape: Vec<SymExpr>) -> DataDesc {
+        DataDesc::new(dtype, DataKind::Array(Layout::contiguous(shape)))
+    }
+
+    /// A view with the given layout. Views are always transient.
+    pub fn view(dtype: DType, layout: Layout) -> DataDesc {
+        DataDesc::new(dtype, DataKind::View(layout)).into_transient()
+    }
+
+    /// A stream of the given shape and capacity.
+    pub fn stream(dtype: DType, shape: Vec<SymExpr>, buffer_size: SymExpr) -> DataDesc {
+        DataDesc::new(dtype, DataKind::Stream { shape, buffer_size })
+    }
+
+    /// Marks the descriptor transient, with the lifetime of one call of the SDFG.
+    #[must_use]
+    pub fn into_transient(mut self) -> DataDesc {
+        self.transient = true;
+        if self.lifetime == Lifetime::External {
+            self.lifetime = Lifetime::Sdfg;
+        }
+        self
+    }
+
+    /// Sets the storage kind.
+    #[must_use]
+    pub fn with_storage(mut self, storage: Storage) -> DataDesc {
+        self.storage = storage;
+        self
+    }
+
+    /// Sets the lifetime.
+    #[must_use]
+    pub fn with_lifetime(mut self, lifetime: Lifetime) -> DataDesc {
+        self.lifetime = lifetime;
+        self
+    }
+
+    /// The layout of arrays and views, `None` for other kinds.
+    pub fn layout(&self) -> Option<&Layout> {
+        match &self.kind {
+            DataKind::Array(l) | DataKind::View(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The shape that memlets index: `[1]` for a scalar, the outer shape for
+    /// streams and container arrays, empty for structures (which are not
+    /// indexed by memlets).
+    pub fn shape(&self) -> Vec<SymExpr> {
+        match &self.kind {
+            DataKind::Scalar => vec![SymExpr::int(1)],
+            DataKind::Array(l) | DataKind::View(l) => l.shape.clone(),
+            DataKind::Stream { shape, .. } | DataKind::ContainerArray { shape, .. } => {
+                shape.clone()
+            }
+            DataKind::Structure { .. } => Vec::new(),
+        }
+    }
+
+    /// Number of dimensions memlets use to index the container.
+    pub fn rank(&self) -> usize {
+        match &self.kind {
+            DataKind::Scalar => 1,
+            DataKind::Array(l) | DataKind::View(l) => l.shape.len(),
+            DataKind::Stream { shape, .. } | DataKind::ContainerArray { shape, .. } => shape.len(),
+            DataKind::Structure { .. } => 0,
+        }
+    }
+
+    /// Number of elements allocated (1 for a scalar). `None` for structures,
+    /// streams and container arrays, whose footprint is not a flat element count.
+    pub fn total_elements(&self) -> Option<SymExpr> {
+        match &self.kind {
+            DataKind::Scalar => Some(SymExpr::int(1)),
+            DataKind::Array(l) | DataKind::View(l) => Some(l.total_size.clone()),
+            _ => None,
+        }
+    }
+
+    /// Bytes allocated, where [`total_elements`](Self::total_elements) is defined.
+    pub fn total_bytes(&self) -> Option<SymExpr> {
+        let bytes = i64::try_from(self.dtype.size_bytes()).unwrap_or(i64::MAX);
+        self.total_elements().map(|n| n * bytes)
+    }
+
+    /// True for views.
+    pub fn is_view(&self) -> bool {
+        matches!(self.kind, DataKind::View(_))
+    }
+
+    /// True for scalars.
+    pub fn is_scalar(&self) -> bool {
+        matches!(self.kind, DataKind::Scalar)
+    }
+
+    /// The kind's name as it appears in messages (`"array"`).
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            DataKind::Scalar => "scalar",
+            DataKind::Array(_) => "array",
+            DataKind::View(_) => "view",
+            DataKind::Stream { .. } => "stream",
+            DataKind::Structure { .. } => "structure",
+            DataKind::ContainerArray { .. } => "container array",
+        }
+    }
+
+    /// Symbols the descriptor's shape, strides and sizes depend on.
+    pub fn free_symbols(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        match &self.kind {
+            DataKind::Scalar => {}
+            DataKind::Array(l) | DataKind::View(l) => l.free_symbols_into(&mut out),
+            DataKind::Stream { shape, buffer_size } => {
+                for e in shape.iter().chain([buffer_size]) {
+                    out.extend(e.free_symbols());
+                }
+            }
+            DataKind::Structure { members } => {
+                for m in members.values() {
+                    out.extend(m.free_symbols());
+                }
+            }
+            DataKind::ContainerArray { shape, element } => {
+                for e in shape {
+                    out.extend(e.free_symbols());
+                }
+                out.extend(element.free_symbols());
+            }
+        }
+        out
+    }
+}

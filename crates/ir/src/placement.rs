@@ -1,0 +1,193 @@
+//! Where data lives and where work runs, in vendor-neutral terms.
+//!
+//! The IR never names a vendor: a container is in [`Storage::DeviceGlobal`],
+//! not in "CUDA global memory", and a map runs as a [`Schedule::DeviceKernel`],
+//! not as a "CUDA kernel". What a kind means on a particular machine (its
+//! limits, which copies between kinds are legal, how a kernel is launched) is
+//! answered by the accelerator description that the offload pass and the
+//! backends are given.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Which address space a piece of code runs in, and so which storage it may touch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The CPU that runs the program's host function.
+    Host,
+    /// The accelerator.
+    Device,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Host => "host",
+            Side::Device => "device",
+        })
+    }
+}
+
+/// The storage kind of a container.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Storage {
+    /// Not yet decided; means ordinary host memory until a pass places it.
+    /// Frontends produce this so that the offload pass is free to choose.
+    #[default]
+    Default,
+    /// Pageable host memory (the heap or the stack of the host function).
+    Host,
+    /// Page-locked host memory: still host memory, but copies from and to it
+    /// can be asynchronous.
+    HostPinned,
+    /// The accelerator's global memory.
+    DeviceGlobal,
+    /// Memory shared by the threads of one thread block.
+    DeviceShared,
+    /// A variable private to the code that uses it (a local of a thread on the
+    /// device, a local of the host function on the host).
+    Register,
+}
+
+impl Storage {
+    /// Every storage kind, in declaration order.
+    pub const ALL: [Storage; 6] = [
+        Storage::Default,
+        Storage::Host,
+        Storage::HostPinned,
+        Storage::DeviceGlobal,
+        Storage::DeviceShared,
+        Storage::Register,
+    ];
+
+    /// The side whose memory this is, or `None` for registers, which belong to
+    /// whichever code declares them.
+    pub fn side(self) -> Option<Side> {
+        match self {
+            Storage::Default | Storage::Host | Storage::HostPinned => Some(Side::Host),
+            Storage::DeviceGlobal | Storage::DeviceShared => Some(Side::Device),
+            Storage::Register => None,
+        }
+    }
+
+    /// Whether code running on `side` may read or write this storage directly.
+    ///
+    /// This is the generic rule the validator enforces in both directions: host
+    /// code may not dereference device memory and device code may not
+    /// dereference host memory (pinned host memory included: mapping it into
+    /// the device address space is an accelerator-specific choice made by the
+    /// offload pass, not a property of the IR).
+    pub fn accessible_from(self, side: Side) -> bool {
+        match self.side() {
+            Some(s) => s == side,
+            None => true,
+        }
+    }
+
+    /// The serialized spelling (`"device_global"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Storage::Default => "default",
+            Storage::Host => "host",
+            Storage::HostPinned => "host_pinned",
+            Storage::DeviceGlobal => "device_global",
+            Storage::DeviceShared => "device_shared",
+            Storage::Register => "register",
+        }
+    }
+}
+
+impl fmt::Display for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the iterations of a map (or the work of a library node) are executed.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// Not yet decided: inherits from the enclosing scope, sequential on the host at top level.
+    #[default]
+    Default,
+    /// One iteration after another, in the enclosing context.
+    Sequential,
+    /// Parallel on the host's cores.
+    HostParallel,
+    /// A device kernel: the map's iteration space becomes the launch grid.
+    /// For a library node: a device-wide call issued by the host.
+    DeviceKernel,
+    /// The threads of one block, inside a device kernel.
+    DeviceThreadBlock,
+}
+
+impl Schedule {
+    /// Every schedule, in declaration order.
+    pub const ALL: [Schedule; 5] = [
+        Schedule::Default,
+        Schedule::Sequential,
+        Schedule::HostParallel,
+        Schedule::DeviceKernel,
+        Schedule::DeviceThreadBlock,
+    ];
+
+    /// True for the schedules whose body runs on the device.
+    pub fn is_device(self) -> bool {
+        matches!(self, Schedule::DeviceKernel | Schedule::DeviceThreadBlock)
+    }
+
+    /// The serialized spelling (`"device_kernel"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Default => "default",
+            Schedule::Sequential => "sequential",
+            Schedule::HostParallel => "host_parallel",
+            Schedule::DeviceKernel => "device_kernel",
+            Schedule::DeviceThreadBlock => "device_thread_block",
+        }
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How long a transient container's memory lives, which decides where the
+/// backend allocates and frees it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Lifetime {
+    /// Allocated on entry to the innermost scope that uses it (a map body, a kernel).
+    #[default]
+    Scope,
+    /// Allocated for one execution of a state.
+    State,
+    /// Allocated once per call of the SDFG.
+    Sdfg,
+    /// Allocated once and kept across calls (needs a loop-invariant size).
+    Persistent,
+    /// Owned by the caller (the lifetime of every argument).
+    External,
+}
+
+impl fmt::Display for Lifetime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Lifetime::Scope => "scope",
+            Lifetime::State => "state",
+            Lifetime::Sdfg => "sdfg",
+            Lifetime::Persistent => "persistent",
+            Lifetime::External => "external",
+        })
+    }
+}

@@ -1,0 +1,148 @@
+//! Memlet propagation: what a map scope accesses, seen from outside.
+//!
+//! Inside a map, a memlet describes what *one iteration* touches, in terms of
+//! the map's parameters (`A[i, 0:M]`). The edge that brings the data into the
+//! scope must describe what *all iterations together* touch: the union of the
+//! inner subsets over the map's range (`A[0:N, 0:M]`), and a volume that many
+//! times larger. This module computes that union exactly for bounds that are
+//! affine in each parameter with a constant coefficient, which covers every
+//! subset of the NPBench kernels; for anything else it falls back to the
+//! whole extent of the dimension, which is always correct.
+
+use crate::memlet::{Memlet, Range, Subset};
+use crate::node::Map;
+use crate::symbolic::SymExpr;
+use std::cmp::Ordering;
+
+/// Smallest and largest value a map parameter takes over its range, or `None`
+/// when the step's sign is unknown.
+fn param_extremes(range: &Range) -> Option<(SymExpr, SymExpr)> {
+    let step = range.step.as_int()?;
+    let last = match step {
+        1 | -1 => range.end.clone(),
+        s => {
+            let s = SymExpr::int(s);
+            &range.begin + &(&range.end - &range.begin).floor_div(&s) * &s
+        }
+    };
+    match step.cmp(&0) {
+        Ordering::Greater => Some((range.begin.clone(), last)),
+        Ordering::Less => Some((last, range.begin.clone())),
+        Ordering::Equal => None,
+    }
+}
+
+/// Bounds of `expr` over all iterations of `map`: `(lowest, highest)`, or
+/// `None` when `expr` is not affine with constant coefficients in a parameter.
+fn expr_bounds(expr: &SymExpr, map: &Map) -> Option<(SymExpr, SymExpr)> {
+    let mut lo = expr.clone();
+    let mut hi = expr.clone();
+    for (param, range) in map.dims() {
+        let (lo_coeff, _) = lo.linear_in(param)?;
+        let (hi_coeff, _) = hi.linear_in(param)?;
+        if lo_coeff.is_zero() && hi_coeff.is_zero() {
+            continue;
+        }
+        let (pmin, pmax) = param_extremes(range)?;
+        let at = |e: &SymExpr, v: &SymExpr| {
+            e.subs(&std::iter::once((param.clone(), v.clone())).collect())
+        };
+        // The coefficient's sign decides which end of the parameter's range
+        // minimizes the expression.
+        let (lo_at, hi_at) = match (lo_coeff.as_int()?.cmp(&0), hi_coeff.as_int()?.cmp(&0)) {
+            (Ordering::Less, _) | (_, Ordering::Less) => (&pmax, &pmin),
+            _ => (&pmin, &pmax),
+        };
+        // Both copies carry the same coefficient (they only differ in the
+        // parameters already substituted), so one decision serves both.
+        lo = at(&lo, lo_at);
+        hi = at(&hi, hi_at);
+    }
+    Some((lo, hi))
+}
+
+/// Propagates one dimension's range; `None` when the bounds are not affine.
+fn propagate_range(range: &Range, map: &Map) -> Option<Range> {
+    let mentions_param = map.params.iter().any(|p| range.free_symbols().contains(p));
+    if !mentions_param {
+        return Some(range.clone());
+    }
+    // `A[i]` under `i = b:e:s` is exactly `A[b:e:s]`, stride included.
+    if range.is_index()
+        && range.step.as_int() == Some(1)
+        && let Some(p) = range.begin.is_symbol()
+        && let Some(r) = map.dims().find_map(|(q, r)| (q == p).then_some(r))
+        && r.step.as_int().is_some_and(|s| s > 0)
+    {
+        return Some(r.clone());
+    }
+    let (begin, end) = if range.step.as_int().is_some_and(|s| s < 0) {
+        (&range.end, &range.begin)
+    } else {
+        (&range.begin, &range.end)
+    };
+    if !range
+        .step
+        .free_symbols()
+        .is_disjoint(&map.params.iter().cloned().collect())
+    {
+        return None;
+    }
+    let (lo, _) = expr_bounds(begin, map)?;
+    let (_, hi) = expr_bounds(end, map)?;
+    Some(Range::inclusive(lo, hi))
+}
+
+/// The memlet outside `map` for one memlet inside it.
+///
+/// `shape` is the accessed container's shape, used for dimensions whose
+/// bounds are not affine in the parameters (the whole extent is taken).
+pub fn propagate_memlet(inner: &Memlet, map: &Map, shape: &[SymExpr]) -> Memlet {
+    let ranges = inner
+        .subset
+        .ranges
+        .iter()
+        .enumerate()
+        .map(|(d, r)| {
+            propagate_range(r, map).unwrap_or_else(|| match shape.get(d) {
+                Some(extent) => Range::full(extent),
+                None => r.clone(),
+            })
+        })
+        .collect();
+    let exact = inner
+        .subset
+        .ranges
+        .iter()
+        .all(|r| propagate_range(r, map).is_some());
+    Memlet {
+        data: inner.data.clone(),
+        subset: Subset::new(ranges),
+        other_subset: None,
+        wcr: inner.wcr,
+        volume: &inner.volume * &map.num_iterations(),
+        dynamic: inner.dynamic || !exact,
+    }
+}
+
+/// The memlet outside `map` for several memlets inside it that share one
+/// connector: the bounding union of each one's propagation. `None` when the
+/// list is empty or the memlets name different containers or ranks.
+pub fn propagate_union(inner: &[&Memlet], map: &Map, shape: &[SymExpr]) -> Option<Memlet> {
+    let (first, rest) = inner.split_first()?;
+    let mut acc = propagate_memlet(first, map, shape);
+    for m in rest {
+        if m.data != acc.data {
+            return None;
+        }
+        let p = propagate_memlet(m, map, shape);
+        acc.subset = acc.subset.bounding_union(&p.subset)?;
+        acc.volume = &acc.volume + &p.volume;
+        acc.dynamic |= p.dynamic;
+        if acc.wcr != p.wcr {
+            acc.wcr = None;
+            acc.dynamic = true;
+        }
+    }
+    Some(acc)
+}

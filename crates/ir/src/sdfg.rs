@@ -1,0 +1,126 @@
+//! The SDFG: containers, symbols, arguments and a control-flow region.
+
+use crate::control::{BlockKind, ControlBlock, Region};
+use crate::data::DataDesc;
+use crate::dtype::DType;
+use crate::state::State;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A stateful dataflow multigraph: the unit of compilation.
+///
+/// Maps are `BTreeMap`s so that iteration, and therefore serialization and
+/// every pass that walks containers, is deterministic.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sdfg {
+    /// Name of the program; becomes the name of the generated entry point.
+    pub name: String,
+    /// Integer symbols with their types: problem sizes, loop variables,
+    /// symbols assigned on transitions. Map parameters are not listed here;
+    /// they are defined by their map.
+    pub symbols: BTreeMap<String, DType>,
+    /// Named data containers.
+    pub containers: BTreeMap<String, DataDesc>,
+    /// The calling convention: names of non-transient containers and of
+    /// symbols, in the order the entry point takes them.
+    pub arguments: Vec<String>,
+    /// The program.
+    pub body: Region,
+}
+
+/// The path of labels from the SDFG's root region to a block, for messages.
+pub type BlockPath = Vec<String>;
+
+/// Where a block sits, as seen by [`Sdfg::walk_blocks`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockContext {
+    /// Number of loops enclosing the block (within this SDFG).
+    pub loop_depth: usize,
+}
+
+impl Sdfg {
+    /// An empty SDFG named `name`.
+    pub fn new(name: impl Into<String>) -> Sdfg {
+        Sdfg {
+            name: name.into(),
+            symbols: BTreeMap::new(),
+            containers: BTreeMap::new(),
+            arguments: Vec::new(),
+            body: Region::default(),
+        }
+    }
+
+    /// The container named `name`.
+    pub fn container(&self, name: &str) -> Option<&DataDesc> {
+        self.containers.get(name)
+    }
+
+    /// Serializes to pretty JSON. The output is a function of the SDFG alone
+    /// (no ids, no hash-map order), so the same SDFG always gives the same bytes.
+    pub fn to_json(&self) -> String {
+        // Every field serializes infallibly (string keys, no non-finite floats
+        // outside the literal helper), so an error here is a bug in this crate.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// Parses JSON produced by [`to_json`](Self::to_json) (or written by hand).
+    pub fn from_json(text: &str) -> Result<Sdfg, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// Calls `f` on every block of this SDFG (not of nested SDFGs), parents
+    /// before children, with the block's path and context.
+    pub fn walk_blocks<'a>(
+        &'a self,
+        f: &mut dyn FnMut(&BlockPath, BlockContext, &'a ControlBlock),
+    ) {
+        fn walk<'a>(
+            region: &'a Region,
+            path: &mut BlockPath,
+            ctx: BlockContext,
+            f: &mut dyn FnMut(&BlockPath, BlockContext, &'a ControlBlock),
+        ) {
+            for block in &region.blocks {
+                path.push(block.label.clone());
+                f(path, ctx, block);
+                match &block.kind {
+                    BlockKind::Loop(l) => walk(
+                        &l.body,
+                        path,
+                        BlockContext {
+                            loop_depth: ctx.loop_depth + 1,
+                        },
+                        f,
+                    ),
+                    BlockKind::Conditional(c) => {
+                        for (_, r) in &c.branches {
+                            walk(r, path, ctx, f);
+                        }
+                        if let Some(r) = &c.otherwise {
+                            walk(r, path, ctx, f);
+                        }
+                    }
+                    _ => {}
+                }
+                path.pop();
+            }
+        }
+        walk(
+            &self.body,
+            &mut Vec::new(),
+            BlockContext { loop_depth: 0 },
+            f,
+        );
+    }
+
+    /// Every state of this SDFG (not of nested SDFGs) with its label, in program order.
+    pub fn states(&self) -> Vec<(&str, &State)> {
+        let mut out = Vec::new();
+        self.walk_blocks(&mut |_, _, b| {
+            if let BlockKind::State(s) = &b.kind {
+                out.push((b.label.as_str(), s));
+            }
+        });
+        out
+    }
+}

@@ -1,0 +1,273 @@
+//! Boolean conditions over symbolic expressions, in negation normal form.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::eval::{EvalError, SymEnv};
+use super::expr::SymExpr;
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CmpOp {
+    /// Applies the comparison to two integers.
+    pub fn apply(self, lhs: i64, rhs: i64) -> bool {
+        match self {
+            CmpOp::Eq => lhs == rhs,
+            CmpOp::Ne => lhs != rhs,
+            CmpOp::Lt => lhs < rhs,
+            CmpOp::Le => lhs <= rhs,
+            CmpOp::Gt => lhs > rhs,
+            CmpOp::Ge => lhs >= rhs,
+        }
+    }
+
+    /// The Python spelling of the operator.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
+/// A boolean condition in canonical form (see the [module docs](super)).
+///
+/// Like [`SymExpr`], the derived comparison traits compare canonical forms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymCond(Node);
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Node {
+    Const(bool),
+    /// `expr op 0` with `op` one of `Eq`, `Ne`, `Lt`, `Le`.
+    Cmp(SymExpr, CmpOp),
+    /// At least two sorted, distinct operands, none an `And` or a constant.
+    And(Vec<SymCond>),
+    /// At least two sorted, distinct operands, none an `Or` or a constant.
+    Or(Vec<SymCond>),
+}
+
+/// A read-only view of the top level of a [`SymCond`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CondView<'a> {
+    /// `True` or `False`.
+    Const(bool),
+    /// `expr op 0`, where `op` is one of `Eq`, `Ne`, `Lt`, `Le`.
+    Cmp(&'a SymExpr, CmpOp),
+    /// Conjunction of at least two operands.
+    And(&'a [SymCond]),
+    /// Disjunction of at least two operands.
+    Or(&'a [SymCond]),
+}
+
+impl SymCond {
+    /// The condition that always holds.
+    pub const TRUE: SymCond = SymCond(Node::Const(true));
+    /// The condition that never holds.
+    pub const FALSE: SymCond = SymCond(Node::Const(false));
+
+    /// A constant condition.
+    pub const fn constant(value: bool) -> SymCond {
+        SymCond(Node::Const(value))
+    }
+
+    /// The comparison `lhs op rhs`, normalized to `expr op 0`.
+    pub fn cmp(lhs: SymExpr, op: CmpOp, rhs: SymExpr) -> SymCond {
+        match op {
+            CmpOp::Gt => Self::compare_zero(rhs - lhs, CmpOp::Lt),
+            CmpOp::Ge => Self::compare_zero(rhs - lhs, CmpOp::Le),
+            _ => Self::compare_zero(lhs - rhs, op),
+        }
+    }
+
+    /// `d op 0` for `op` in `Eq`, `Ne`, `Lt`, `Le`: folds constants, divides by the content
+    /// of the coefficients when exact (an `==` that cannot hold folds to `False`) and makes the
+    /// leading coefficient of an (in)equality positive.
+    fn compare_zero(d: SymExpr, op: CmpOp) -> SymCond {
+        if let Some(c) = d.as_int() {
+            return Self::constant(op.apply(c, 0));
+        }
+        let g = d.term_content();
+        let exact = d.constant_term().unsigned_abs().is_multiple_of(g.max(1));
+        let d = match i64::try_from(g) {
+            Ok(g @ 2..) if exact => d.div_exact(g),
+            _ => d,
+        };
+        match op {
+            CmpOp::Eq | CmpOp::Ne if !exact => Self::constant(op == CmpOp::Ne),
+            CmpOp::Eq | CmpOp::Ne if d.leading_coeff() < 0 => SymCond(Node::Cmp(-d, op)),
+            _ => SymCond(Node::Cmp(d, op)),
+        }
+    }
+
+    /// Conjunction.
+    pub fn and(self, other: SymCond) -> SymCond {
+        Self::junction([self, other], true)
+    }
+
+    /// Disjunction.
+    pub fn or(self, other: SymCond) -> SymCond {
+        Self::junction([self, other], false)
+    }
+
+    /// Conjunction of all operands (`True` if there are none).
+    pub fn and_all(ops: impl IntoIterator<Item = SymCond>) -> SymCond {
+        Self::junction(ops, true)
+    }
+
+    /// Disjunction of all operands (`False` if there are none).
+    pub fn or_all(ops: impl IntoIterator<Item = SymCond>) -> SymCond {
+        Self::junction(ops, false)
+    }
+
+    fn junction(items: impl IntoIterator<Item = SymCond>, is_and: bool) -> SymCond {
+        let mut ops = Vec::new();
+        for c in items {
+            match c.0 {
+                // `False` absorbs a conjunction, `True` a disjunction; the other is neutral.
+                Node::Const(b) if b == is_and => {}
+                Node::Const(b) => return Self::constant(b),
+                Node::And(inner) if is_and => ops.extend(inner),
+                Node::Or(inner) if !is_and => ops.extend(inner),
+                node => ops.push(SymCond(node)),
+            }
+        }
+        ops.sort_unstable();
+        ops.dedup();
+        let complemented = |c: &SymCond| {
+            matches!(c.0, Node::Cmp(..)) && ops.binary_search(&c.clone().not()).is_ok()
+        };
+        if ops.len() > 1 && ops.iter().any(complemented) {
+            return Self::constant(!is_and);
+        }
+        if ops.len() == 1
+            && let Some(only) = ops.pop()
+        {
+            return only;
+        }
+        match ops.len() {
+            0 => Self::constant(is_and),
+            _ if is_and => SymCond(Node::And(ops)),
+            _ => SymCond(Node::Or(ops)),
+        }
+    }
+
+    /// Logical negation, pushed into comparisons and through `and`/`or` (De Morgan).
+    #[allow(clippy::should_implement_trait)] // `Not` is implemented too; this is the named API.
+    pub fn not(self) -> SymCond {
+        match self.0 {
+            Node::Const(b) => Self::constant(!b),
+            Node::Cmp(d, CmpOp::Eq) => SymCond(Node::Cmp(d, CmpOp::Ne)),
+            Node::Cmp(d, CmpOp::Ne) => SymCond(Node::Cmp(d, CmpOp::Eq)),
+            Node::Cmp(d, CmpOp::Lt) => Self::compare_zero(-d, CmpOp::Le),
+            Node::Cmp(d, CmpOp::Le) => Self::compare_zero(-d, CmpOp::Lt),
+            // Not produced by the constructors, but handled for completeness.
+            Node::Cmp(d, CmpOp::Gt) => Self::compare_zero(d, CmpOp::Le),
+            Node::Cmp(d, CmpOp::Ge) => Self::compare_zero(d, CmpOp::Lt),
+            Node::And(ops) => Self::junction(ops.into_iter().map(SymCond::not), false),
+            Node::Or(ops) => Self::junction(ops.into_iter().map(SymCond::not), true),
+        }
+    }
+
+    /// The value if this is a constant.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.0 {
+            Node::Const(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The top level of the canonical form.
+    pub fn view(&self) -> CondView<'_> {
+        match &self.0 {
+            Node::Const(b) => CondView::Const(*b),
+            Node::Cmp(d, op) => CondView::Cmp(d, *op),
+            Node::And(ops) => CondView::And(ops),
+            Node::Or(ops) => CondView::Or(ops),
+        }
+    }
+
+    /// Evaluates the condition. `and`/`or` are order-independent: an operand that decides the
+    /// result (`False` in a conjunction) wins over errors in other operands; otherwise the
+    /// first error (in canonical order) is returned.
+    pub fn eval(&self, env: &(impl SymEnv + ?Sized)) -> Result<bool, EvalError> {
+        let (ops, is_and) = match &self.0 {
+            Node::Const(b) => return Ok(*b),
+            Node::Cmp(d, op) => return Ok(op.apply(d.eval(env)?, 0)),
+            Node::And(ops) => (ops, true),
+            Node::Or(ops) => (ops, false),
+        };
+        let mut error = None;
+        for c in ops {
+            match c.eval(env) {
+                Ok(b) if b != is_and => return Ok(b),
+                Ok(_) => {}
+                Err(e) => error = error.or(Some(e)),
+            }
+        }
+        error.map_or(Ok(is_and), Err)
+    }
+
+    fn for_each_expr(&self, f: &mut impl FnMut(&SymExpr)) {
+        match &self.0 {
+            Node::Const(_) => {}
+            Node::Cmp(d, _) => f(d),
+            Node::And(ops) | Node::Or(ops) => ops.iter().for_each(|c| c.for_each_expr(f)),
+        }
+    }
+
+    /// All symbols occurring in the condition (not container names).
+    pub fn free_symbols(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        self.for_each_expr(&mut |e| e.collect_names(&mut out, false));
+        out
+    }
+
+    /// The names of all containers read by the condition.
+    pub fn reads(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        self.for_each_expr(&mut |e| e.collect_names(&mut out, true));
+        out
+    }
+
+    /// Simultaneous substitution of symbols, re-canonicalized.
+    pub fn subs(&self, map: &BTreeMap<String, SymExpr>) -> SymCond {
+        match &self.0 {
+            Node::Const(b) => Self::constant(*b),
+            Node::Cmp(d, op) => Self::compare_zero(d.subs(map), *op),
+            Node::And(ops) => Self::and_all(ops.iter().map(|c| c.subs(map))),
+            Node::Or(ops) => Self::or_all(ops.iter().map(|c| c.subs(map))),
+        }
+    }
+}
+
+impl std::ops::Not for SymCond {
+    type Output = SymCond;
+    fn not(self) -> SymCond {
+        SymCond::not(self)
+    }
+}
+
+impl From<bool> for SymCond {
+    fn from(value: bool) -> SymCond {
+        SymCond::constant(value)
+    }
+}
