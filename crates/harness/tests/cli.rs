@@ -1,0 +1,134 @@
+//! End-to-end tests of the `sdfgc` binary.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn sdfgc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sdfgc"))
+        .args(args)
+        .output()
+        .expect("run sdfgc")
+}
+
+/// A scratch file unique to this test process and name.
+fn scratch(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sdfgc-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("write scratch file");
+    path
+}
+
+fn example_json(name: &str) -> String {
+    let (_, make) = sdfg_ir::examples::all()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .expect("example exists");
+    make().expect("example builds").to_json()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn validate_accepts_every_example_silently() {
+    for (name, make) in sdfg_ir::examples::all() {
+        let json = make().expect("example builds").to_json();
+        let path = scratch(&format!("{name}.json"), &json);
+        let out = sdfgc(&["validate", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stdout));
+        assert!(out.stdout.is_empty(), "{name} printed: {}", text(&out.stdout));
+    }
+}
+
+#[test]
+fn validate_accepts_the_committed_golden_file() {
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ir/tests/out/offloaded_scale.json");
+    let out = sdfgc(&["validate", golden.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn validate_reports_a_kernel_reading_host_memory() {
+    // Hand edit: move the device twin to host memory, so the kernel map
+    // `scale` now reads a host array.
+    let json = example_json("offloaded_scale");
+    let needle = "\"x_dev\": {\n      \"dtype\": \"float64\",\n      \"transient\": true,\n      \"storage\": \"device_global\"";
+    assert!(json.contains(needle), "fixture layout changed");
+    let edited = json.replace(needle, &needle.replace("device_global", "host"));
+    let path = scratch("kernel_reads_host.json", &edited);
+    let out = sdfgc(&["validate", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    let line = report
+        .lines()
+        .find(|l| l.contains("device code in `scale`"))
+        .unwrap_or_else(|| panic!("no error names the map:\n{report}"));
+    assert!(line.contains("container `x_dev`"), "{line}");
+    assert!(line.contains("host storage"), "{line}");
+}
+
+#[test]
+fn validate_prints_every_error() {
+    let json = example_json("axpy").replace("\"N\": \"int64\"", "\"N\": \"float64\"");
+    let json = json.replace("\"data\": \"x\"", "\"data\": \"missing\"");
+    let path = scratch("two_errors.json", &json);
+    let out = sdfgc(&["validate", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(report.contains("symbol `N` has type float64"), "{report}");
+    assert!(report.contains("container `missing` does not exist"), "{report}");
+    assert!(report.lines().count() >= 2, "{report}");
+}
+
+#[test]
+fn unreadable_file_is_a_clear_error() {
+    let out = sdfgc(&["validate", "/nonexistent/dir/sdfg.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("cannot read `/nonexistent/dir/sdfg.json`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let path = scratch("broken.json", "{\n  \"name\": \"x\",\n  oops\n}");
+    let out = sdfgc(&["validate", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("line 3"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn json_that_is_not_an_sdfg_is_a_clear_error() {
+    let path = scratch("not_sdfg.json", "{\"name\": 3}");
+    let out = sdfgc(&["dot", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is not a valid SDFG"));
+}
+
+#[test]
+fn malformed_expression_inside_json_is_a_clear_error() {
+    let json = example_json("axpy").replace("\"0:N\"", "\"0:N +\"");
+    let path = scratch("bad_range.json", &json);
+    let out = sdfgc(&["validate", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("range `0:N +`"), "{err}");
+}
+
+#[test]
+fn dot_draws_storage_colours_and_copies() {
+    let path = scratch("scale.json", &example_json("offloaded_scale"));
+    let out = sdfgc(&["dot", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let dot = text(&out.stdout);
+    assert!(dot.starts_with("digraph \"offloaded_scale\""));
+    assert!(dot.contains("fillcolor=palegreen"), "device storage colour missing");
+    assert!(dot.contains("color=red"), "host-device copy not highlighted");
+    assert!(dot.contains("map scale [device_kernel]"), "kernel cluster missing");
+}
