@@ -33,7 +33,7 @@
 //!
 //! # Invariants
 //!
-//! Construction never checks anything; [`validate`] checks everything and
+//! Construction never checks anything; [`validate()`] checks everything and
 //! returns every violation with its location (SDFG, block, node or edge,
 //! container). The rules are listed in the [`validate`](mod@validate) module.
 //! The ones other code leans on most:

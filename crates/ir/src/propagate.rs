@@ -146,3 +146,91 @@ pub fn propagate_union(inner: &[&Memlet], map: &Map, shape: &[SymExpr]) -> Optio
     }
     Some(acc)
 }
+
+/// Recomputes the memlets outside every map scope of `state` from the
+/// memlets inside it, innermost scopes first.
+///
+/// For a map entry, the edge arriving at `IN_x` gets the union of the edges
+/// leaving `OUT_x`, propagated over the map; for a map exit, the edges leaving
+/// `OUT_x` get the union of the edges arriving at `IN_x`. Passes call this
+/// after they change what a scope accesses. `containers` gives the shapes for
+/// non-affine fallbacks. Scopes whose connectors carry no inner memlets are
+/// left alone; an invalid scope structure leaves the state unchanged.
+pub fn propagate_state(
+    state: &mut crate::state::State,
+    containers: &std::collections::BTreeMap<String, crate::data::DataDesc>,
+) {
+    use crate::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX, Node};
+    use petgraph::Direction;
+    use petgraph::visit::EdgeRef;
+
+    let Ok(tree) = state.scope_tree() else {
+        return;
+    };
+    // Scope nodes, deepest first, so inner propagation feeds outer propagation.
+    let mut scope_nodes: Vec<(usize, crate::node::NodeId)> = state
+        .nodes()
+        .filter(|(_, n)| matches!(n, Node::MapEntry(_) | Node::MapExit(_)))
+        .map(|(id, _)| (tree.ancestors(id).len(), id))
+        .collect();
+    scope_nodes.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+
+    for (_, id) in scope_nodes {
+        let (map, is_entry, connectors) = match &state.graph[id] {
+            Node::MapEntry(e) => (e.map.clone(), true, e.out_connectors.clone()),
+            Node::MapExit(x) => match state.node(x.entry) {
+                Some(Node::MapEntry(e)) => (e.map.clone(), false, x.in_connectors.clone()),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        for inner_conn in connectors {
+            // Inner side: edges leaving OUT_x of an entry, or arriving at IN_x of an exit.
+            let (inner_dir, outer_dir, outer_conn) = if is_entry {
+                (
+                    Direction::Outgoing,
+                    Direction::Incoming,
+                    inner_conn.replacen(MAP_OUT_PREFIX, MAP_IN_PREFIX, 1),
+                )
+            } else {
+                (
+                    Direction::Incoming,
+                    Direction::Outgoing,
+                    inner_conn.replacen(MAP_IN_PREFIX, MAP_OUT_PREFIX, 1),
+                )
+            };
+            let conn_of = |e: &crate::node::Edge, dir: Direction| match dir {
+                Direction::Outgoing => e.src_conn.clone(),
+                Direction::Incoming => e.dst_conn.clone(),
+            };
+            let inner: Vec<Memlet> = state
+                .graph
+                .edges_directed(id, inner_dir)
+                .filter(|e| conn_of(e.weight(), inner_dir).as_deref() == Some(inner_conn.as_str()))
+                .filter_map(|e| e.weight().memlet.clone())
+                .collect();
+            let Some(data) = inner.first().map(|m| m.data.clone()) else {
+                continue;
+            };
+            let shape = containers
+                .get(&data)
+                .map(crate::data::DataDesc::shape)
+                .unwrap_or_default();
+            let refs: Vec<&Memlet> = inner.iter().collect();
+            let Some(outer) = propagate_union(&refs, &map, &shape) else {
+                continue;
+            };
+            let targets: Vec<crate::node::EdgeId> = state
+                .graph
+                .edges_directed(id, outer_dir)
+                .filter(|e| conn_of(e.weight(), outer_dir).as_deref() == Some(outer_conn.as_str()))
+                .map(|e| e.id())
+                .collect();
+            for t in targets {
+                if let Some(edge) = state.graph.edge_weight_mut(t) {
+                    edge.memlet = Some(outer.clone());
+                }
+            }
+        }
+    }
+}

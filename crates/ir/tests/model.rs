@@ -65,7 +65,11 @@ fn subset_text_with_nested_commas_and_colons() {
 #[test]
 fn malformed_subsets_report_the_offset() {
     let err = Subset::parse("i, 0:N +").unwrap_err();
-    assert!(err.offset >= 3, "offset {} should point into the second range", err.offset);
+    assert!(
+        err.offset >= 3,
+        "offset {} should point into the second range",
+        err.offset
+    );
     assert!(Subset::parse("0:1:2:3").is_err());
 }
 
@@ -101,16 +105,23 @@ fn non_finite_literals_survive_json() {
         let back: Literal = serde_json::from_str(&serde_json::to_string(&lit).unwrap()).unwrap();
         assert_eq!(back, lit);
     }
-    let nan: Literal = serde_json::from_str(&serde_json::to_string(&Literal::f64(f64::NAN)).unwrap()).unwrap();
+    let nan: Literal =
+        serde_json::from_str(&serde_json::to_string(&Literal::f64(f64::NAN)).unwrap()).unwrap();
     assert!(matches!(nan, Literal::Float { value, .. } if value.is_nan()));
-    assert!(serde_json::from_str::<Literal>(r#"{"float": {"value": "lots", "dtype": "float64"}}"#).is_err());
+    assert!(
+        serde_json::from_str::<Literal>(r#"{"float": {"value": "lots", "dtype": "float64"}}"#)
+            .is_err()
+    );
 }
 
 #[test]
 fn dtypes_use_numpy_names_and_sizes() {
     for d in DType::ALL {
         assert_eq!(DType::from_name(d.name()), Some(d));
-        assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{}\"", d.name()));
+        assert_eq!(
+            serde_json::to_string(&d).unwrap(),
+            format!("\"{}\"", d.name())
+        );
     }
     assert_eq!(DType::Complex128.size_bytes(), 16);
     assert_eq!(DType::Complex64.real_type(), DType::Float32);
@@ -218,7 +229,10 @@ proptest! {
 #[test]
 fn memlet_paths_through_nested_maps_get_connectors_and_propagated_memlets() {
     let mut b = SdfgBuilder::new("nested_maps");
-    b.symbol("N").symbol("M").array("A", DType::Float64, "N, M").array("B", DType::Float64, "N, M");
+    b.symbol("N")
+        .symbol("M")
+        .array("A", DType::Float64, "N, M")
+        .array("B", DType::Float64, "N, M");
     b.state("s", |s| {
         let a = s.access("A");
         let out = s.access("B");
@@ -240,7 +254,11 @@ fn memlet_paths_through_nested_maps_get_connectors_and_propagated_memlets() {
     let (_, state) = sdfg.states()[0];
     let memlets: Vec<(String, String)> = state
         .edges()
-        .filter_map(|(_, _, _, e)| e.memlet.as_ref().map(|m| (m.subset.to_string(), m.volume.to_string())))
+        .filter_map(|(_, _, _, e)| {
+            e.memlet
+                .as_ref()
+                .map(|m| (m.subset.to_string(), m.volume.to_string()))
+        })
         .collect();
     assert_eq!(
         memlets,
@@ -256,11 +274,20 @@ fn memlet_paths_through_nested_maps_get_connectors_and_propagated_memlets() {
     let entry_conns: Vec<Vec<&str>> = state
         .nodes()
         .filter_map(|(_, n)| match n {
-            Node::MapEntry(m) => Some(m.in_connectors.iter().chain(&m.out_connectors).map(String::as_str).collect()),
+            Node::MapEntry(m) => Some(
+                m.in_connectors
+                    .iter()
+                    .chain(&m.out_connectors)
+                    .map(String::as_str)
+                    .collect(),
+            ),
             _ => None,
         })
         .collect();
-    assert_eq!(entry_conns, vec![vec!["IN_A", "OUT_A"], vec!["IN_A", "OUT_A"]]);
+    assert_eq!(
+        entry_conns,
+        vec![vec!["IN_A", "OUT_A"], vec!["IN_A", "OUT_A"]]
+    );
 }
 
 #[test]
@@ -280,7 +307,15 @@ fn builder_collects_every_malformed_text_instead_of_panicking() {
     let contexts: Vec<&str> = errors.iter().map(|e| e.context).collect();
     assert_eq!(
         contexts,
-        vec!["shape", "expression", "map parameter", "map range", "memlet", "memlet path", "expression"]
+        vec![
+            "shape",
+            "expression",
+            "map parameter",
+            "map range",
+            "memlet",
+            "memlet path",
+            "expression"
+        ]
     );
     assert_eq!(errors[0].text, "N +");
 }
@@ -288,7 +323,10 @@ fn builder_collects_every_malformed_text_instead_of_panicking() {
 #[test]
 fn bare_names_in_memlets_mean_the_whole_container() {
     let mut containers = BTreeMap::new();
-    containers.insert("A".to_owned(), DataDesc::array(DType::Int32, vec![e("N"), e("3")]));
+    containers.insert(
+        "A".to_owned(),
+        DataDesc::array(DType::Int32, vec![e("N"), e("3")]),
+    );
     let mut errors = Vec::new();
     let mut s = StateBuilder::standalone(&containers, &mut errors);
     let a = s.access("A");
@@ -305,7 +343,9 @@ fn bare_names_in_memlets_mean_the_whole_container() {
 
 #[test]
 fn wcr_tuples_and_memlet_display() {
-    let m = Memlet::new("y", subset("i")).with_wcr(Wcr::Sum).into_dynamic();
+    let m = Memlet::new("y", subset("i"))
+        .with_wcr(Wcr::Sum)
+        .into_dynamic();
     assert_eq!(m.to_string(), "y[i] (wcr: sum) (dynamic)");
     let copy = Memlet::new("x", subset("0:N")).with_other_subset(subset("1:N + 1"));
     assert_eq!(copy.to_string(), "x[0:N] -> [1:N + 1]");
@@ -314,7 +354,10 @@ fn wcr_tuples_and_memlet_display() {
 // -- Tasklet code ----------------------------------------------------------------
 
 fn check(bindings: &[(&str, Binding)], body: &[Stmt]) -> Result<(), TypeError> {
-    let bindings = bindings.iter().map(|(n, b)| ((*n).to_owned(), *b)).collect();
+    let bindings = bindings
+        .iter()
+        .map(|(n, b)| ((*n).to_owned(), *b))
+        .collect();
     let is_symbol = |s: &str| s == "N";
     TypeChecker::new(bindings, &is_symbol).check_body(body)
 }
@@ -323,11 +366,21 @@ fn check(bindings: &[(&str, Binding)], body: &[Stmt]) -> Result<(), TypeError> {
 fn type_checker_accepts_well_typed_code() {
     let f = DType::Float64;
     let body = vec![
-        Stmt::Let { name: "t".into(), dtype: f, value: Expr::var("a") * Expr::f64(2.0) },
+        Stmt::Let {
+            name: "t".into(),
+            dtype: f,
+            value: Expr::var("a") * Expr::f64(2.0),
+        },
         Stmt::If {
             cond: Expr::binary(BinaryOp::Lt, Expr::var("t"), Expr::cast(f, Expr::var("N"))),
-            then: vec![Stmt::assign("o", Expr::call(Intrinsic::Sqrt, vec![Expr::var("t")]))],
-            otherwise: vec![Stmt::assign("o", Expr::load("p", vec![Expr::var("N") - Expr::i64(1)]))],
+            then: vec![Stmt::assign(
+                "o",
+                Expr::call(Intrinsic::Sqrt, vec![Expr::var("t")]),
+            )],
+            otherwise: vec![Stmt::assign(
+                "o",
+                Expr::load("p", vec![Expr::var("N") - Expr::i64(1)]),
+            )],
         },
     ];
     check(
@@ -345,29 +398,77 @@ fn type_checker_accepts_well_typed_code() {
 fn type_checker_rejects_mixed_types_unknown_names_and_misuse() {
     let f = DType::Float64;
     let i = DType::Int32;
-    let mixed = check(&[("a", Binding::Value(f)), ("o", Binding::Output(f))], &[Stmt::assign("o", Expr::var("a") + Expr::i64(1))]);
-    assert!(matches!(mixed, Err(TypeError::Mismatch { found: DType::Int64, .. })), "{mixed:?}");
-    let unknown = check(&[("o", Binding::Output(f))], &[Stmt::assign("o", Expr::var("zz"))]);
+    let mixed = check(
+        &[("a", Binding::Value(f)), ("o", Binding::Output(f))],
+        &[Stmt::assign("o", Expr::var("a") + Expr::i64(1))],
+    );
+    assert!(
+        matches!(
+            mixed,
+            Err(TypeError::Mismatch {
+                found: DType::Int64,
+                ..
+            })
+        ),
+        "{mixed:?}"
+    );
+    let unknown = check(
+        &[("o", Binding::Output(f))],
+        &[Stmt::assign("o", Expr::var("zz"))],
+    );
     assert_eq!(unknown, Err(TypeError::UnknownName { name: "zz".into() }));
-    let read_output = check(&[("o", Binding::Output(f))], &[Stmt::assign("o", Expr::var("o"))]);
+    let read_output = check(
+        &[("o", Binding::Output(f))],
+        &[Stmt::assign("o", Expr::var("o"))],
+    );
     assert!(matches!(read_output, Err(TypeError::Misuse { .. })));
     let wrong_rank = check(
-        &[("p", Binding::PointerIn { dtype: f, rank: 2 }), ("o", Binding::Output(f))],
+        &[
+            ("p", Binding::PointerIn { dtype: f, rank: 2 }),
+            ("o", Binding::Output(f)),
+        ],
         &[Stmt::assign("o", Expr::load("p", vec![Expr::i64(0)]))],
     );
-    assert!(matches!(wrong_rank, Err(TypeError::IndexCount { expected: 2, found: 1, .. })));
+    assert!(matches!(
+        wrong_rank,
+        Err(TypeError::IndexCount {
+            expected: 2,
+            found: 1,
+            ..
+        })
+    ));
     let float_shift = check(
         &[("a", Binding::Value(f)), ("o", Binding::Output(f))],
-        &[Stmt::assign("o", Expr::binary(BinaryOp::Shl, Expr::var("a"), Expr::var("a")))],
+        &[Stmt::assign(
+            "o",
+            Expr::binary(BinaryOp::Shl, Expr::var("a"), Expr::var("a")),
+        )],
     );
     assert!(matches!(float_shift, Err(TypeError::Mismatch { .. })));
     let redeclared = check(
         &[("a", Binding::Value(i))],
-        &[Stmt::Let { name: "a".into(), dtype: i, value: Expr::var("a") }],
+        &[Stmt::Let {
+            name: "a".into(),
+            dtype: i,
+            value: Expr::var("a"),
+        }],
     );
     assert_eq!(redeclared, Err(TypeError::Redeclared { name: "a".into() }));
-    let arity = check(&[("o", Binding::Output(f))], &[Stmt::assign("o", Expr::call(Intrinsic::Atan2, vec![Expr::f64(1.0)]))]);
-    assert!(matches!(arity, Err(TypeError::Arity { expected: 2, found: 1, .. })));
+    let arity = check(
+        &[("o", Binding::Output(f))],
+        &[Stmt::assign(
+            "o",
+            Expr::call(Intrinsic::Atan2, vec![Expr::f64(1.0)]),
+        )],
+    );
+    assert!(matches!(
+        arity,
+        Err(TypeError::Arity {
+            expected: 2,
+            found: 1,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -376,14 +477,35 @@ fn complex_values_have_real_magnitudes_and_cannot_be_cast_to_reals() {
     let f = DType::Float64;
     check(
         &[("z", Binding::Value(c)), ("o", Binding::Output(f))],
-        &[Stmt::assign("o", Expr::call(Intrinsic::Abs, vec![Expr::call(Intrinsic::Exp, vec![Expr::var("z")])]))],
+        &[Stmt::assign(
+            "o",
+            Expr::call(
+                Intrinsic::Abs,
+                vec![Expr::call(Intrinsic::Exp, vec![Expr::var("z")])],
+            ),
+        )],
     )
     .unwrap();
-    let cast = check(&[("z", Binding::Value(c)), ("o", Binding::Output(f))], &[Stmt::assign("o", Expr::cast(f, Expr::var("z")))]);
-    assert!(matches!(cast, Err(TypeError::Mismatch { found: DType::Complex128, .. })));
+    let cast = check(
+        &[("z", Binding::Value(c)), ("o", Binding::Output(f))],
+        &[Stmt::assign("o", Expr::cast(f, Expr::var("z")))],
+    );
+    assert!(matches!(
+        cast,
+        Err(TypeError::Mismatch {
+            found: DType::Complex128,
+            ..
+        })
+    ));
     let bad_literal = check(
         &[("o", Binding::Output(f))],
-        &[Stmt::assign("o", Expr::Lit(Literal::Float { value: 1.0, dtype: DType::Int32 }))],
+        &[Stmt::assign(
+            "o",
+            Expr::Lit(Literal::Float {
+                value: 1.0,
+                dtype: DType::Int32,
+            }),
+        )],
     );
     assert!(matches!(bad_literal, Err(TypeError::BadLiteral { .. })));
 }
@@ -400,11 +522,97 @@ fn scope_tree_knows_ancestors_and_children() {
         .map(|(_, s)| s.clone())
         .unwrap();
     let tree = state.scope_tree().unwrap();
-    let find = |label: &str| state.nodes().find(|(_, n)| n.label() == label && n.is_code()).unwrap().0;
-    let kernel = state.nodes().find(|(_, n)| matches!(n, Node::MapEntry(m) if m.map.label == "scale")).unwrap().0;
-    let block = state.nodes().find(|(_, n)| matches!(n, Node::MapEntry(m) if m.map.label == "threads")).unwrap().0;
+    let find = |label: &str| {
+        state
+            .nodes()
+            .find(|(_, n)| n.label() == label && n.is_code())
+            .unwrap()
+            .0
+    };
+    let kernel = state
+        .nodes()
+        .find(|(_, n)| matches!(n, Node::MapEntry(m) if m.map.label == "scale"))
+        .unwrap()
+        .0;
+    let block = state
+        .nodes()
+        .find(|(_, n)| matches!(n, Node::MapEntry(m) if m.map.label == "threads"))
+        .unwrap()
+        .0;
     assert_eq!(tree.ancestors(find("store")), vec![block, kernel]);
     assert_eq!(tree.parent(kernel), None);
     assert!(tree.children(Some(kernel)).contains(&block));
-    assert_eq!(state.exit_of(kernel).map(|x| tree.parent(x)), Some(Some(kernel)));
+    assert_eq!(
+        state.exit_of(kernel).map(|x| tree.parent(x)),
+        Some(Some(kernel))
+    );
+}
+
+#[test]
+fn state_propagation_recomputes_outer_memlets_as_unions() {
+    let sdfg = sdfg_ir::examples::jacobi_1d().unwrap();
+    let (_, built) = sdfg.states()[0];
+    let mut state = built.clone();
+    // Clobber every memlet outside the scope, then recompute them.
+    let outer: Vec<_> = state
+        .edges()
+        .filter(|(_, s, d, _)| {
+            matches!(state.node(*s), Some(Node::Access(_)))
+                || matches!(state.node(*d), Some(Node::Access(_)))
+        })
+        .map(|(id, ..)| id)
+        .collect();
+    for id in &outer {
+        state.graph[*id].memlet.as_mut().unwrap().subset = subset("0");
+    }
+    sdfg_ir::propagate::propagate_state(&mut state, &sdfg.containers);
+    assert_eq!(
+        &state, built,
+        "propagation restores what the builder computed"
+    );
+
+    // Two inner reads through one connector: the outer memlet is their union.
+    let mut b = SdfgBuilder::new("union");
+    b.symbol("N")
+        .array("A", DType::Float64, "N")
+        .array("B", DType::Float64, "N");
+    b.state("s", |s| {
+        let a = s.access("A");
+        let out = s.access("B");
+        let (entry, exit) = s.map("m", "i = 1:N - 1", Schedule::Default);
+        let t = s.tasklet(
+            "avg",
+            vec![
+                Connector::scalar("l", DType::Float64),
+                Connector::scalar("r", DType::Float64),
+            ],
+            vec![Connector::scalar("o", DType::Float64)],
+            vec![Stmt::assign("o", Expr::var("l") + Expr::var("r"))],
+        );
+        let e = s.path(&[a, entry, t], None, Some("l"), "A[i - 1]");
+        let st = s.state_mut();
+        // Route the second read through the first read's connector pair.
+        let conn = st.graph[e[1]].src_conn.clone();
+        st.add_edge(
+            entry,
+            conn.as_deref(),
+            t,
+            Some("r"),
+            Memlet::new("A", subset("i + 1")),
+        );
+        s.path(&[t, exit, out], Some("o"), None, "B[i]");
+    });
+    let mut sdfg = b.build().unwrap();
+    let containers = sdfg.containers.clone();
+    let sdfg_ir::BlockKind::State(state) = &mut sdfg.body.blocks[0].kind else {
+        unreachable!()
+    };
+    sdfg_ir::propagate::propagate_state(state, &containers);
+    let into_map = state
+        .edges()
+        .find(|(_, s, _, _)| matches!(state.node(*s), Some(Node::Access(a)) if a.data == "A"))
+        .and_then(|(.., e)| e.memlet.clone())
+        .unwrap();
+    assert_eq!(into_map.subset, subset("0:N"));
+    sdfg_ir::validate(&sdfg).unwrap();
 }
