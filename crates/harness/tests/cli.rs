@@ -38,14 +38,18 @@ fn validate_accepts_every_example_silently() {
         let path = scratch(&format!("{name}.json"), &json);
         let out = sdfgc(&["validate", path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stdout));
-        assert!(out.stdout.is_empty(), "{name} printed: {}", text(&out.stdout));
+        assert!(
+            out.stdout.is_empty(),
+            "{name} printed: {}",
+            text(&out.stdout)
+        );
     }
 }
 
 #[test]
 fn validate_accepts_the_committed_golden_file() {
-    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../ir/tests/out/offloaded_scale.json");
+    let golden =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ir/tests/out/offloaded_scale.json");
     let out = sdfgc(&["validate", golden.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert!(out.stdout.is_empty());
@@ -80,7 +84,10 @@ fn validate_prints_every_error() {
     assert_eq!(out.status.code(), Some(1));
     let report = text(&out.stdout);
     assert!(report.contains("symbol `N` has type float64"), "{report}");
-    assert!(report.contains("container `missing` does not exist"), "{report}");
+    assert!(
+        report.contains("container `missing` does not exist"),
+        "{report}"
+    );
     assert!(report.lines().count() >= 2, "{report}");
 }
 
@@ -89,7 +96,10 @@ fn unreadable_file_is_a_clear_error() {
     let out = sdfgc(&["validate", "/nonexistent/dir/sdfg.json"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("cannot read `/nonexistent/dir/sdfg.json`"), "{err}");
+    assert!(
+        err.contains("cannot read `/nonexistent/dir/sdfg.json`"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -128,7 +138,16 @@ fn dot_draws_storage_colours_and_copies() {
     assert_eq!(out.status.code(), Some(0));
     let dot = text(&out.stdout);
     assert!(dot.starts_with("digraph \"offloaded_scale\""));
-    assert!(dot.contains("fillcolor=palegreen"), "device storage colour missing");
-    assert!(dot.contains("color=red"), "host-device copy not highlighted");
-    assert!(dot.contains("map scale [device_kernel]"), "kernel cluster missing");
+    assert!(
+        dot.contains("fillcolor=palegreen"),
+        "device storage colour missing"
+    );
+    assert!(
+        dot.contains("color=red"),
+        "host-device copy not highlighted"
+    );
+    assert!(
+        dot.contains("map scale [device_kernel]"),
+        "kernel cluster missing"
+    );
 }

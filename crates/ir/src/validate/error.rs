@@ -185,7 +185,8 @@ pub enum ContainerError {
     /// A view that is not transient.
     #[error("a view must be transient")]
     ViewNotTransient,
-    /// Device-shared or register storage on a non-transient container, which the caller cannot pass.
+    /// Device-shared or register storage on a non-transient container of the
+    /// top-level SDFG, which the host program cannot pass.
     #[error("{storage} storage cannot hold an argument")]
     ArgumentStorage {
         /// The storage.

@@ -10,8 +10,8 @@
 //!   symbol and a container; arguments exist, are not repeated, are not
 //!   transient, and cover every non-transient container; block labels are unique.
 //! - Containers: layouts use declared symbols, strides match the shape, no
-//!   negative constant extents, views are transient, arguments are not in
-//!   device-shared or register storage.
+//!   negative constant extents, views are transient, arguments of the
+//!   top-level SDFG are not in device-shared or register storage.
 //! - Blocks: `break`/`continue` only inside loops; conditionals have branches;
 //!   `for` loops have a declared variable, an init and an update; transitions
 //!   assign only declared symbols, never containers; interstate code uses
@@ -52,8 +52,8 @@ use crate::node::{
 };
 use crate::placement::{Schedule, Side, Storage};
 use crate::sdfg::{BlockContext, BlockPath, Sdfg};
-use crate::state::{ScopeTree, State};
-use crate::symbolic::{SymCond, SymExpr};
+use crate::state::{ScopeError, ScopeTree, State};
+use crate::symbolic::{Atom, CondView, SymCond, SymExpr};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Proof that an SDFG passed validation. Consumers that rely on validity take
@@ -77,6 +77,7 @@ pub fn validate(sdfg: &Sdfg) -> Result<Validated<'_>, ValidationErrors> {
         sdfg,
         path: sdfg.name.clone(),
         base: Side::Host,
+        root: true,
         errors: &mut errors,
     }
     .run();
@@ -100,6 +101,9 @@ struct Validator<'a, 'e> {
     path: String,
     /// Where the SDFG runs: `Device` for an SDFG nested inside device code.
     base: Side,
+    /// Whether this is the SDFG being validated (called by the host program)
+    /// rather than one nested in it (called by the enclosing code).
+    root: bool,
     errors: &'e mut Vec<ValidationError>,
 }
 
@@ -215,7 +219,12 @@ impl<'a> Validator<'a, '_> {
         if desc.is_view() && !desc.transient {
             errs.push(ContainerError::ViewNotTransient);
         }
-        if !desc.transient && matches!(desc.storage, Storage::DeviceShared | Storage::Register) {
+        // Only the host program cannot pass such storage; the code around a
+        // nested SDFG (a kernel passing a shared tile) can.
+        if self.root
+            && !desc.transient
+            && matches!(desc.storage, Storage::DeviceShared | Storage::Register)
+        {
             errs.push(ContainerError::ArgumentStorage {
                 storage: desc.storage,
             });
@@ -310,11 +319,15 @@ impl<'a> Validator<'a, '_> {
     }
 
     fn check_interstate_cond(&mut self, path: &BlockPath, what: &'static str, c: &SymCond) {
-        self.check_interstate_names(path, what, c.free_symbols(), c.reads());
+        let mut reads = BTreeMap::new();
+        cond_reads(c, &mut reads);
+        self.check_interstate_names(path, what, c.free_symbols(), reads);
     }
 
     fn check_interstate_expr(&mut self, path: &BlockPath, what: &'static str, e: &SymExpr) {
-        self.check_interstate_names(path, what, e.free_symbols(), e.reads());
+        let mut reads = BTreeMap::new();
+        expr_reads(e, &mut reads);
+        self.check_interstate_names(path, what, e.free_symbols(), reads);
     }
 
     /// Interstate code runs on the host: it may use declared symbols and read
@@ -324,14 +337,14 @@ impl<'a> Validator<'a, '_> {
         path: &BlockPath,
         what: &'static str,
         symbols: BTreeSet<String>,
-        reads: BTreeSet<String>,
+        reads: BTreeMap<String, BTreeSet<usize>>,
     ) {
         for symbol in symbols {
             if !self.sdfg.symbols.contains_key(&symbol) {
                 self.block_error(path, BlockError::UndefinedSymbol { what, symbol });
             }
         }
-        for name in reads {
+        for (name, index_counts) in reads {
             let Some(desc) = self.sdfg.containers.get(&name) else {
                 self.block_error(path, BlockError::UnknownRead { what, name });
                 continue;
@@ -350,7 +363,10 @@ impl<'a> Validator<'a, '_> {
                     desc.dtype
                 ))
             } else {
-                None
+                index_counts
+                    .iter()
+                    .find(|&&n| n != desc.rank())
+                    .map(|n| format!("it is read with {n} indices but has rank {}", desc.rank()))
             };
             if let Some(reason) = reason {
                 self.block_error(path, BlockError::BadRead { what, name, reason });
@@ -415,7 +431,18 @@ impl<'a> Validator<'a, '_> {
                     state,
                     scopes: ScopeTree::default(),
                 };
-                self.node_error(&cx, e.node(), NodeError::Scope(e));
+                // An exit whose entry is not a map entry can never be fed from
+                // inside "its" scope; name the real fault instead.
+                let error = match &e {
+                    ScopeError::ExitOutsideScope { node }
+                        if matches!(state.node(*node), Some(Node::MapExit(x))
+                            if !matches!(state.node(x.entry), Some(Node::MapEntry(_)))) =>
+                    {
+                        NodeError::MapPairing("map exit refers to a node that is not a map entry")
+                    }
+                    _ => NodeError::Scope(e.clone()),
+                };
+                self.node_error(&cx, e.node(), error);
                 // Scope-dependent rules cannot be judged on a malformed graph.
                 return;
             }
@@ -501,13 +528,8 @@ impl<'a> Validator<'a, '_> {
                 }
             }
             Node::MapExit(exit) => {
-                if !matches!(cx.state.node(exit.entry), Some(Node::MapEntry(_))) {
-                    self.node_error(
-                        cx,
-                        id,
-                        NodeError::MapPairing("map exit refers to a node that is not a map entry"),
-                    );
-                }
+                // An exit whose entry is not a map entry fails the scope tree
+                // and is reported by `check_state`.
                 self.check_scope_connectors(cx, id, &exit.in_connectors, &exit.out_connectors);
             }
             Node::Tasklet(t) => {
@@ -988,6 +1010,7 @@ impl<'a> Validator<'a, '_> {
             sdfg: inner,
             path: format!("{}/{}", self.path, inner.name),
             base: self.side_of(cx, id),
+            root: false,
             errors: &mut *self.errors,
         };
         nested.run();
@@ -1199,6 +1222,28 @@ impl<'a> Validator<'a, '_> {
                 }
             }
         }
+    }
+}
+
+/// Adds every container read by `e`, at any depth, with the number of indices
+/// of each read.
+fn expr_reads(e: &SymExpr, out: &mut BTreeMap<String, BTreeSet<usize>>) {
+    for (atom, _) in e.terms().iter().flat_map(|t| t.factors()) {
+        if let Atom::Read(name, index) = atom {
+            out.entry(name.to_string()).or_default().insert(index.len());
+        }
+        for operand in atom.operands() {
+            expr_reads(operand, out);
+        }
+    }
+}
+
+/// [`expr_reads`] for every expression of a condition.
+fn cond_reads(c: &SymCond, out: &mut BTreeMap<String, BTreeSet<usize>>) {
+    match c.view() {
+        CondView::Const(_) => {}
+        CondView::Cmp(e, _) => expr_reads(e, out),
+        CondView::And(ops) | CondView::Or(ops) => ops.iter().for_each(|c| cond_reads(c, out)),
     }
 }
 
