@@ -961,7 +961,8 @@ fn block_host_reads_device() {
         block_err(
             "control",
             "branch",
-            BlockError::HostReadsDevice {
+            BlockError::Inaccessible {
+                side: Side::Host,
                 what: "branch condition",
                 container: "n".into(),
                 storage: Storage::DeviceGlobal,
@@ -982,7 +983,8 @@ fn block_host_reads_device() {
         block_err(
             "control",
             "loop/body",
-            BlockError::HostReadsDevice {
+            BlockError::Inaccessible {
+                side: Side::Host,
                 what: "transition assignment",
                 container: "n".into(),
                 storage: Storage::DeviceGlobal,
@@ -1004,7 +1006,8 @@ fn block_host_reads_device() {
         block_err(
             "control",
             "loop",
-            BlockError::HostReadsDevice {
+            BlockError::Inaccessible {
+                side: Side::Host,
                 what: "loop condition",
                 container: "tile".into(),
                 storage: Storage::DeviceShared,
@@ -1120,18 +1123,15 @@ fn block_undeclared_loop_variable() {
 fn node_unknown_container() {
     let mut sdfg = axpy();
     let ghost = state_mut(&mut sdfg, "compute").add_access("ghost");
-    assert_error(
+    let on_ghost = |error| node_err("axpy", "compute", ghost, "access node", "ghost", error);
+    assert_errors(
         &sdfg,
-        node_err(
-            "axpy",
-            "compute",
-            ghost,
-            "access node",
-            "ghost",
-            NodeError::UnknownContainer {
+        &[
+            on_ghost(NodeError::UnknownContainer {
                 data: "ghost".into(),
-            },
-        ),
+            }),
+            on_ghost(NodeError::IsolatedAccess),
+        ],
     );
 }
 
@@ -1427,7 +1427,26 @@ fn node_unpaired_scope_connector() {
     };
     assert_errors(
         &sdfg,
-        &[unpaired("IN_a", "OUT_a"), unpaired("OUT_alpha", "IN_alpha")],
+        &[
+            unpaired("IN_a", "a partner `OUT_a`"),
+            unpaired("OUT_alpha", "a partner `IN_alpha`"),
+        ],
+    );
+
+    // A connector without the prefix has no partner name to ask for.
+    let mut sdfg = axpy();
+    let st = state_mut(&mut sdfg, "compute");
+    let entry = node(st, "map entry", "axpy");
+    match node_mut(st, entry) {
+        Node::MapEntry(e) => {
+            e.in_connectors.insert("foo".into());
+        }
+        _ => unreachable!(),
+    }
+    let found = errors(&sdfg);
+    assert!(
+        found.contains(&unpaired("foo", "the prefix `IN_`")),
+        "{found:#?}"
     );
 }
 
@@ -2058,12 +2077,12 @@ fn node_errors_inside_a_nested_sdfg_carry_its_path() {
 
 #[test]
 fn node_view_edges() {
-    // No view edge.
+    // No view edge: the edge from `A` loses its `views` connector and becomes a copy.
     let mut sdfg = examples::nested_flip().unwrap();
     let st = state_mut(&mut sdfg, "row_sum");
     let (a, row) = (access(st, "A"), access(st, "row"));
     let view_edge = edge(st, a, row);
-    st.graph.remove_edge(view_edge);
+    edge_mut(st, view_edge).dst_conn = None;
     let views = |count| {
         node_err(
             "nested_flip",
@@ -2125,18 +2144,24 @@ fn node_callback_on_device() {
 fn node_shared_outside_kernel() {
     let mut sdfg = examples::offloaded_scale().unwrap();
     let tile = state_mut(&mut sdfg, "copy_in").add_access("tile");
-    assert_error(
-        &sdfg,
+    let on_tile = |error| {
         node_err(
             "offloaded_scale",
             "copy_in",
             tile,
             "access node",
             "tile",
-            NodeError::SharedOutsideKernel {
+            error,
+        )
+    };
+    assert_errors(
+        &sdfg,
+        &[
+            on_tile(NodeError::SharedOutsideKernel {
                 data: "tile".into(),
-            },
-        ),
+            }),
+            on_tile(NodeError::IsolatedAccess),
+        ],
     );
 }
 
@@ -2765,6 +2790,14 @@ fn every_independent_violation_is_reported() {
         node_err(
             "axpy",
             "compute",
+            ghost,
+            "access node",
+            "ghost",
+            NodeError::IsolatedAccess,
+        ),
+        node_err(
+            "axpy",
+            "compute",
             fma,
             "tasklet",
             "fma",
@@ -2878,8 +2911,8 @@ fn display_of_other_errors() {
     assert_eq!(all.to_string(), lines.join("\n"));
     assert!(
         lines.contains(
-            &"SDFG `control`, block `loop`: loop condition reads container `n` on the host, \
-          but it is in device_global storage"
+            &"SDFG `control`, block `loop`: loop condition runs on the host \
+          but reads container `n` in device_global storage"
                 .to_owned()
         )
     );
@@ -2901,5 +2934,106 @@ fn display_of_other_errors() {
     assert_eq!(
         errors(&sdfg)[0].to_string(),
         "SDFG `axpy`, container `a`: register storage cannot hold an argument"
+    );
+}
+
+#[test]
+fn a_nested_sdfg_called_from_the_host_may_take_device_data_whose_storage_agrees() {
+    // After offloading, a nested SDFG at host level is a host level of its
+    // own that receives device twins: the call passes pointers, so only the
+    // agreement between outer and inner storage matters.
+    let outer = |inner_storage: Storage| {
+        let mut b = SdfgBuilder::new("outer");
+        b.symbol("N")
+            .container("x_dev", array("N", Storage::DeviceGlobal))
+            .container("y", array("N", Storage::Host));
+        b.state("call", |s| {
+            let (x, y) = (s.access("x_dev"), s.access("y"));
+            let inner = flip(inner_storage, Storage::Host, Schedule::DeviceKernel);
+            let n = s.nested("flip", inner, &["src"], &["dst"], &[("M", "N")]);
+            s.edge(x, None, n, Some("src"), "x_dev");
+            s.edge(n, Some("dst"), y, None, "y");
+        });
+        b.build().expect("outer builds")
+    };
+    let sdfg = outer(Storage::Host);
+    let found = errors(&sdfg);
+    assert!(
+        found.iter().any(|e| matches!(
+            e,
+            ValidationError::Edge {
+                sdfg,
+                error: EdgeError::NestedStorageMismatch { conn, inner: Storage::Host, container, outer: Storage::DeviceGlobal },
+                ..
+            } if sdfg == "outer" && conn == "src" && container == "x_dev"
+        )),
+        "{found:#?}"
+    );
+    // With the inner container on the device, the call is valid except for
+    // the inner kernel writing host memory, which is reported inside `flip`.
+    let sdfg = outer(Storage::DeviceGlobal);
+    let found = errors(&sdfg);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(matches!(
+        &found[0],
+        ValidationError::Edge { sdfg, error: EdgeError::Inaccessible { side: Side::Device, .. }, .. } if sdfg == "outer/flip"
+    ));
+}
+
+#[test]
+fn interstate_code_of_an_sdfg_nested_in_a_kernel_runs_on_the_device() {
+    let with_counter = |storage: Storage| {
+        let mut inner = flip(
+            Storage::DeviceGlobal,
+            Storage::DeviceGlobal,
+            Schedule::Default,
+        );
+        inner.containers.insert(
+            "cnt".into(),
+            DataDesc::array(DType::Int64, vec![SymExpr::int(1)])
+                .into_transient()
+                .with_storage(storage),
+        );
+        inner.body.blocks.push(ControlBlock::new(
+            "check",
+            BlockKind::Conditional(sdfg_ir::ConditionalBlock {
+                branches: vec![(cond("cnt[0] > 0"), sdfg_ir::Region::default())],
+                otherwise: None,
+            }),
+        ));
+        kernel_with_nested(inner)
+    };
+    assert_error(
+        &with_counter(Storage::Host),
+        block_err(
+            "outer/flip",
+            "check",
+            BlockError::Inaccessible {
+                what: "branch condition",
+                side: Side::Device,
+                container: "cnt".into(),
+                storage: Storage::Host,
+            },
+        ),
+    );
+    assert_valid(&with_counter(Storage::DeviceGlobal));
+    assert_valid(&with_counter(Storage::Register));
+}
+
+#[test]
+fn node_isolated_access() {
+    let mut sdfg = axpy();
+    let st = state_mut(&mut sdfg, "compute");
+    let lonely = st.add_access("x");
+    assert_error(
+        &sdfg,
+        node_err(
+            "axpy",
+            "compute",
+            lonely,
+            "access node",
+            "x",
+            NodeError::IsolatedAccess,
+        ),
     );
 }

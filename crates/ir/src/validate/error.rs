@@ -235,11 +235,16 @@ pub enum BlockError {
         /// Why it cannot be read so.
         reason: String,
     },
-    /// Host code (a transition or condition) reads a container in device storage.
-    #[error("{what} reads container `{container}` on the host, but it is in {storage} storage")]
-    HostReadsDevice {
+    /// Interstate code reads a container its side cannot reach: a transition
+    /// or condition of a host-level SDFG reading device storage (it runs on
+    /// the host), or of an SDFG nested in a kernel reading host storage (it
+    /// runs on the device).
+    #[error("{what} runs on the {side} but reads container `{container}` in {storage} storage")]
+    Inaccessible {
         /// Where.
         what: &'static str,
+        /// Where the interstate code runs.
+        side: Side,
         /// The container.
         container: String,
         /// Its storage.
@@ -276,6 +281,9 @@ pub enum NodeError {
         /// The name.
         data: String,
     },
+    /// An access node without any edge.
+    #[error("access node has no edges")]
+    IsolatedAccess,
     /// Map scopes not well nested, or a cycle.
     #[error("{0}")]
     Scope(ScopeError),
@@ -302,7 +310,7 @@ pub enum NodeError {
         name: String,
     },
     /// Map entry or exit connectors that do not come in `IN_x`/`OUT_x` pairs.
-    #[error("scope connector `{name}` has no `{expected}` partner")]
+    #[error("scope connector `{name}` needs {expected}")]
     UnpairedScopeConnector {
         /// The connector.
         name: String,
@@ -529,6 +537,21 @@ pub enum EdgeError {
         container: String,
         /// Its storage.
         storage: Storage,
+    },
+    /// A container passed to a nested SDFG at host level whose storage is on
+    /// the other side from the inner container it binds.
+    #[error(
+        "`{container}` ({outer} storage) is bound to inner container `{conn}` in {inner} storage"
+    )]
+    NestedStorageMismatch {
+        /// The connector (inner container).
+        conn: String,
+        /// The inner container's storage.
+        inner: Storage,
+        /// The outer container.
+        container: String,
+        /// Its storage.
+        outer: Storage,
     },
     /// A `views` connector on an edge that does not connect a view to an access node.
     #[error("the `views` connector must connect a view's access node to another access node")]

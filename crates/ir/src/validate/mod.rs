@@ -16,8 +16,9 @@
 //!   `for` loops have a declared variable, an init and an update; transitions
 //!   assign only declared symbols, never containers; interstate code uses
 //!   declared symbols and reads existing integer or boolean scalars and arrays
-//!   that are *accessible from the host*.
-//! - Nodes: access nodes name containers; map scopes are well nested (acyclic
+//!   reachable from where it runs (the host, or the device for an SDFG nested
+//!   in a kernel).
+//! - Nodes: access nodes name containers and have at least one edge; map scopes are well nested (acyclic
 //!   graph, consistent scopes, one exit per entry); map parameters are fresh
 //!   identifiers with non-zero steps and defined range symbols; scope
 //!   connectors come in `IN_x`/`OUT_x` pairs; every input connector has exactly
@@ -331,7 +332,7 @@ impl<'a> Validator<'a, '_> {
     }
 
     /// Interstate code runs on the host: it may use declared symbols and read
-    /// host-accessible integer or boolean scalars and arrays.
+    /// integer or boolean scalars and arrays reachable from where it runs.
     fn check_interstate_names(
         &mut self,
         path: &BlockPath,
@@ -370,11 +371,14 @@ impl<'a> Validator<'a, '_> {
             };
             if let Some(reason) = reason {
                 self.block_error(path, BlockError::BadRead { what, name, reason });
-            } else if !desc.storage.accessible_from(Side::Host) {
+            } else if !desc.storage.accessible_from(self.base) {
+                // Interstate code runs where its SDFG runs: on the host at top
+                // level, on the device inside a kernel.
                 self.block_error(
                     path,
-                    BlockError::HostReadsDevice {
+                    BlockError::Inaccessible {
                         what,
+                        side: self.base,
                         container: name,
                         storage: desc.storage,
                     },
@@ -577,6 +581,11 @@ impl<'a> Validator<'a, '_> {
     }
 
     fn check_access(&mut self, cx: &StateCx<'_>, id: NodeId, data: &str) {
+        // An access node nothing reads or writes is dead weight that hides
+        // mistakes (an edge attached to the wrong copy of a container).
+        if cx.state.in_edges(id).next().is_none() && cx.state.out_edges(id).next().is_none() {
+            self.node_error(cx, id, NodeError::IsolatedAccess);
+        }
         let Some(desc) = self.sdfg.containers.get(data) else {
             self.node_error(
                 cx,
@@ -698,27 +707,37 @@ impl<'a> Validator<'a, '_> {
         outs: &BTreeSet<String>,
     ) {
         for c in ins {
-            let partner = c.replacen(MAP_IN_PREFIX, MAP_OUT_PREFIX, 1);
-            if !c.starts_with(MAP_IN_PREFIX) || !outs.contains(&partner) {
+            // A connector without the prefix has no partner name at all.
+            let missing = match c.strip_prefix(MAP_IN_PREFIX) {
+                Some(rest) if outs.contains(&format!("{MAP_OUT_PREFIX}{rest}")) => None,
+                Some(rest) => Some(format!("a partner `{MAP_OUT_PREFIX}{rest}`")),
+                None => Some(format!("the prefix `{MAP_IN_PREFIX}`")),
+            };
+            if let Some(expected) = missing {
                 self.node_error(
                     cx,
                     id,
                     NodeError::UnpairedScopeConnector {
                         name: c.clone(),
-                        expected: partner,
+                        expected,
                     },
                 );
             }
         }
         for c in outs {
-            let partner = c.replacen(MAP_OUT_PREFIX, MAP_IN_PREFIX, 1);
-            if !c.starts_with(MAP_OUT_PREFIX) || !ins.contains(&partner) {
+            // A connector without the prefix has no partner name at all.
+            let missing = match c.strip_prefix(MAP_OUT_PREFIX) {
+                Some(rest) if ins.contains(&format!("{MAP_IN_PREFIX}{rest}")) => None,
+                Some(rest) => Some(format!("a partner `{MAP_IN_PREFIX}{rest}`")),
+                None => Some(format!("the prefix `{MAP_OUT_PREFIX}`")),
+            };
+            if let Some(expected) = missing {
                 self.node_error(
                     cx,
                     id,
                     NodeError::UnpairedScopeConnector {
                         name: c.clone(),
-                        expected: partner,
+                        expected,
                     },
                 );
             }
@@ -1200,6 +1219,32 @@ impl<'a> Validator<'a, '_> {
             let Some(d) = self.sdfg.containers.get(data) else {
                 continue;
             };
+            // A nested SDFG called from host code is a host level of its own:
+            // it receives pointers, and its inner containers say on which side
+            // they live (device twins are passed to it after offloading).
+            // What must hold is that both sides agree on where the data is.
+            if let Node::NestedSdfg(n) = other_node
+                && self.side_of(cx, other_end) == Side::Host
+            {
+                let conn = if other_end == dst {
+                    edge.dst_conn.as_deref()
+                } else {
+                    edge.src_conn.as_deref()
+                };
+                if let Some(inner) = conn.and_then(|c| n.sdfg.containers.get(c).map(|i| (c, i)))
+                    && let (Some(outer_side), Some(inner_side)) =
+                        (d.storage.side(), inner.1.storage.side())
+                    && outer_side != inner_side
+                {
+                    errs.push(EdgeError::NestedStorageMismatch {
+                        conn: inner.0.to_owned(),
+                        inner: inner.1.storage,
+                        container: data.to_owned(),
+                        outer: d.storage,
+                    });
+                }
+                continue;
+            }
             let (side, by) = if other_node.as_access().is_some() {
                 // A copy: issued by the host outside kernels, where any pair is
                 // a legal transfer; inside device code both ends must be device memory.
