@@ -1794,73 +1794,58 @@ fn node_output_never_written() {
     );
 }
 
+/// Sets the subset of the edge between access node `data` and library node
+/// `lib` in state `state` of `linear_algebra`, and returns the SDFG and the
+/// library node's id.
+fn linear_algebra_with_operand(state: &str, lib: &str, data: &str, subset: &str) -> (Sdfg, NodeId) {
+    let mut sdfg = examples::linear_algebra().unwrap();
+    let st = state_mut(&mut sdfg, state);
+    let (a, n) = (access(st, data), node(st, "library node", lib));
+    let e = st
+        .edges()
+        .find(|(_, s, d, _)| (*s, *d) == (a, n) || (*s, *d) == (n, a))
+        .map(|(id, ..)| id)
+        .unwrap();
+    memlet_mut(st, e).subset = Subset::parse(subset).unwrap();
+    (sdfg, n)
+}
+
 #[test]
 fn node_operand_rank() {
-    let mut sdfg = examples::linear_algebra().unwrap();
-    let st = state_mut(&mut sdfg, "gemv");
-    let (a, n) = (access(st, "A"), node(st, "library node", "gemv"));
-    let e = edge(st, a, n);
-    memlet_mut(st, e).subset = Subset::parse("0, 0:N").unwrap();
-    assert_error(
-        &sdfg,
-        node_err(
-            "linear_algebra",
-            "gemv",
-            n,
-            "library node",
-            "gemv",
-            NodeError::OperandRank {
-                conn: "_a".into(),
-                op: "gemv",
-                expected: "2".into(),
-                found: 1,
-            },
-        ),
-    );
-
-    let mut sdfg = examples::linear_algebra().unwrap();
-    let st = state_mut(&mut sdfg, "batched");
-    let (out, n) = (access(st, "batched"), node(st, "library node", "bmm"));
-    let e = edge(st, n, out);
-    memlet_mut(st, e).subset = Subset::parse("0, 0:N, 0:N").unwrap();
-    assert_error(
-        &sdfg,
-        node_err(
-            "linear_algebra",
+    // (state, library node, operand container, new subset, connector, op, expected, found)
+    let cases = [
+        ("gemv", "gemv", "A", "0, 0:N", "_a", "gemv", "2", 1),
+        (
             "batched",
-            n,
-            "library node",
             "bmm",
-            NodeError::OperandRank {
-                conn: "_c".into(),
-                op: "batched_matmul",
-                expected: "at least 3".into(),
-                found: 2,
-            },
+            "batched",
+            "0, 0:N, 0:N",
+            "_c",
+            "batched_matmul",
+            "at least 3",
+            2,
         ),
-    );
-
-    let mut sdfg = examples::linear_algebra().unwrap();
-    let st = state_mut(&mut sdfg, "matmul");
-    let (a, n) = (access(st, "A"), node(st, "library node", "matmul"));
-    let e = edge(st, a, n);
-    memlet_mut(st, e).subset = Subset::parse("0, 0").unwrap();
-    assert_error(
-        &sdfg,
-        node_err(
-            "linear_algebra",
-            "matmul",
-            n,
-            "library node",
-            "matmul",
-            NodeError::OperandRank {
-                conn: "_a".into(),
-                op: "matmul",
-                expected: "1 to 2".into(),
-                found: 0,
-            },
-        ),
-    );
+        ("matmul", "matmul", "A", "0, 0", "_a", "matmul", "1 to 2", 0),
+    ];
+    for (state, lib, data, subset, conn, op, expected, found) in cases {
+        let (sdfg, n) = linear_algebra_with_operand(state, lib, data, subset);
+        assert_error(
+            &sdfg,
+            node_err(
+                "linear_algebra",
+                state,
+                n,
+                "library node",
+                lib,
+                NodeError::OperandRank {
+                    conn: conn.into(),
+                    op,
+                    expected: expected.into(),
+                    found,
+                },
+            ),
+        );
+    }
 }
 
 #[test]

@@ -706,40 +706,29 @@ impl<'a> Validator<'a, '_> {
         ins: &BTreeSet<String>,
         outs: &BTreeSet<String>,
     ) {
-        for c in ins {
-            // A connector without the prefix has no partner name at all.
-            let missing = match c.strip_prefix(MAP_IN_PREFIX) {
-                Some(rest) if outs.contains(&format!("{MAP_OUT_PREFIX}{rest}")) => None,
-                Some(rest) => Some(format!("a partner `{MAP_OUT_PREFIX}{rest}`")),
-                None => Some(format!("the prefix `{MAP_IN_PREFIX}`")),
-            };
-            if let Some(expected) = missing {
-                self.node_error(
-                    cx,
-                    id,
-                    NodeError::UnpairedScopeConnector {
-                        name: c.clone(),
-                        expected,
-                    },
-                );
-            }
-        }
-        for c in outs {
-            // A connector without the prefix has no partner name at all.
-            let missing = match c.strip_prefix(MAP_OUT_PREFIX) {
-                Some(rest) if ins.contains(&format!("{MAP_IN_PREFIX}{rest}")) => None,
-                Some(rest) => Some(format!("a partner `{MAP_IN_PREFIX}{rest}`")),
-                None => Some(format!("the prefix `{MAP_OUT_PREFIX}`")),
-            };
-            if let Some(expected) = missing {
-                self.node_error(
-                    cx,
-                    id,
-                    NodeError::UnpairedScopeConnector {
-                        name: c.clone(),
-                        expected,
-                    },
-                );
+        // Every `IN_x` needs an `OUT_x` and vice versa; a connector without
+        // either prefix has no partner name at all.
+        let sides = [
+            (ins, MAP_IN_PREFIX, outs, MAP_OUT_PREFIX),
+            (outs, MAP_OUT_PREFIX, ins, MAP_IN_PREFIX),
+        ];
+        for (own, prefix, partners, partner_prefix) in sides {
+            for c in own {
+                let missing = match c.strip_prefix(prefix) {
+                    Some(rest) if partners.contains(&format!("{partner_prefix}{rest}")) => None,
+                    Some(rest) => Some(format!("a partner `{partner_prefix}{rest}`")),
+                    None => Some(format!("the prefix `{prefix}`")),
+                };
+                if let Some(expected) = missing {
+                    self.node_error(
+                        cx,
+                        id,
+                        NodeError::UnpairedScopeConnector {
+                            name: c.clone(),
+                            expected,
+                        },
+                    );
+                }
             }
         }
         let ins: Vec<String> = ins.iter().cloned().collect();
