@@ -106,6 +106,13 @@ impl State {
         v
     }
 
+    /// The nodes in a topological order (every edge goes forward), or `None`
+    /// when the graph has a cycle. Ties are broken by node id, so the order is
+    /// deterministic.
+    pub fn topological_order(&self) -> Option<Vec<NodeId>> {
+        petgraph::algo::toposort(&self.graph, None).ok()
+    }
+
     /// Computes the scope tree: for every node, the map entry whose scope it is in.
     pub fn scope_tree(&self) -> Result<ScopeTree, ScopeError> {
         ScopeTree::compute(self)

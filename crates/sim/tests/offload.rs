@@ -1,0 +1,226 @@
+//! The simulated accelerator on hand-offloaded SDFGs: correct placements run
+//! and are counted exactly; missing copies and wrong placements fault with
+//! the container's name.
+
+use sdfg_ir::builder::SdfgBuilder;
+use sdfg_ir::code::{Expr, Stmt};
+use sdfg_ir::{Connector, DType, DataDesc, Layout, Schedule, Sdfg, Side, Storage, SymExpr};
+use sdfg_sim::{Arguments, ArrayValue, SimError, Simulator};
+
+fn f64c(name: &str) -> Connector {
+    Connector::scalar(name, DType::Float64)
+}
+
+fn run(sdfg: &Sdfg, args: &Arguments) -> Result<sdfg_sim::RunResult, SimError> {
+    let valid = sdfg_ir::validate(sdfg).unwrap_or_else(|e| panic!("invalid test SDFG:\n{e}"));
+    Simulator::new().run(valid, args)
+}
+
+/// `out = sum(2 * x)`, offloaded: `x` is copied to `x_dev`, a kernel doubles
+/// it into `t_dev`, `t_dev` is copied back to the host twin `t` (unless
+/// `copy_back` is false), and a host tasklet sums `t` into `out`.
+fn doubled_sum(copy_back: bool) -> Sdfg {
+    let dev = |shape: &str| {
+        DataDesc::array(DType::Float64, vec![SymExpr::parse(shape).unwrap()])
+            .into_transient()
+            .with_storage(Storage::DeviceGlobal)
+    };
+    let mut b = SdfgBuilder::new("doubled_sum");
+    b.symbol("N")
+        .array("x", DType::Float64, "N")
+        .scalar("out", DType::Float64)
+        .container("x_dev", dev("N"))
+        .container("t_dev", dev("N"))
+        .transient("t", DType::Float64, "N");
+    b.state("copy_in", |s| {
+        let (x, xd) = (s.access("x"), s.access("x_dev"));
+        s.edge(x, None, xd, None, "x");
+    });
+    b.state("kernel", |s| {
+        let (xd, td) = (s.access("x_dev"), s.access("t_dev"));
+        let (entry, exit) = s.map("double", "i = 0:N", Schedule::DeviceKernel);
+        let t = s.tasklet(
+            "double",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+        );
+        s.path(&[xd, entry, t], None, Some("a"), "x_dev[i]");
+        s.path(&[t, exit, td], Some("b"), None, "t_dev[i]");
+    });
+    if copy_back {
+        b.state("copy_out", |s| {
+            let (td, t) = (s.access("t_dev"), s.access("t"));
+            s.edge(td, None, t, None, "t_dev");
+        });
+    }
+    b.state("sum", |s| {
+        let (t, out) = (s.access("t"), s.access("out"));
+        let (entry, exit) = s.map("sum", "i = 0:N", Schedule::Sequential);
+        let k = s.tasklet(
+            "acc",
+            vec![f64c("v")],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::var("v"))],
+        );
+        s.path(&[t, entry, k], None, Some("v"), "t[i]");
+        s.path(
+            &[k, exit, out],
+            Some("o"),
+            None,
+            ("out[0]", sdfg_ir::Wcr::Sum),
+        );
+    });
+    b.build().unwrap()
+}
+
+fn inputs(n: usize) -> Arguments {
+    Arguments::default()
+        .symbol("N", n as i64)
+        .array(
+            "x",
+            ArrayValue::f64(vec![n], (0..n).map(|i| i as f64 + 0.5).collect()),
+        )
+        .array("out", ArrayValue::f64(vec![], vec![1.0]))
+}
+
+#[test]
+fn a_correct_offloaded_sdfg_runs_and_moves_exactly_its_data() {
+    let n = 10;
+    let result = run(&doubled_sum(true), &inputs(n)).unwrap();
+    // 1 + sum(2 * (i + 0.5)) for i < 10 = 1 + 2 * 50 = 101.
+    assert_eq!(result.outputs["out"], ArrayValue::f64(vec![], vec![101.0]));
+    let r = &result.report;
+    assert_eq!(r.launches, 1);
+    assert_eq!((r.to_device.bytes, r.to_device.copies), (8 * n as u64, 1));
+    assert_eq!((r.to_host.bytes, r.to_host.copies), (8 * n as u64, 1));
+    assert_eq!(r.device_to_device.copies, 0);
+    assert_eq!(r.lower_bound_bytes, 16 * n as u64);
+    assert_eq!(r.transfer_ratio(), Some(1.0));
+    assert_eq!(r.per_container["x"].to_device.bytes, 80);
+    assert_eq!(r.per_container["t"].to_host.bytes, 80);
+}
+
+#[test]
+fn a_missing_device_to_host_copy_faults_naming_the_container() {
+    let err = run(&doubled_sum(false), &inputs(4)).unwrap_err();
+    match &err {
+        SimError::Uninitialized { container, at, .. } => {
+            assert_eq!(container, "t");
+            assert_eq!(&*at.block, "sum");
+            assert_eq!(&*at.node, "acc");
+        }
+        other => panic!("expected an uninitialised read of `t`, got {other}"),
+    }
+    assert!(err.to_string().contains("container `t`"), "{err}");
+}
+
+#[test]
+fn host_code_reading_device_memory_through_a_view_faults() {
+    // A view whose descriptor says host storage but whose origin is device
+    // memory: the validator cannot see where the view points, the run can.
+    let mut b = SdfgBuilder::new("view_fault");
+    b.symbol("N")
+        .array("y", DType::Float64, "N")
+        .container(
+            "x_dev",
+            DataDesc::array(DType::Float64, vec![SymExpr::symbol("N")])
+                .into_transient()
+                .with_storage(Storage::DeviceGlobal),
+        )
+        .container(
+            "v",
+            DataDesc::view(
+                DType::Float64,
+                Layout::contiguous(vec![SymExpr::symbol("N")]),
+            ),
+        );
+    b.state("init", |s| {
+        let xd = s.access("x_dev");
+        let (entry, exit) = s.map("fill", "i = 0:N", Schedule::DeviceKernel);
+        let t = s.tasklet(
+            "one",
+            vec![],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::f64(1.0))],
+        );
+        s.empty_edge(entry, t);
+        s.path(&[t, exit, xd], Some("o"), None, "x_dev[i]");
+    });
+    b.state("read", |s| {
+        let (xd, v, y) = (s.access("x_dev"), s.access("v"), s.access("y"));
+        s.edge(xd, None, v, Some(sdfg_ir::VIEW_CONNECTOR), "x_dev");
+        let (entry, exit) = s.map("copy", "i = 0:N", Schedule::Sequential);
+        let t = s.tasklet(
+            "copy",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a"))],
+        );
+        s.path(&[v, entry, t], None, Some("a"), "v[i]");
+        s.path(&[t, exit, y], Some("b"), None, "y[i]");
+    });
+    let sdfg = b.build().unwrap();
+    let args = Arguments::default()
+        .symbol("N", 3)
+        .array("y", ArrayValue::f64(vec![3], vec![0.0; 3]));
+    match run(&sdfg, &args).unwrap_err() {
+        SimError::Fault {
+            side,
+            container,
+            space,
+            at,
+        } => {
+            assert_eq!((side, space), (Side::Host, Side::Device));
+            assert_eq!(container, "v");
+            assert_eq!((&*at.block, &*at.node), ("read", "copy"));
+        }
+        other => panic!("expected a fault, got {other}"),
+    }
+}
+
+#[test]
+fn the_offloaded_example_doubles_its_input_with_one_launch() {
+    let sdfg = sdfg_ir::examples::offloaded_scale().unwrap();
+    let n = 3;
+    let x: Vec<f64> = (0..n * 32).map(|i| i as f64).collect();
+    let args = Arguments::default()
+        .symbol("N", n as i64)
+        .array("x", ArrayValue::f64(vec![n, 32], x.clone()));
+    let result = run(&sdfg, &args).unwrap();
+    let expected: Vec<f64> = x.iter().map(|v| v * 2.0).collect();
+    assert_eq!(result.outputs["x"], ArrayValue::f64(vec![n, 32], expected));
+    let r = &result.report;
+    assert_eq!(r.launches, 1);
+    assert_eq!(r.to_device.bytes, (n * 32 * 8) as u64);
+    assert_eq!(r.to_host.bytes, (n * 32 * 8) as u64);
+    // The shared-memory tile is filled by one device-to-device copy per block.
+    assert_eq!(r.device_to_device.copies, n as u64);
+    assert_eq!(r.transfer_ratio(), Some(1.0));
+}
+
+#[test]
+fn a_copy_inside_a_loop_shows_up_in_the_transfer_ratio() {
+    // Copy `x` in on every iteration of a loop of 3: 3x the bytes, same lower bound.
+    let mut b = SdfgBuilder::new("loop_copy");
+    b.symbol("N").array("x", DType::Float64, "N").container(
+        "x_dev",
+        DataDesc::array(DType::Float64, vec![SymExpr::symbol("N")])
+            .into_transient()
+            .with_storage(Storage::DeviceGlobal),
+    );
+    b.for_loop("repeat", "r", "0", "3", 1, |b| {
+        b.state("copy_in", |s| {
+            let (x, xd) = (s.access("x"), s.access("x_dev"));
+            s.edge(x, None, xd, None, "x");
+        });
+    });
+    let sdfg = b.build().unwrap();
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("x", ArrayValue::f64(vec![4], vec![1.0; 4]));
+    let r = run(&sdfg, &args).unwrap().report;
+    assert_eq!((r.to_device.bytes, r.to_device.copies), (96, 3));
+    assert_eq!(r.lower_bound_bytes, 32);
+    assert_eq!(r.transfer_ratio(), Some(3.0));
+}
