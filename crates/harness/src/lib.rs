@@ -49,3 +49,36 @@ pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
         message: e.to_string(),
     })
 }
+
+/// A malformed `--symbols` list.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("symbol list `{text}`: expected `NAME=INTEGER[,NAME=INTEGER...]` at `{item}`")]
+pub struct SymbolListError {
+    /// The whole list.
+    pub text: String,
+    /// The offending item.
+    pub item: String,
+}
+
+/// Parses `N=10,M=20` into symbol values.
+pub fn parse_symbols(
+    text: &str,
+) -> Result<std::collections::BTreeMap<String, i64>, SymbolListError> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            let err = || SymbolListError {
+                text: text.to_owned(),
+                item: item.to_owned(),
+            };
+            let (name, value) = item.split_once('=').ok_or_else(err)?;
+            let value = value.trim().parse::<i64>().map_err(|_| err())?;
+            let name = name.trim();
+            if !sdfg_ir::validate::is_identifier(name) {
+                return Err(err());
+            }
+            Ok((name.to_owned(), value))
+        })
+        .collect()
+}

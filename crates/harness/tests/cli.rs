@@ -151,3 +151,140 @@ fn dot_draws_storage_colours_and_copies() {
         "kernel cluster missing"
     );
 }
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("sdfgc-test-{}", std::process::id()))
+        .join(name);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+#[test]
+fn run_reads_inputs_writes_outputs_and_reports_transfers() {
+    let path = scratch("run_scale.json", &example_json("offloaded_scale"));
+    let inputs = scratch_dir("run_in");
+    let outputs = scratch_dir("run_out");
+    let x: Vec<f64> = (0..64).map(|i| i as f64 * 0.25).collect();
+    sdfg_sim::npy::write(
+        &inputs.join("x.npy"),
+        &sdfg_sim::ArrayValue::f64(vec![2, 32], x.clone()),
+    )
+    .unwrap();
+    let out = sdfgc(&[
+        "run",
+        path.to_str().unwrap(),
+        "--symbols",
+        "N=2",
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--outputs",
+        outputs.to_str().unwrap(),
+    ]);
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{report}{}", text(&out.stderr));
+    assert!(report.contains("kernel launches:   1"), "{report}");
+    assert!(
+        report.contains("host -> device:    512 bytes in 1 copies"),
+        "{report}"
+    );
+    assert!(
+        report.contains("device -> host:    512 bytes in 1 copies"),
+        "{report}"
+    );
+    assert!(report.contains("transfer ratio:    1.00"), "{report}");
+    let result = sdfg_sim::npy::read(&outputs.join("x.npy")).unwrap();
+    let doubled: Vec<f64> = x.iter().map(|v| v * 2.0).collect();
+    assert_eq!(result, sdfg_sim::ArrayValue::f64(vec![2, 32], doubled));
+}
+
+#[test]
+fn run_fills_missing_inputs_deterministically() {
+    let path = scratch("run_axpy.json", &example_json("axpy"));
+    let outputs = scratch_dir("fill_out");
+    let out = sdfgc(&[
+        "run",
+        path.to_str().unwrap(),
+        "--symbols",
+        "N=3",
+        "--outputs",
+        outputs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("filling `x` deterministically (float64, shape [3])"));
+    let fill = |name: &str| sdfg_sim::deterministic_fill(name, sdfg_ir::DType::Float64, vec![3]);
+    let (a, x, y) = (fill("a"), fill("x"), fill("y"));
+    let a0 = sdfg_sim::deterministic_fill("a", sdfg_ir::DType::Float64, vec![])
+        .get(0)
+        .unwrap()
+        .to_f64();
+    let expected: Vec<f64> = (0..3)
+        .map(|i| a0 * x.get(i).unwrap().to_f64() + y.get(i).unwrap().to_f64())
+        .collect();
+    assert_eq!(a.shape, vec![3]);
+    assert_eq!(
+        sdfg_sim::npy::read(&outputs.join("y.npy")).unwrap(),
+        sdfg_sim::ArrayValue::f64(vec![3], expected)
+    );
+}
+
+#[test]
+fn run_rejects_malformed_and_missing_symbols() {
+    let path = scratch("run_axpy2.json", &example_json("axpy"));
+    let out = sdfgc(&["run", path.to_str().unwrap(), "--symbols", "N=ten"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("symbol list `N=ten`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sdfgc(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`N`"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn run_reports_faults_with_exit_status_one() {
+    use sdfg_ir::builder::SdfgBuilder;
+    use sdfg_ir::code::{BinaryOp, Expr, Stmt};
+    let mut b = SdfgBuilder::new("divide");
+    b.scalar("n", sdfg_ir::DType::Int64)
+        .scalar("d", sdfg_ir::DType::Int64);
+    b.state("s", |s| {
+        let (n_in, d, n_out) = (s.access("n"), s.access("d"), s.access("n"));
+        let i64c = |c: &str| sdfg_ir::Connector::scalar(c, sdfg_ir::DType::Int64);
+        let t = s.tasklet(
+            "div",
+            vec![i64c("a"), i64c("b")],
+            vec![i64c("c")],
+            vec![Stmt::assign(
+                "c",
+                Expr::binary(BinaryOp::FloorDiv, Expr::var("a"), Expr::var("b")),
+            )],
+        );
+        s.edge(n_in, None, t, Some("a"), "n[0]");
+        s.edge(d, None, t, Some("b"), "d[0]");
+        s.edge(t, Some("c"), n_out, None, "n[0]");
+    });
+    let path = scratch("divide.json", &b.build().unwrap().to_json());
+    let inputs = scratch_dir("divide_in");
+    sdfg_sim::npy::write(
+        &inputs.join("d.npy"),
+        &sdfg_sim::ArrayValue::i64(vec![], vec![0]),
+    )
+    .unwrap();
+    let out = sdfgc(&[
+        "run",
+        path.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("fault:")
+            && report.contains("division by zero")
+            && report.contains("`div`"),
+        "{report}"
+    );
+}

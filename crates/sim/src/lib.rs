@@ -126,6 +126,67 @@ impl ArrayValue {
     }
 }
 
+/// The deterministic fill for an argument with no input file: element `k`
+/// (row-major) of argument `name` is `((k + s) mod 97 + 1) / 97`, where `s`
+/// is the sum of the bytes of `name` modulo 97, converted to the dtype
+/// (integers take the numerator `(k + s) mod 97 + 1`, booleans are
+/// `(k + s)` even, complex numbers take the imaginary part of element
+/// `k + 1`). Values are in `(0, 1]`, never zero, and differ between
+/// arguments, which keeps divisions defined and catches swapped arguments.
+pub fn deterministic_fill(name: &str, dtype: DType, shape: Vec<usize>) -> ArrayValue {
+    let s = name.bytes().map(u64::from).sum::<u64>() % 97;
+    let n: usize = shape.iter().product();
+    let numerator = |k: u64| (k + s) % 97 + 1;
+    let mut elements = Elements::zeros(dtype, n);
+    for k in 0..n as u64 {
+        let v = match dtype {
+            DType::Bool => Value::Bool((k + s) % 2 == 0),
+            d if d.is_integer() => Value::UInt(numerator(k)),
+            d if d.is_complex() => Value::Complex(value::C64::new(
+                numerator(k) as f64 / 97.0,
+                numerator(k + 1) as f64 / 97.0,
+            )),
+            _ => Value::Float(numerator(k) as f64 / 97.0),
+        };
+        elements.set(k as usize, v);
+    }
+    ArrayValue::new(shape, elements)
+}
+
+/// The dtype and concrete shape of every container argument, given symbol
+/// values (scalars have shape `[]`). Fails when a shape uses a symbol
+/// without a value.
+pub fn argument_shapes(
+    sdfg: &sdfg_ir::Sdfg,
+    symbols: &BTreeMap<String, i64>,
+) -> Result<BTreeMap<String, (DType, Vec<usize>)>, SimError> {
+    let mut out = BTreeMap::new();
+    for name in &sdfg.arguments {
+        let Some(desc) = sdfg.containers.get(name) else {
+            continue;
+        };
+        let shape = if desc.is_scalar() {
+            vec![]
+        } else {
+            desc.shape()
+                .iter()
+                .map(|e| {
+                    let v = e.eval(symbols).map_err(|error| SimError::Eval {
+                        at: Location::new(&sdfg.name, "", name),
+                        error,
+                    })?;
+                    usize::try_from(v).map_err(|_| SimError::BadSize {
+                        container: name.clone(),
+                        size: v,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        out.insert(name.clone(), (desc.dtype, shape));
+    }
+    Ok(out)
+}
+
 /// A host callback: takes its input arrays, returns its output arrays (in
 /// connector order), or a message explaining why it failed.
 pub type Callback = Box<dyn Fn(&[ArrayValue]) -> Result<Vec<ArrayValue>, String>>;

@@ -1,15 +1,16 @@
 //! `sdfgc`: the command-line front door of the SDFG offloading toolchain.
 //!
-//! Exit status: 0 on success, 1 when the input is an invalid SDFG, 2 when the
-//! input cannot be read or parsed at all.
+//! Exit status: 0 on success, 1 when the input is an invalid SDFG or the run
+//! faults, 2 when the input cannot be read or parsed at all.
 
 use clap::{Parser, Subcommand};
-use sdfg_harness::load_sdfg;
+use sdfg_harness::{load_sdfg, parse_symbols};
+use sdfg_sim::{Arguments, Simulator};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "sdfgc", version, about = "Compile and inspect SDFGs")]
+#[command(name = "sdfgc", version, about = "Compile, inspect and run SDFGs")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,17 +28,42 @@ enum Command {
         /// The SDFG, as written by `Sdfg::to_json`.
         file: PathBuf,
     },
+    /// Run an SDFG on the simulated accelerator and print the run report.
+    ///
+    /// Each argument `x` is read from `INPUTS/x.npy`; where that file does
+    /// not exist (or no input directory is given) it is filled
+    /// deterministically (see `sdfg_sim::deterministic_fill`). Every
+    /// non-transient container is written to `OUTPUTS/x.npy` after the run.
+    Run {
+        /// The SDFG, as written by `Sdfg::to_json`.
+        file: PathBuf,
+        /// Symbol values, e.g. `N=10,M=20`.
+        #[arg(long, default_value = "")]
+        symbols: String,
+        /// Directory with one `.npy` file per argument.
+        #[arg(long)]
+        inputs: Option<PathBuf>,
+        /// Directory to write the outputs to (created if missing).
+        #[arg(long)]
+        outputs: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
-        Command::Validate { file } => match load_sdfg(&file) {
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-            Ok(sdfg) => match sdfg_ir::validate(&sdfg) {
+        Command::Validate { file } => {
+            let sdfg = load_sdfg(&file).map_err(|e| e.to_string())?;
+            Ok(match sdfg_ir::validate(&sdfg) {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(errors) => {
                     for e in &errors.0 {
@@ -45,17 +71,63 @@ fn main() -> ExitCode {
                     }
                     ExitCode::from(1)
                 }
-            },
-        },
-        Command::Dot { file } => match load_sdfg(&file) {
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
+            })
+        }
+        Command::Dot { file } => {
+            let sdfg = load_sdfg(&file).map_err(|e| e.to_string())?;
+            print!("{}", sdfg_ir::dot::to_dot(&sdfg));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run {
+            file,
+            symbols,
+            inputs,
+            outputs,
+        } => {
+            let sdfg = load_sdfg(&file).map_err(|e| e.to_string())?;
+            let valid = match sdfg_ir::validate(&sdfg) {
+                Ok(v) => v,
+                Err(errors) => {
+                    for e in &errors.0 {
+                        println!("error: {e}");
+                    }
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            let symbols = parse_symbols(&symbols).map_err(|e| e.to_string())?;
+            let shapes = sdfg_sim::argument_shapes(&sdfg, &symbols).map_err(|e| e.to_string())?;
+            let mut args = Arguments {
+                symbols,
+                ..Arguments::default()
+            };
+            for (name, (dtype, shape)) in shapes {
+                let path = inputs.as_ref().map(|d| d.join(format!("{name}.npy")));
+                let value = match path.filter(|p| p.exists()) {
+                    Some(p) => sdfg_sim::npy::read(&p).map_err(|e| e.to_string())?,
+                    None => {
+                        println!("filling `{name}` deterministically ({dtype}, shape {shape:?})");
+                        sdfg_sim::deterministic_fill(&name, dtype, shape)
+                    }
+                };
+                args.arrays.insert(name, value);
             }
-            Ok(sdfg) => {
-                print!("{}", sdfg_ir::dot::to_dot(&sdfg));
-                ExitCode::SUCCESS
+            let result = match Simulator::new().run(valid, &args) {
+                Ok(r) => r,
+                Err(e) => {
+                    println!("fault: {e}");
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            if let Some(dir) = outputs {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+                for (name, value) in &result.outputs {
+                    sdfg_sim::npy::write(&dir.join(format!("{name}.npy")), value)
+                        .map_err(|e| e.to_string())?;
+                }
             }
-        },
+            print!("{}", result.report);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
