@@ -82,3 +82,19 @@ pub fn parse_symbols(
         })
         .collect()
 }
+
+/// The program a file means when none is named: the one its `BENCHMARK`
+/// metadata names, or its only program.
+pub fn default_program(module: &sdfg_frontend::Module) -> Option<String> {
+    if let Some(name) = module
+        .metadata()
+        .and_then(|m| m.get("program"))
+        .and_then(|p| p.as_str())
+    {
+        return Some(name.to_owned());
+    }
+    match module.programs().as_slice() {
+        [only] => Some(only.name.clone()),
+        _ => None,
+    }
+}

@@ -28,6 +28,18 @@ enum Command {
         /// The SDFG, as written by `Sdfg::to_json`.
         file: PathBuf,
     },
+    /// Compile a DaCe-style Python program to an SDFG.
+    Compile {
+        /// The Python file.
+        file: PathBuf,
+        /// The `@dace.program` to compile (default: the file's only program,
+        /// or the one its `BENCHMARK` names).
+        #[arg(long)]
+        program: Option<String>,
+        /// What to print.
+        #[arg(long, value_enum, default_value = "sdfg-json")]
+        emit: Emit,
+    },
     /// Run an SDFG on the simulated accelerator and print the run report.
     ///
     /// Each argument `x` is read from `INPUTS/x.npy`; where that file does
@@ -47,6 +59,15 @@ enum Command {
         #[arg(long)]
         outputs: Option<PathBuf>,
     },
+}
+
+/// Outputs of `sdfgc compile`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Emit {
+    /// The SDFG as JSON.
+    SdfgJson,
+    /// The SDFG as Graphviz DOT.
+    Dot,
 }
 
 fn main() -> ExitCode {
@@ -72,6 +93,31 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     ExitCode::from(1)
                 }
             })
+        }
+        Command::Compile {
+            file,
+            program,
+            emit,
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+            let module = sdfg_frontend::Module::parse(&file.display().to_string(), &text)
+                .map_err(|e| e.to_string())?;
+            let name = match program {
+                Some(p) => p,
+                None => sdfg_harness::default_program(&module).ok_or_else(|| {
+                    format!(
+                        "`{}` has several programs; choose one with --program",
+                        file.display()
+                    )
+                })?,
+            };
+            let sdfg = module.compile(&name).map_err(|e| e.to_string())?;
+            match emit {
+                Emit::SdfgJson => println!("{}", sdfg.to_json()),
+                Emit::Dot => print!("{}", sdfg_ir::dot::to_dot(&sdfg)),
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Dot { file } => {
             let sdfg = load_sdfg(&file).map_err(|e| e.to_string())?;

@@ -1,0 +1,1727 @@
+//! Lowering of one `@dace.program` to an SDFG.
+
+use crate::module::Module;
+use crate::values::{ArrayRef, Dim, Elem, broadcast, promote, sym_code};
+use crate::{ErrorKind, FrontendError};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use sdfg_ir::builder::{BuildError, StateBuilder};
+use sdfg_ir::code::{self, BinaryOp, Intrinsic, UnaryOp};
+use sdfg_ir::{
+    Assignment, BlockKind, ConditionalBlock, Connector, ControlBlock, DType, DataDesc, LibraryOp,
+    Literal, LoopBlock, Map, Memlet, Range, Region, Schedule, Sdfg, Subset, SymCond, SymExpr, Wcr,
+};
+use std::collections::BTreeMap;
+
+type Result<T> = std::result::Result<T, FrontendError>;
+
+/// What a Python name refers to inside a program.
+#[derive(Clone, Debug)]
+enum Name {
+    /// A region of a container (a whole array, a scalar, or a view of one).
+    Ref(ArrayRef),
+    /// An integer symbol (a program symbol, loop variable or map parameter).
+    Sym(String),
+}
+
+struct Lowerer<'m> {
+    m: &'m Module,
+    sdfg: Sdfg,
+    /// Regions being filled; the innermost is last.
+    stack: Vec<Region>,
+    names: BTreeMap<String, Name>,
+    /// Parameters and ranges of the enclosing `dace.map` loops.
+    map_ctx: Vec<(String, Range)>,
+    fresh: usize,
+}
+
+pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg> {
+    let mut l = Lowerer {
+        m,
+        sdfg: Sdfg::new(f.name.id.as_str()),
+        stack: vec![Region::default()],
+        names: BTreeMap::new(),
+        map_ctx: Vec::new(),
+        fresh: 0,
+    };
+    l.parameters(f)?;
+    l.body(&f.body)?;
+    let mut sdfg = l.sdfg;
+    sdfg.body = l.stack.pop().unwrap_or_default();
+    // Symbols used by shapes come after the containers, in name order.
+    let used: Vec<String> = sdfg
+        .symbols
+        .keys()
+        .filter(|s| m.symbols.contains_key(*s) && !sdfg.arguments.contains(s))
+        .cloned()
+        .collect();
+    sdfg.arguments.extend(used);
+    if let Err(errors) = sdfg_ir::validate(&sdfg) {
+        return Err(FrontendError {
+            at: m.source.position(f.range().start().to_usize()),
+            kind: ErrorKind::Invalid(errors.to_string()),
+        });
+    }
+    Ok(sdfg)
+}
+
+fn unsupported(what: impl Into<String>) -> ErrorKind {
+    ErrorKind::Unsupported(what.into())
+}
+
+impl<'m> Lowerer<'m> {
+    fn err(&self, node: &impl Ranged, kind: ErrorKind) -> FrontendError {
+        self.m.source.error(node.range(), kind)
+    }
+
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.fresh += 1;
+        format!("{prefix}{}", self.fresh)
+    }
+
+    fn line(&self, node: &impl Ranged) -> usize {
+        self.m.source.position(node.range().start().to_usize()).line
+    }
+
+    // -- Declarations --------------------------------------------------------
+
+    fn declare_symbol(&mut self, name: &str) {
+        let dtype = self.m.symbols.get(name).copied().unwrap_or(DType::Int64);
+        self.sdfg.symbols.entry(name.to_owned()).or_insert(dtype);
+    }
+
+    fn parameters(&mut self, f: &ast::StmtFunctionDef) -> Result<()> {
+        let p = &f.parameters;
+        if !p.posonlyargs.is_empty()
+            || p.vararg.is_some()
+            || p.kwarg.is_some()
+            || !p.kwonlyargs.is_empty()
+        {
+            return Err(self.err(&**p, unsupported("only plain positional parameters")));
+        }
+        for param in &p.args {
+            let name = param.parameter.name.id.to_string();
+            let ann = param.parameter.annotation.as_deref().ok_or_else(|| {
+                self.err(
+                    &param.parameter,
+                    ErrorKind::Annotation(format!("parameter `{name}` has no annotation")),
+                )
+            })?;
+            let (dtype, shape) = self.annotation(ann)?;
+            let desc = match &shape {
+                None => DataDesc::scalar(dtype),
+                Some(s) => DataDesc::array(dtype, s.clone()),
+            };
+            self.sdfg.containers.insert(name.clone(), desc);
+            self.sdfg.arguments.push(name.clone());
+            let r = ArrayRef::whole(
+                &name,
+                dtype,
+                shape.as_deref().unwrap_or(&[]),
+                shape.is_none(),
+            );
+            self.names.insert(name, Name::Ref(r));
+        }
+        Ok(())
+    }
+
+    /// `dace.float64` or `dace.float64[N, M]`.
+    fn annotation(&mut self, e: &Expr) -> Result<(DType, Option<Vec<SymExpr>>)> {
+        if let Some(d) = self.m.dtype_of(e) {
+            return Ok((d, None));
+        }
+        if let Expr::Subscript(s) = e
+            && let Some(d) = self.m.dtype_of(&s.value)
+        {
+            let items: Vec<&Expr> = match &*s.slice {
+                Expr::Tuple(t) => t.elts.iter().collect(),
+                one => vec![one],
+            };
+            let shape = items
+                .into_iter()
+                .map(|x| {
+                    self.elem(x)?.as_sym().ok_or_else(|| {
+                        self.err(
+                            x,
+                            ErrorKind::Annotation(
+                                "a dimension must be an integer expression of symbols".to_owned(),
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok((d, Some(shape)));
+        }
+        Err(self.err(
+            e,
+            ErrorKind::Annotation(format!(
+                "`{}` is not a dtype or array type",
+                self.m.source.snippet(e.range())
+            )),
+        ))
+    }
+
+    fn new_transient(&mut self, prefix: &str, dtype: DType, shape: &[SymExpr]) -> ArrayRef {
+        let name = self.fresh(prefix);
+        let desc = if shape.is_empty() {
+            DataDesc::scalar(dtype).into_transient()
+        } else {
+            DataDesc::array(dtype, shape.to_vec()).into_transient()
+        };
+        self.sdfg.containers.insert(name.clone(), desc);
+        ArrayRef::whole(&name, dtype, shape, shape.is_empty())
+    }
+
+    // -- Blocks ----------------------------------------------------------------
+
+    fn push_block(&mut self, label: String, kind: BlockKind) {
+        if let Some(r) = self.stack.last_mut() {
+            r.blocks.push(ControlBlock::new(label, kind));
+        }
+    }
+
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<Region> {
+        self.stack.push(Region::default());
+        let r = f(self);
+        let region = self.stack.pop().unwrap_or_default();
+        r.map(|()| region)
+    }
+
+    /// Adds a state built by `f`.
+    fn state(
+        &mut self,
+        node: &impl Ranged,
+        what: &str,
+        f: impl FnOnce(&mut StateBuilder<'_>),
+    ) -> Result<()> {
+        let mut errors: Vec<BuildError> = Vec::new();
+        let state = {
+            let mut sb = StateBuilder::standalone(&self.sdfg.containers, &mut errors);
+            f(&mut sb);
+            sb.finish()
+        };
+        if let Some(e) = errors.first() {
+            return Err(self.err(node, ErrorKind::Invalid(e.to_string())));
+        }
+        let label = format!("{what}_l{}_{}", self.line(node), self.fresh(""));
+        self.push_block(label, BlockKind::State(state));
+        Ok(())
+    }
+
+    /// Adds `symbol = value` after the last block (adding an empty state if there is none).
+    fn assign_symbol(&mut self, node: &impl Ranged, symbol: &str, value: SymExpr) {
+        let needs_block = self.stack.last().is_none_or(|r| r.blocks.is_empty())
+            || self
+                .stack
+                .last()
+                .and_then(|r| r.blocks.last())
+                .is_some_and(|b| {
+                    matches!(
+                        b.kind,
+                        BlockKind::Break | BlockKind::Continue | BlockKind::Return
+                    )
+                });
+        if needs_block {
+            let label = format!("assign_l{}_{}", self.line(node), self.fresh(""));
+            self.push_block(label, BlockKind::State(sdfg_ir::State::new()));
+        }
+        if let Some(b) = self.stack.last_mut().and_then(|r| r.blocks.last_mut()) {
+            b.transition.assignments.push(Assignment {
+                symbol: symbol.to_owned(),
+                value,
+            });
+        }
+    }
+
+    // -- Statements --------------------------------------------------------------
+
+    fn body(&mut self, stmts: &[Stmt]) -> Result<()> {
+        for s in stmts {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        match s {
+            Stmt::Pass(_) => Ok(()),
+            Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_)) => Ok(()),
+            Stmt::Assign(a) => {
+                let [target] = &a.targets[..] else {
+                    return Err(self.err(a, unsupported("chained assignment")));
+                };
+                match (target, &*a.value) {
+                    (Expr::Tuple(ts), Expr::Tuple(vs)) if ts.elts.len() == vs.elts.len() => {
+                        // Evaluate every value before assigning any target.
+                        let values = vs
+                            .elts
+                            .iter()
+                            .map(|v| self.elem(v))
+                            .collect::<Result<Vec<_>>>()?;
+                        let values = values
+                            .into_iter()
+                            .map(|v| {
+                                if v.as_sym().is_some() {
+                                    Ok(v)
+                                } else {
+                                    self.materialize(a, v).map(Elem::Ref)
+                                }
+                            })
+                            .collect::<Result<Vec<_>>>()?;
+                        for (t, v) in ts.elts.iter().zip(values) {
+                            self.assign(t, v)?;
+                        }
+                        Ok(())
+                    }
+                    _ => {
+                        let v = self.elem(&a.value)?;
+                        self.assign(target, v)
+                    }
+                }
+            }
+            Stmt::AugAssign(a) => {
+                let op = binary_op(a.op).ok_or_else(|| {
+                    self.err(a, unsupported(format!("operator `{}=`", a.op.as_str())))
+                })?;
+                let rhs = self.elem(&a.value)?;
+                if let Expr::Name(n) = &*a.target
+                    && let Some(Name::Sym(sym)) = self.names.get(n.id.as_str()).cloned()
+                {
+                    let r = rhs.as_sym().ok_or_else(|| {
+                        self.err(a, unsupported("non-integer update of an integer variable"))
+                    })?;
+                    let cur = SymExpr::symbol(sym.clone());
+                    let v = Elem::Binary(
+                        op,
+                        Box::new(Elem::Sym(cur)),
+                        Box::new(Elem::Sym(r)),
+                        DType::Int64,
+                    )
+                    .as_sym()
+                    .ok_or_else(|| self.err(a, unsupported("this integer update")))?;
+                    self.assign_symbol(a, &sym, v);
+                    return Ok(());
+                }
+                let target = self.target_ref(&a.target)?;
+                let value = self.binary(a, op, Elem::Ref(target.clone()), rhs)?;
+                self.assign_region(a, target, value)
+            }
+            Stmt::For(f) => self.for_loop(f),
+            Stmt::While(w) => {
+                if !w.orelse.is_empty() {
+                    return Err(self.err(w, unsupported("`while ... else`")));
+                }
+                let cond = self.condition(&w.test)?;
+                let body = self.nested(|l| l.body(&w.body))?;
+                let label = format!("while_l{}_{}", self.line(w), self.fresh(""));
+                self.push_block(label, BlockKind::Loop(LoopBlock::while_loop(cond, body)));
+                Ok(())
+            }
+            Stmt::If(i) => {
+                let mut branches =
+                    vec![(self.condition(&i.test)?, self.nested(|l| l.body(&i.body))?)];
+                let mut otherwise = None;
+                for clause in &i.elif_else_clauses {
+                    match &clause.test {
+                        Some(t) => {
+                            let c = self.condition(t)?;
+                            branches.push((c, self.nested(|l| l.body(&clause.body))?));
+                        }
+                        None => otherwise = Some(self.nested(|l| l.body(&clause.body))?),
+                    }
+                }
+                let label = format!("if_l{}_{}", self.line(i), self.fresh(""));
+                self.push_block(
+                    label,
+                    BlockKind::Conditional(ConditionalBlock {
+                        branches,
+                        otherwise,
+                    }),
+                );
+                Ok(())
+            }
+            Stmt::Break(b) => {
+                let label = format!("break_l{}_{}", self.line(b), self.fresh(""));
+                self.push_block(label, BlockKind::Break);
+                Ok(())
+            }
+            Stmt::Continue(c) => {
+                let label = format!("continue_l{}_{}", self.line(c), self.fresh(""));
+                self.push_block(label, BlockKind::Continue);
+                Ok(())
+            }
+            Stmt::Return(r) => {
+                if let Some(v) = &r.value {
+                    let values: Vec<&Expr> = match &**v {
+                        Expr::Tuple(t) => t.elts.iter().collect(),
+                        one => vec![one],
+                    };
+                    let many = values.len() > 1;
+                    for (k, v) in values.into_iter().enumerate() {
+                        let e = self.elem(v)?;
+                        let name = if many {
+                            format!("__return_{k}")
+                        } else {
+                            "__return".to_owned()
+                        };
+                        let shape = e.shape().ok_or_else(|| {
+                            self.err(v, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                        })?;
+                        let dtype = e.dtype();
+                        let desc = if shape.is_empty() {
+                            DataDesc::scalar(dtype).into_transient()
+                        } else {
+                            DataDesc::array(dtype, shape.clone()).into_transient()
+                        };
+                        self.sdfg.containers.insert(name.clone(), desc);
+                        let target = ArrayRef::whole(&name, dtype, &shape, shape.is_empty());
+                        self.assign_region(v, target, e)?;
+                    }
+                }
+                let label = format!("return_l{}_{}", self.line(r), self.fresh(""));
+                self.push_block(label, BlockKind::Return);
+                Ok(())
+            }
+            other => Err(self.err(
+                other,
+                unsupported(format!(
+                    "statement `{}`",
+                    first_line(self.m.source.snippet(other.range()))
+                )),
+            )),
+        }
+    }
+
+    /// `target = value` for a name, a subscript or an attribute.
+    fn assign(&mut self, target: &Expr, value: Elem) -> Result<()> {
+        match target {
+            Expr::Name(n) => {
+                let name = n.id.to_string();
+                if self.map_ctx.is_empty()
+                    && let Some(v) = value.as_sym()
+                    && !matches!(self.names.get(&name), Some(Name::Ref(_)))
+                {
+                    // An integer computed from symbols stays a symbol.
+                    let sym = match self.names.get(&name) {
+                        Some(Name::Sym(s)) => s.clone(),
+                        _ => {
+                            let s = if self.sdfg.symbols.contains_key(&name)
+                                || self.sdfg.containers.contains_key(&name)
+                            {
+                                self.fresh(&format!("{name}_"))
+                            } else {
+                                name.clone()
+                            };
+                            self.declare_symbol(&s);
+                            s
+                        }
+                    };
+                    self.assign_symbol(target, &sym, v);
+                    self.names.insert(name, Name::Sym(sym));
+                    return Ok(());
+                }
+                if !self.map_ctx.is_empty() {
+                    return Err(self.err(
+                        target,
+                        unsupported("assigning a local variable inside a `dace.map` body"),
+                    ));
+                }
+                // Python rebinds the name to a new value.
+                let r = match value {
+                    Elem::Ref(r)
+                        if self.sdfg.container(&r.data).is_some_and(|d| d.transient)
+                            && r.is_plain() =>
+                    {
+                        r
+                    }
+                    v => {
+                        let shape = v.shape().ok_or_else(|| {
+                            self.err(
+                                target,
+                                ErrorKind::Shape("operands do not broadcast".to_owned()),
+                            )
+                        })?;
+                        let r = self.new_transient(&format!("{name}_"), v.dtype(), &shape);
+                        self.assign_region(target, r.clone(), v)?;
+                        r
+                    }
+                };
+                self.names.insert(name, Name::Ref(r));
+                Ok(())
+            }
+            Expr::Subscript(_) => {
+                let r = self.target_ref(target)?;
+                self.assign_region(target, r, value)
+            }
+            other => Err(self.err(other, unsupported("this assignment target"))),
+        }
+    }
+
+    fn target_ref(&mut self, target: &Expr) -> Result<ArrayRef> {
+        match self.elem(target)? {
+            Elem::Ref(r) => Ok(r),
+            _ => Err(self.err(
+                target,
+                unsupported("assignment to something that is not an array region"),
+            )),
+        }
+    }
+
+    fn for_loop(&mut self, f: &ast::StmtFor) -> Result<()> {
+        if !f.orelse.is_empty() {
+            return Err(self.err(f, unsupported("`for ... else`")));
+        }
+        // `for i in range(...)`
+        if let Expr::Call(c) = &*f.iter
+            && matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "range")
+        {
+            let Expr::Name(var) = &*f.target else {
+                return Err(self.err(&*f.target, unsupported("a loop target that is not a name")));
+            };
+            let args = c
+                .arguments
+                .args
+                .iter()
+                .map(|a| self.sym(a))
+                .collect::<Result<Vec<_>>>()?;
+            let (start, stop, step) = match args.as_slice() {
+                [stop] => (SymExpr::int(0), stop.clone(), 1),
+                [start, stop] => (start.clone(), stop.clone(), 1),
+                [start, stop, step] => {
+                    let s = step.as_int().filter(|s| *s != 0).ok_or_else(|| {
+                        self.err(
+                            c,
+                            unsupported("a `range` step that is not a non-zero constant"),
+                        )
+                    })?;
+                    (start.clone(), stop.clone(), s)
+                }
+                _ => return Err(self.err(c, unsupported("`range` with this many arguments"))),
+            };
+            let name = var.id.to_string();
+            let sym = if self.sdfg.symbols.contains_key(&name) || self.m.symbols.contains_key(&name)
+            {
+                self.fresh(&format!("{name}_"))
+            } else {
+                name.clone()
+            };
+            self.declare_symbol(&sym);
+            let saved = self.names.insert(name.clone(), Name::Sym(sym.clone()));
+            let body = self.nested(|l| l.body(&f.body))?;
+            match saved {
+                Some(s) => self.names.insert(name, s),
+                None => self.names.remove(&name),
+            };
+            let label = format!("for_l{}_{}", self.line(f), self.fresh(""));
+            self.push_block(
+                label,
+                BlockKind::Loop(LoopBlock::for_range(sym, start, stop, step, body)),
+            );
+            return Ok(());
+        }
+        // `for i, j in dace.map[0:N, 0:M]`
+        if let Expr::Subscript(s) = &*f.iter
+            && matches!(&*s.value, Expr::Attribute(a) if a.attr.id.as_str() == "map")
+        {
+            let vars: Vec<String> = match &*f.target {
+                Expr::Name(n) => vec![n.id.to_string()],
+                Expr::Tuple(t) => t
+                    .elts
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Name(n) => Ok(n.id.to_string()),
+                        other => {
+                            Err(self.err(other, unsupported("a map target that is not a name")))
+                        }
+                    })
+                    .collect::<Result<_>>()?,
+                other => return Err(self.err(other, unsupported("this map target"))),
+            };
+            let items: Vec<&Expr> = match &*s.slice {
+                Expr::Tuple(t) => t.elts.iter().collect(),
+                one => vec![one],
+            };
+            if items.len() != vars.len() {
+                return Err(self.err(
+                    s,
+                    unsupported("a map with a different number of ranges and variables"),
+                ));
+            }
+            let depth = self.map_ctx.len();
+            let mut saved = Vec::new();
+            for (var, item) in vars.iter().zip(items) {
+                let Expr::Slice(sl) = item else {
+                    return Err(self.err(
+                        item,
+                        unsupported("a map range that is not `begin:end[:step]`"),
+                    ));
+                };
+                let begin = match &sl.lower {
+                    Some(e) => self.sym(e)?,
+                    None => SymExpr::int(0),
+                };
+                let stop = match &sl.upper {
+                    Some(e) => self.sym(e)?,
+                    None => return Err(self.err(item, unsupported("a map range without an end"))),
+                };
+                let step = match &sl.step {
+                    Some(e) => self.sym(e)?,
+                    None => SymExpr::int(1),
+                };
+                if step.as_int().is_none_or(|s| s <= 0) {
+                    return Err(self.err(
+                        item,
+                        unsupported("a map step that is not a positive constant"),
+                    ));
+                }
+                let param = if self.sdfg.symbols.contains_key(var)
+                    || self.m.symbols.contains_key(var)
+                    || self.sdfg.containers.contains_key(var)
+                {
+                    self.fresh(&format!("{var}_"))
+                } else {
+                    var.clone()
+                };
+                self.map_ctx.push((
+                    param.clone(),
+                    Range {
+                        begin,
+                        end: stop - 1,
+                        step,
+                    },
+                ));
+                saved.push((
+                    var.clone(),
+                    self.names.insert(var.clone(), Name::Sym(param)),
+                ));
+            }
+            let r = self.body(&f.body);
+            self.map_ctx.truncate(depth);
+            for (var, old) in saved {
+                match old {
+                    Some(o) => self.names.insert(var, o),
+                    None => self.names.remove(&var),
+                };
+            }
+            return r;
+        }
+        Err(self.err(
+            &*f.iter,
+            unsupported("a loop over something other than `range(...)` or `dace.map[...]`"),
+        ))
+    }
+
+    /// A branch or loop condition.
+    fn condition(&mut self, e: &Expr) -> Result<SymCond> {
+        if let Some(c) = self.sym_cond(e)? {
+            return Ok(c);
+        }
+        if !self.map_ctx.is_empty() {
+            return Err(self.err(
+                e,
+                unsupported("a data-dependent condition inside a `dace.map` body"),
+            ));
+        }
+        // A condition on data: compute it into a boolean scalar the host reads.
+        let v = self.elem(e)?;
+        if v.shape().is_none_or(|s| !s.is_empty()) {
+            return Err(self.err(
+                e,
+                ErrorKind::Shape("a condition must be a scalar".to_owned()),
+            ));
+        }
+        let flag = self.new_transient("cond_", DType::Bool, &[]);
+        self.assign_region(e, flag.clone(), Elem::Cast(DType::Bool, Box::new(v)))?;
+        Ok(SymCond::cmp(
+            SymExpr::read(flag.data, vec![SymExpr::int(0)]),
+            sdfg_ir::CmpOp::Ne,
+            SymExpr::int(0),
+        ))
+    }
+
+    /// A condition over symbols only, if `e` is one.
+    fn sym_cond(&mut self, e: &Expr) -> Result<Option<SymCond>> {
+        Ok(match e {
+            Expr::Compare(c) if c.ops.len() == 1 => {
+                let (Some(a), Some(b)) = (
+                    self.elem(&c.left)?.as_sym(),
+                    self.elem(&c.comparators[0])?.as_sym(),
+                ) else {
+                    return Ok(None);
+                };
+                let op = match c.ops[0] {
+                    ast::CmpOp::Eq => sdfg_ir::CmpOp::Eq,
+                    ast::CmpOp::NotEq => sdfg_ir::CmpOp::Ne,
+                    ast::CmpOp::Lt => sdfg_ir::CmpOp::Lt,
+                    ast::CmpOp::LtE => sdfg_ir::CmpOp::Le,
+                    ast::CmpOp::Gt => sdfg_ir::CmpOp::Gt,
+                    ast::CmpOp::GtE => sdfg_ir::CmpOp::Ge,
+                    _ => return Ok(None),
+                };
+                Some(SymCond::cmp(a, op, b))
+            }
+            Expr::BoolOp(b) => {
+                let mut acc: Option<SymCond> = None;
+                for v in &b.values {
+                    let Some(c) = self.sym_cond(v)? else {
+                        return Ok(None);
+                    };
+                    acc = Some(match (acc, b.op) {
+                        (None, _) => c,
+                        (Some(a), ast::BoolOp::And) => a.and(c),
+                        (Some(a), ast::BoolOp::Or) => a.or(c),
+                    });
+                }
+                acc
+            }
+            Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+                self.sym_cond(&u.operand)?.map(SymCond::not)
+            }
+            Expr::BooleanLiteral(b) => Some(SymCond::constant(b.value)),
+            _ => None,
+        })
+    }
+
+    // -- Expressions ---------------------------------------------------------------
+
+    fn sym(&mut self, e: &Expr) -> Result<SymExpr> {
+        self.elem(e)?.as_sym().ok_or_else(|| {
+            self.err(
+                e,
+                unsupported(format!(
+                    "`{}` must be an integer expression of symbols here",
+                    self.m.source.snippet(e.range())
+                )),
+            )
+        })
+    }
+
+    fn is_module(&self, e: &Expr, aliases: &[String]) -> bool {
+        matches!(e, Expr::Name(n) if aliases.iter().any(|a| a == n.id.as_str()))
+    }
+
+    /// `np.name` / `dace.name` / `np.linalg.name`: the attribute's name.
+    fn module_func<'e>(&self, func: &'e Expr) -> Option<(&'static str, &'e str)> {
+        let Expr::Attribute(a) = func else {
+            return None;
+        };
+        if self.is_module(&a.value, &self.m.numpy_alias) {
+            return Some(("np", a.attr.id.as_str()));
+        }
+        if self.is_module(&a.value, &self.m.dace_alias) {
+            return Some(("dace", a.attr.id.as_str()));
+        }
+        if let Expr::Attribute(inner) = &*a.value
+            && inner.attr.id.as_str() == "linalg"
+            && self.is_module(&inner.value, &self.m.numpy_alias)
+        {
+            return Some(("linalg", a.attr.id.as_str()));
+        }
+        None
+    }
+
+    fn elem(&mut self, e: &Expr) -> Result<Elem> {
+        match e {
+            Expr::Name(n) => {
+                let name = n.id.as_str();
+                match self.names.get(name) {
+                    Some(Name::Ref(r)) => Ok(Elem::Ref(r.clone())),
+                    Some(Name::Sym(s)) => Ok(Elem::Sym(SymExpr::symbol(s.clone()))),
+                    None if self.m.symbols.contains_key(name) => {
+                        self.declare_symbol(name);
+                        Ok(Elem::Sym(SymExpr::symbol(name)))
+                    }
+                    None => Err(self.err(e, ErrorKind::UnknownName(name.to_owned()))),
+                }
+            }
+            Expr::NumberLiteral(n) => Ok(Elem::Lit(match &n.value {
+                ast::Number::Int(i) => Literal::i64(i.as_i64().ok_or_else(|| {
+                    self.err(e, unsupported("an integer literal beyond 64 bits"))
+                })?),
+                ast::Number::Float(f) => Literal::f64(*f),
+                ast::Number::Complex { real, imag } => Literal::Complex {
+                    re: *real,
+                    im: *imag,
+                    dtype: DType::Complex128,
+                },
+            })),
+            Expr::BooleanLiteral(b) => Ok(Elem::Lit(Literal::Bool(b.value))),
+            Expr::BinOp(b) => {
+                if matches!(b.op, ast::Operator::MatMult) {
+                    let (x, y) = (self.elem(&b.left)?, self.elem(&b.right)?);
+                    return self.matmul(b, x, y);
+                }
+                let op = binary_op(b.op).ok_or_else(|| {
+                    self.err(b, unsupported(format!("operator `{}`", b.op.as_str())))
+                })?;
+                let (x, y) = (self.elem(&b.left)?, self.elem(&b.right)?);
+                self.binary(b, op, x, y)
+            }
+            Expr::UnaryOp(u) => {
+                let x = self.elem(&u.operand)?;
+                Ok(match u.op {
+                    ast::UnaryOp::UAdd => x,
+                    ast::UnaryOp::USub => match x.as_sym() {
+                        Some(s) if x.is_weak() => Elem::Sym(-s),
+                        _ => Elem::Unary(UnaryOp::Neg, Box::new(x)),
+                    },
+                    ast::UnaryOp::Not => {
+                        Elem::Unary(UnaryOp::Not, Box::new(Elem::Cast(DType::Bool, Box::new(x))))
+                    }
+                    ast::UnaryOp::Invert => Elem::Unary(UnaryOp::BitNot, Box::new(x)),
+                })
+            }
+            Expr::Compare(c) => {
+                if c.ops.len() != 1 {
+                    return Err(self.err(c, unsupported("chained comparison")));
+                }
+                let op = match c.ops[0] {
+                    ast::CmpOp::Eq => BinaryOp::Eq,
+                    ast::CmpOp::NotEq => BinaryOp::Ne,
+                    ast::CmpOp::Lt => BinaryOp::Lt,
+                    ast::CmpOp::LtE => BinaryOp::Le,
+                    ast::CmpOp::Gt => BinaryOp::Gt,
+                    ast::CmpOp::GtE => BinaryOp::Ge,
+                    _ => return Err(self.err(c, unsupported("this comparison operator"))),
+                };
+                let (x, y) = (self.elem(&c.left)?, self.elem(&c.comparators[0])?);
+                self.binary(c, op, x, y)
+            }
+            Expr::BoolOp(b) => {
+                let op = match b.op {
+                    ast::BoolOp::And => BinaryOp::And,
+                    ast::BoolOp::Or => BinaryOp::Or,
+                };
+                let mut vals = b.values.iter();
+                let first = vals
+                    .next()
+                    .ok_or_else(|| self.err(b, unsupported("an empty boolean operation")))?;
+                let mut acc = Elem::Cast(DType::Bool, Box::new(self.elem(first)?));
+                for v in vals {
+                    let y = Elem::Cast(DType::Bool, Box::new(self.elem(v)?));
+                    acc = Elem::Binary(op, Box::new(acc), Box::new(y), DType::Bool);
+                }
+                Ok(acc)
+            }
+            Expr::If(i) => {
+                let c = self.elem(&i.test)?;
+                let (a, b) = (self.elem(&i.body)?, self.elem(&i.orelse)?);
+                let t = promote(a.dtype(), a.is_weak(), b.dtype(), b.is_weak());
+                Ok(Elem::Select(Box::new(c), Box::new(a), Box::new(b), t))
+            }
+            Expr::Subscript(s) => {
+                let base = self.elem(&s.value)?;
+                let base = match base {
+                    Elem::Ref(r) => r,
+                    other => self.materialize(s, other)?,
+                };
+                self.index(s, base, &s.slice).map(Elem::Ref)
+            }
+            Expr::Attribute(a) if a.attr.id.as_str() == "T" => {
+                let base = self.elem(&a.value)?;
+                let mut r = match base {
+                    Elem::Ref(r) => r,
+                    other => self.materialize(a, other)?,
+                };
+                r.order.reverse();
+                Ok(Elem::Ref(r))
+            }
+            Expr::Call(c) => self.call(c),
+            other => Err(self.err(
+                other,
+                unsupported(format!(
+                    "expression `{}`",
+                    first_line(self.m.source.snippet(other.range()))
+                )),
+            )),
+        }
+    }
+
+    /// A binary operation with NumPy's promotion (and true division).
+    fn binary(&mut self, node: &impl Ranged, op: BinaryOp, x: Elem, y: Elem) -> Result<Elem> {
+        // Integer arithmetic on symbols stays symbolic.
+        if x.is_weak() && y.is_weak() {
+            let e = Elem::Binary(op, Box::new(x.clone()), Box::new(y.clone()), DType::Int64);
+            if let Some(s) = e.as_sym() {
+                return Ok(Elem::Sym(s));
+            }
+        }
+        let mut t = promote(x.dtype(), x.is_weak(), y.dtype(), y.is_weak());
+        if op == BinaryOp::Div && (t.is_integer() || t == DType::Bool) {
+            t = DType::Float64;
+        }
+        if matches!(op, BinaryOp::And | BinaryOp::Or) {
+            t = DType::Bool;
+        }
+        let e = Elem::Binary(op, Box::new(x), Box::new(y), t);
+        if e.shape().is_none() {
+            return Err(self.err(
+                node,
+                ErrorKind::Shape("operands do not broadcast".to_owned()),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// Applies a subscript to a region.
+    fn index(&mut self, node: &impl Ranged, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
+        let items: Vec<&Expr> = match slice {
+            Expr::Tuple(t) => t.elts.iter().collect(),
+            one => vec![one],
+        };
+        let mut dims = base.dims.clone();
+        let mut order = Vec::new();
+        let mut visible = base.order.iter().copied();
+        for item in items {
+            let is_newaxis = matches!(item, Expr::NoneLiteral(_))
+                || matches!(item, Expr::Attribute(a) if a.attr.id.as_str() == "newaxis");
+            if is_newaxis {
+                dims.push(Dim::NewAxis);
+                order.push(dims.len() - 1);
+                continue;
+            }
+            let d = visible
+                .next()
+                .ok_or_else(|| self.err(item, ErrorKind::Shape("too many indices".to_owned())))?;
+            let (start, step, len) = match &dims[d] {
+                Dim::Range { start, step, len } => (start.clone(), step.clone(), len.clone()),
+                _ => (SymExpr::int(0), SymExpr::int(1), SymExpr::int(1)),
+            };
+            match item {
+                Expr::Slice(sl) => {
+                    let norm = |l: &mut Self, e: &Expr| -> Result<SymExpr> {
+                        let v = l.sym(e)?;
+                        Ok(if v.as_int().is_some_and(|k| k < 0) {
+                            &len + &v
+                        } else {
+                            v
+                        })
+                    };
+                    let lo = match &sl.lower {
+                        Some(e) => norm(self, e)?,
+                        None => SymExpr::int(0),
+                    };
+                    let hi = match &sl.upper {
+                        Some(e) => norm(self, e)?,
+                        None => len.clone(),
+                    };
+                    let st = match &sl.step {
+                        Some(e) => self.sym(e)?,
+                        None => SymExpr::int(1),
+                    };
+                    let Some(k) = st.as_int().filter(|k| *k > 0) else {
+                        return Err(self.err(
+                            item,
+                            unsupported("a slice step that is not a positive constant"),
+                        ));
+                    };
+                    let n = if k == 1 {
+                        &hi - &lo
+                    } else {
+                        (&hi - &lo + (k - 1)).floor_div(&SymExpr::int(k))
+                    };
+                    dims[d] = Dim::Range {
+                        start: &start + &(&step * &lo),
+                        step: &step * &st,
+                        len: n,
+                    };
+                    order.push(d);
+                }
+                e => {
+                    let v = self.elem(e)?;
+                    let Some(i) = v.as_sym() else {
+                        return Err(
+                            self.err(e, unsupported("indexing with an array (indirect access)"))
+                        );
+                    };
+                    let i = if i.as_int().is_some_and(|k| k < 0) {
+                        &len + &i
+                    } else {
+                        i
+                    };
+                    dims[d] = Dim::Index(&start + &(&step * &i));
+                }
+            }
+        }
+        order.extend(visible);
+        let _ = node;
+        Ok(ArrayRef {
+            data: base.data,
+            dtype: base.dtype,
+            dims,
+            order,
+        })
+    }
+
+    // -- Calls -------------------------------------------------------------------------
+
+    fn kwarg<'e>(c: &'e ast::ExprCall, name: &str) -> Option<&'e Expr> {
+        c.arguments
+            .keywords
+            .iter()
+            .find(|k| k.arg.as_ref().is_some_and(|a| a.id.as_str() == name))
+            .map(|k| &k.value)
+    }
+
+    fn call(&mut self, c: &ast::ExprCall) -> Result<Elem> {
+        let args = &c.arguments.args;
+        let missing = self.err(c, unsupported("a call with missing arguments"));
+        let arg = |k: usize| args.get(k).ok_or_else(|| missing.clone());
+        // Casts: dace.int64(x), np.float64(x), int(x), float(x).
+        if let Some(dtype) = self.m.dtype_of(&c.func) {
+            let x = self.elem(arg(0)?)?;
+            return Ok(Elem::Cast(dtype, Box::new(x)));
+        }
+        if let Expr::Name(n) = &*c.func {
+            let f = n.id.as_str();
+            match f {
+                "int" | "float" | "bool" | "complex" => {
+                    let x = self.elem(arg(0)?)?;
+                    if f == "int" && x.as_sym().is_some() {
+                        return Ok(x);
+                    }
+                    let t = match f {
+                        "int" => DType::Int64,
+                        "float" => DType::Float64,
+                        "bool" => DType::Bool,
+                        _ => DType::Complex128,
+                    };
+                    return Ok(Elem::Cast(t, Box::new(x)));
+                }
+                "abs" => return self.ufunc(c, Intrinsic::Abs),
+                "min" | "max" => {
+                    let f = if f == "min" {
+                        Intrinsic::Min
+                    } else {
+                        Intrinsic::Max
+                    };
+                    return self.ufunc(c, f);
+                }
+                _ => {}
+            }
+        }
+        let Some((module, name)) = self.module_func(&c.func) else {
+            return Err(self.err(
+                c,
+                unsupported(format!(
+                    "call of `{}`",
+                    self.m.source.snippet(c.func.range())
+                )),
+            ));
+        };
+        let intrinsic = match name {
+            "sqrt" => Some(Intrinsic::Sqrt),
+            "exp" => Some(Intrinsic::Exp),
+            "log" => Some(Intrinsic::Log),
+            "sin" => Some(Intrinsic::Sin),
+            "cos" => Some(Intrinsic::Cos),
+            "tan" => Some(Intrinsic::Tan),
+            "tanh" => Some(Intrinsic::Tanh),
+            "arctan" => Some(Intrinsic::Atan),
+            "arctan2" => Some(Intrinsic::Atan2),
+            "power" => Some(Intrinsic::Pow),
+            "abs" | "absolute" => Some(Intrinsic::Abs),
+            "floor" => Some(Intrinsic::Floor),
+            "ceil" => Some(Intrinsic::Ceil),
+            "maximum" => Some(Intrinsic::Max),
+            "minimum" => Some(Intrinsic::Min),
+            "real" => Some(Intrinsic::Real),
+            "imag" => Some(Intrinsic::Imag),
+            "conj" | "conjugate" => Some(Intrinsic::Conj),
+            "isnan" => Some(Intrinsic::IsNan),
+            _ => None,
+        };
+        if module == "np"
+            && let Some(f) = intrinsic
+        {
+            return self.ufunc(c, f);
+        }
+        match (module, name) {
+            ("np", "where") => {
+                let cond = Elem::Cast(DType::Bool, Box::new(self.elem(arg(0)?)?));
+                let (a, b) = (self.elem(arg(1)?)?, self.elem(arg(2)?)?);
+                let t = promote(a.dtype(), a.is_weak(), b.dtype(), b.is_weak());
+                let e = Elem::Select(Box::new(cond), Box::new(a), Box::new(b), t);
+                if e.shape().is_none() {
+                    return Err(
+                        self.err(c, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                    );
+                }
+                Ok(e)
+            }
+            ("np", "sum" | "max" | "amax" | "min" | "amin" | "mean" | "prod") => {
+                let x = self.elem(arg(0)?)?;
+                let axis = match Self::kwarg(c, "axis").or(args.get(1)) {
+                    None => None,
+                    Some(Expr::NoneLiteral(_)) => None,
+                    Some(Expr::Tuple(t)) => Some(
+                        t.elts
+                            .iter()
+                            .map(|a| self.sym(a))
+                            .collect::<Result<Vec<_>>>()?,
+                    ),
+                    Some(a) => Some(vec![self.sym(a)?]),
+                };
+                let keepdims =
+                    matches!(Self::kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
+                let op = match name {
+                    "sum" | "mean" => Wcr::Sum,
+                    "prod" => Wcr::Product,
+                    "max" | "amax" => Wcr::Max,
+                    _ => Wcr::Min,
+                };
+                self.reduce(c, x, op, axis, keepdims, name == "mean")
+            }
+            ("np", "transpose") => {
+                let x = self.elem(arg(0)?)?;
+                let mut r = match x {
+                    Elem::Ref(r) => r,
+                    other => self.materialize(c, other)?,
+                };
+                r.order.reverse();
+                Ok(Elem::Ref(r))
+            }
+            (
+                "np",
+                "zeros" | "ones" | "empty" | "zeros_like" | "ones_like" | "empty_like" | "copy",
+            ) => {
+                let like = name.ends_with("_like") || name == "copy";
+                let (shape, mut dtype) = if like {
+                    let x = self.elem(arg(0)?)?;
+                    (x.shape().unwrap_or_default(), x.dtype())
+                } else {
+                    let shape = match arg(0)? {
+                        Expr::Tuple(t) => t
+                            .elts
+                            .iter()
+                            .map(|a| self.sym(a))
+                            .collect::<Result<Vec<_>>>()?,
+                        one => vec![self.sym(one)?],
+                    };
+                    (shape, DType::Float64)
+                };
+                if let Some(d) = Self::kwarg(c, "dtype").or(if like { None } else { args.get(1) }) {
+                    dtype = self
+                        .m
+                        .dtype_of(d)
+                        .ok_or_else(|| self.err(d, ErrorKind::Annotation("dtype".to_owned())))?;
+                }
+                let r = self.new_transient("arr_", dtype, &shape);
+                let fill = match name {
+                    "zeros" | "zeros_like" => Some(Elem::Lit(Literal::i64(0))),
+                    "ones" | "ones_like" => Some(Elem::Lit(Literal::i64(1))),
+                    "copy" => Some(self.elem(arg(0)?)?),
+                    _ => None,
+                };
+                if let Some(v) = fill {
+                    self.assign_region(c, r.clone(), v)?;
+                }
+                Ok(Elem::Ref(r))
+            }
+            ("np", "arange") => {
+                let n = self.sym(arg(0)?)?;
+                let r = self.new_transient("arange_", DType::Int64, std::slice::from_ref(&n));
+                let p = self.fresh("__k");
+                self.elementwise_fill(c, &r, &p)?;
+                Ok(Elem::Ref(r))
+            }
+            ("linalg", "cholesky") => {
+                let x = self.elem(arg(0)?)?;
+                self.library(
+                    c,
+                    LibraryOp::Cholesky { lower: true },
+                    &[("_a", x)],
+                    "_b",
+                    None,
+                )
+            }
+            ("linalg", "solve") => {
+                let (a, b) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
+                let shape = b.shape();
+                self.library(c, LibraryOp::Solve, &[("_a", a), ("_b", b)], "_x", shape)
+            }
+            _ => Err(self.err(
+                c,
+                unsupported(format!(
+                    "call of `{}`",
+                    self.m.source.snippet(c.func.range())
+                )),
+            )),
+        }
+    }
+
+    /// `r[k] = k` for `np.arange`.
+    fn elementwise_fill(&mut self, node: &impl Ranged, r: &ArrayRef, _param: &str) -> Result<()> {
+        let n = r.shape()[0].clone();
+        let map = Map {
+            label: format!("{}_fill", r.data),
+            params: vec!["__k".to_owned()],
+            ranges: vec![Range::slice(SymExpr::int(0), n)],
+            schedule: Schedule::Default,
+        };
+        let data = r.data.clone();
+        self.state(node, "arange", move |s| {
+            let out = s.access(&data);
+            let (entry, exit) = s.map_with(map);
+            let t = s.tasklet(
+                "index",
+                vec![],
+                vec![Connector::scalar("__out", DType::Int64)],
+                vec![code::Stmt::assign("__out", code::Expr::var("__k"))],
+            );
+            s.empty_edge(entry, t);
+            s.path(
+                &[t, exit, out],
+                Some("__out"),
+                None,
+                Memlet::new(&data, Subset::at(vec![SymExpr::symbol("__k")])),
+            );
+        })
+    }
+
+    fn ufunc(&mut self, c: &ast::ExprCall, f: Intrinsic) -> Result<Elem> {
+        let args = c
+            .arguments
+            .args
+            .iter()
+            .map(|a| self.elem(a))
+            .collect::<Result<Vec<_>>>()?;
+        if args.len() != f.arity() {
+            return Err(self.err(
+                c,
+                unsupported(format!("`{}` with {} arguments", f.name(), args.len())),
+            ));
+        }
+        let mut t = args[0].dtype();
+        let mut weak = args[0].is_weak();
+        for a in &args[1..] {
+            t = promote(t, weak, a.dtype(), a.is_weak());
+            weak = weak && a.is_weak();
+        }
+        // Transcendental functions of integers compute in float64, as in NumPy.
+        let needs_float = !matches!(
+            f,
+            Intrinsic::Abs
+                | Intrinsic::Min
+                | Intrinsic::Max
+                | Intrinsic::Real
+                | Intrinsic::Imag
+                | Intrinsic::Conj
+        );
+        if needs_float && (t.is_integer() || t == DType::Bool) {
+            t = DType::Float64;
+        }
+        if matches!(f, Intrinsic::Min | Intrinsic::Max) && weak {
+            let e = Elem::Call(f, args.clone(), DType::Int64);
+            if let Some(s) = e.as_sym() {
+                return Ok(Elem::Sym(s));
+            }
+        }
+        let e = Elem::Call(f, args, t);
+        if e.shape().is_none() {
+            return Err(self.err(c, ErrorKind::Shape("operands do not broadcast".to_owned())));
+        }
+        Ok(e)
+    }
+
+    // -- Library operations ------------------------------------------------------------
+
+    /// A region that library nodes can take: `e` itself when it is a plain
+    /// region, else a transient holding its value.
+    fn plain(&mut self, node: &impl Ranged, e: Elem) -> Result<ArrayRef> {
+        match e {
+            Elem::Ref(r) if r.is_plain() => Ok(r),
+            other => {
+                let shape = other.shape().ok_or_else(|| {
+                    self.err(
+                        node,
+                        ErrorKind::Shape("operands do not broadcast".to_owned()),
+                    )
+                })?;
+                let dtype = other.dtype();
+                let r = self.new_transient("tmp_", dtype, &shape);
+                self.assign_region(node, r.clone(), other)?;
+                Ok(r)
+            }
+        }
+    }
+
+    /// Evaluates `e` into a region (a transient unless it already is one).
+    fn materialize(&mut self, node: &impl Ranged, e: Elem) -> Result<ArrayRef> {
+        if !self.map_ctx.is_empty() && !matches!(e, Elem::Ref(_)) {
+            return Err(self.err(
+                node,
+                unsupported("an array temporary inside a `dace.map` body"),
+            ));
+        }
+        self.plain(node, e)
+    }
+
+    fn library(
+        &mut self,
+        node: &impl Ranged,
+        op: LibraryOp,
+        inputs: &[(&str, Elem)],
+        out_conn: &str,
+        out_shape: Option<Vec<SymExpr>>,
+    ) -> Result<Elem> {
+        if !self.map_ctx.is_empty() {
+            return Err(self.err(
+                node,
+                unsupported("a library operation inside a `dace.map` body"),
+            ));
+        }
+        let mut ins = Vec::new();
+        for (conn, e) in inputs {
+            ins.push(((*conn).to_owned(), self.plain(node, e.clone())?));
+        }
+        let first = ins
+            .first()
+            .map(|(_, r)| r.clone())
+            .ok_or_else(|| self.err(node, unsupported("a library call without operands")))?;
+        let dtype = ins
+            .iter()
+            .map(|(_, r)| r.dtype)
+            .reduce(|a, b| promote(a, false, b, false))
+            .unwrap_or(DType::Float64);
+        let shape = out_shape.unwrap_or_else(|| first.shape());
+        let out = self.new_transient("lib_", dtype, &shape);
+        let label = op.name().to_owned();
+        let out_c = out.clone();
+        let out_conn = out_conn.to_owned();
+        self.state(node, &label.clone(), move |s| {
+            let n = s.library(&label, op);
+            for (conn, r) in &ins {
+                let a = s.access(&r.data);
+                s.edge(a, None, n, Some(conn), Memlet::new(&r.data, r.subset()));
+            }
+            let o = s.access(&out_c.data);
+            s.edge(
+                n,
+                Some(&out_conn),
+                o,
+                None,
+                Memlet::new(&out_c.data, out_c.subset()),
+            );
+        })?;
+        Ok(Elem::Ref(out))
+    }
+
+    fn matmul(&mut self, node: &impl Ranged, x: Elem, y: Elem) -> Result<Elem> {
+        let (sa, sb) = (
+            x.shape().ok_or_else(|| {
+                self.err(
+                    node,
+                    ErrorKind::Shape("operands do not broadcast".to_owned()),
+                )
+            })?,
+            y.shape().ok_or_else(|| {
+                self.err(
+                    node,
+                    ErrorKind::Shape("operands do not broadcast".to_owned()),
+                )
+            })?,
+        );
+        let shape = match (sa.len(), sb.len()) {
+            (2, 2) => vec![sa[0].clone(), sb[1].clone()],
+            (2, 1) => vec![sa[0].clone()],
+            (1, 2) => vec![sb[1].clone()],
+            (1, 1) => vec![],
+            (n, 2) if n >= 3 => {
+                let mut s = sa[..n - 1].to_vec();
+                s.push(sb[1].clone());
+                s
+            }
+            (n, m) if n >= 2 && m >= 3 => {
+                let batch = broadcast(&sa[..n - 2], &sb[..m - 2]).ok_or_else(|| {
+                    self.err(node, ErrorKind::Shape("batch dimensions".to_owned()))
+                })?;
+                let mut s = batch;
+                s.push(sa[n - 2].clone());
+                s.push(sb[m - 1].clone());
+                s
+            }
+            _ => {
+                return Err(self.err(
+                    node,
+                    ErrorKind::Shape(format!("`@` of ranks {} and {}", sa.len(), sb.len())),
+                ));
+            }
+        };
+        self.library(
+            node,
+            LibraryOp::MatMul,
+            &[("_a", x), ("_b", y)],
+            "_c",
+            Some(shape),
+        )
+    }
+
+    fn reduce(
+        &mut self,
+        node: &impl Ranged,
+        x: Elem,
+        op: Wcr,
+        axis: Option<Vec<SymExpr>>,
+        keepdims: bool,
+        mean: bool,
+    ) -> Result<Elem> {
+        if !self.map_ctx.is_empty() {
+            return Err(self.err(node, unsupported("a reduction inside a `dace.map` body")));
+        }
+        let r = self.plain(node, x)?;
+        let shape = r.shape();
+        let rank = shape.len();
+        let axes: Vec<usize> = match axis {
+            None => (0..rank).collect(),
+            Some(list) => {
+                let mut v = Vec::new();
+                for a in list {
+                    let k = a.as_int().ok_or_else(|| {
+                        self.err(node, unsupported("a reduction axis that is not a constant"))
+                    })?;
+                    let k = if k < 0 { k + rank as i64 } else { k };
+                    let k = usize::try_from(k)
+                        .ok()
+                        .filter(|k| *k < rank)
+                        .ok_or_else(|| {
+                            self.err(node, ErrorKind::Shape(format!("axis {k} out of range")))
+                        })?;
+                    v.push(k);
+                }
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+        };
+        let out_shape: Vec<SymExpr> = shape
+            .iter()
+            .enumerate()
+            .filter_map(|(d, s)| {
+                if axes.contains(&d) {
+                    keepdims.then(|| SymExpr::int(1))
+                } else {
+                    Some(s.clone())
+                }
+            })
+            .collect();
+        let dtype = r.dtype;
+        let identity = match (op, dtype) {
+            (Wcr::Sum, d) if d.is_float() => Literal::Float {
+                value: 0.0,
+                dtype: d,
+            },
+            (Wcr::Product, d) if d.is_float() => Literal::Float {
+                value: 1.0,
+                dtype: d,
+            },
+            (Wcr::Max, d) if d.is_float() => Literal::Float {
+                value: f64::NEG_INFINITY,
+                dtype: d,
+            },
+            (Wcr::Min, d) if d.is_float() => Literal::Float {
+                value: f64::INFINITY,
+                dtype: d,
+            },
+            (Wcr::Sum, d) if d.is_signed_integer() => Literal::Int { value: 0, dtype: d },
+            (Wcr::Product, d) if d.is_signed_integer() => Literal::Int { value: 1, dtype: d },
+            (Wcr::Max, d) if d.is_signed_integer() => Literal::Int {
+                value: i64::MIN >> (64 - 8 * d.size_bytes()),
+                dtype: d,
+            },
+            (Wcr::Min, d) if d.is_signed_integer() => Literal::Int {
+                value: i64::MAX >> (64 - 8 * d.size_bytes()),
+                dtype: d,
+            },
+            _ => return Err(self.err(node, unsupported(format!("a {op} reduction of {dtype}")))),
+        };
+        let axes_opt = if axes.len() == rank {
+            None
+        } else {
+            Some(axes.clone())
+        };
+        let red = self.library(
+            node,
+            LibraryOp::Reduce {
+                op,
+                axes: axes_opt,
+                identity: Some(identity),
+            },
+            &[("_in", Elem::Ref(r))],
+            "_out",
+            Some(out_shape),
+        )?;
+        if !mean {
+            return Ok(red);
+        }
+        let count = axes
+            .iter()
+            .fold(SymExpr::int(1), |acc, &d| acc * shape[d].clone());
+        let t = if dtype.is_float() {
+            dtype
+        } else {
+            DType::Float64
+        };
+        Ok(Elem::Binary(
+            BinaryOp::Div,
+            Box::new(red),
+            Box::new(Elem::Sym(count)),
+            t,
+        ))
+    }
+
+    // -- Elementwise assignment ------------------------------------------------------------
+
+    /// `target[...] = value`, elementwise with broadcasting, as one map.
+    fn assign_region(&mut self, node: &impl Ranged, target: ArrayRef, value: Elem) -> Result<()> {
+        let tshape = target.shape();
+        let vshape = value.shape().ok_or_else(|| {
+            self.err(
+                node,
+                ErrorKind::Shape("operands do not broadcast".to_owned()),
+            )
+        })?;
+        if broadcast(&tshape, &vshape).as_deref() != Some(&tshape[..]) {
+            let show = |s: &[SymExpr]| {
+                format!(
+                    "({})",
+                    s.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            return Err(self.err(
+                node,
+                ErrorKind::Shape(format!(
+                    "cannot assign shape {} to shape {}",
+                    show(&vshape),
+                    show(&tshape)
+                )),
+            ));
+        }
+        // NumPy evaluates the whole right-hand side first: if it reads the
+        // target anywhere but at the element being written, evaluate it into
+        // a temporary.
+        let mut borrowed = Vec::new();
+        value.refs(&mut borrowed);
+        let aliased = borrowed
+            .iter()
+            .any(|r| r.data == target.data && **r != target);
+        let value = if aliased {
+            if !self.map_ctx.is_empty() {
+                return Err(self.err(
+                    node,
+                    unsupported("a `dace.map` body reading its target at another index"),
+                ));
+            }
+            let tmp = self.new_transient("tmp_", value.dtype(), &vshape);
+            self.assign_region(node, tmp.clone(), value)?;
+            Elem::Ref(tmp)
+        } else {
+            value
+        };
+
+        // Map parameters: enclosing `dace.map` parameters, then one per visible target axis.
+        let mut params: Vec<String> = self.map_ctx.iter().map(|(p, _)| p.clone()).collect();
+        let mut ranges: Vec<Range> = self.map_ctx.iter().map(|(_, r)| r.clone()).collect();
+        let axis_params: Vec<SymExpr> = tshape
+            .iter()
+            .map(|len| {
+                let p = self.fresh("__i");
+                params.push(p.clone());
+                ranges.push(Range::slice(SymExpr::int(0), len.clone()));
+                SymExpr::symbol(p)
+            })
+            .collect();
+
+        // Inputs: one connector per distinct region read.
+        let mut refs = Vec::new();
+        value.refs(&mut refs);
+        let mut inputs: Vec<(ArrayRef, String)> = Vec::new();
+        for r in refs {
+            if !inputs.iter().any(|(x, _)| x == r) {
+                inputs.push((r.clone(), format!("__in{}", inputs.len())));
+            }
+        }
+        let conn_of = |r: &ArrayRef| inputs.iter().find(|(x, _)| x == r).map(|(_, c)| c.clone());
+        let code = self.code(node, &value, &conn_of)?;
+        let code = cast(code, value.dtype(), target.dtype);
+        let out_index = target.index(&axis_params);
+        let memlets: Vec<(String, Memlet, DType)> = inputs
+            .iter()
+            .map(|(r, conn)| {
+                let at = aligned(&r.shape(), &tshape, &axis_params);
+                (
+                    conn.clone(),
+                    Memlet::new(&r.data, Subset::at(r.index(&at))),
+                    r.dtype,
+                )
+            })
+            .collect();
+        let out_memlet = Memlet::new(&target.data, Subset::at(out_index));
+        let map = (!params.is_empty()).then(|| Map {
+            label: format!("{}_l{}", target.data, self.line(node)),
+            params,
+            ranges,
+            schedule: Schedule::Default,
+        });
+        let out_dtype = target.dtype;
+        self.state(node, "assign", move |s| {
+            let in_conns: Vec<Connector> = memlets
+                .iter()
+                .map(|(c, _, d)| Connector::scalar(c, *d))
+                .collect();
+            let t = s.tasklet(
+                "assign",
+                in_conns,
+                vec![Connector::scalar("__out", out_dtype)],
+                vec![code::Stmt::assign("__out", code)],
+            );
+            let out = s.access(&out_memlet.data);
+            match map {
+                Some(map) => {
+                    let (entry, exit) = s.map_with(map);
+                    if memlets.is_empty() {
+                        s.empty_edge(entry, t);
+                    }
+                    for (conn, m, _) in memlets {
+                        let a = s.access(&m.data);
+                        s.path(&[a, entry, t], None, Some(&conn), m);
+                    }
+                    s.path(&[t, exit, out], Some("__out"), None, out_memlet);
+                }
+                None => {
+                    for (conn, m, _) in memlets {
+                        let a = s.access(&m.data);
+                        s.edge(a, None, t, Some(&conn), m);
+                    }
+                    s.edge(t, Some("__out"), out, None, out_memlet);
+                }
+            }
+        })
+    }
+
+    /// Tasklet code for an elementwise expression.
+    fn code(
+        &self,
+        node: &impl Ranged,
+        e: &Elem,
+        conn_of: &dyn Fn(&ArrayRef) -> Option<String>,
+    ) -> Result<code::Expr> {
+        let bad = || self.err(node, unsupported("this expression in elementwise code"));
+        Ok(match e {
+            Elem::Ref(r) => code::Expr::var(conn_of(r).ok_or_else(bad)?),
+            Elem::Sym(s) => sym_code(s).ok_or_else(|| {
+                self.err(
+                    node,
+                    unsupported("a data-dependent integer in elementwise code"),
+                )
+            })?,
+            Elem::Lit(l) => code::Expr::Lit(*l),
+            Elem::Unary(op, x) => {
+                let t = e.dtype();
+                code::Expr::unary(*op, cast(self.code(node, x, conn_of)?, x.dtype(), t))
+            }
+            Elem::Binary(op, x, y, t) => code::Expr::binary(
+                *op,
+                cast(self.code(node, x, conn_of)?, x.dtype(), *t),
+                cast(self.code(node, y, conn_of)?, y.dtype(), *t),
+            ),
+            Elem::Call(f, args, t) => code::Expr::call(
+                *f,
+                args.iter()
+                    .map(|a| Ok(cast(self.code(node, a, conn_of)?, a.dtype(), *t)))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            Elem::Select(c, a, b, t) => code::Expr::select(
+                cast(self.code(node, c, conn_of)?, c.dtype(), DType::Bool),
+                cast(self.code(node, a, conn_of)?, a.dtype(), *t),
+                cast(self.code(node, b, conn_of)?, b.dtype(), *t),
+            ),
+            Elem::Cast(t, x) => cast(self.code(node, x, conn_of)?, x.dtype(), *t),
+        })
+    }
+}
+
+/// Casts `e` of type `from` to `to` (a no-op when equal; literals are retyped).
+fn cast(e: code::Expr, from: DType, to: DType) -> code::Expr {
+    if from == to {
+        return e;
+    }
+    if let code::Expr::Lit(l) = &e {
+        let v = match *l {
+            Literal::Bool(b) => Some(if b { 1.0 } else { 0.0 }),
+            Literal::Int { value, .. } => Some(value as f64),
+            Literal::Float { value, .. } => Some(value),
+            _ => None,
+        };
+        if let Some(v) = v {
+            if to.is_float() {
+                return code::Expr::Lit(Literal::Float {
+                    value: v,
+                    dtype: to,
+                });
+            }
+            if to.is_signed_integer() && v.fract() == 0.0 {
+                return code::Expr::Lit(Literal::Int {
+                    value: v as i64,
+                    dtype: to,
+                });
+            }
+            if to.is_unsigned_integer() && v.fract() == 0.0 && v >= 0.0 {
+                return code::Expr::Lit(Literal::UInt {
+                    value: v as u64,
+                    dtype: to,
+                });
+            }
+        }
+    }
+    code::Expr::cast(to, e)
+}
+
+/// The visible indices of a region of shape `shape` broadcast against a
+/// target of shape `target` iterated by `params` (right-aligned; axes of
+/// length one where the target's is not take index 0).
+fn aligned(shape: &[SymExpr], target: &[SymExpr], params: &[SymExpr]) -> Vec<SymExpr> {
+    let offset = target.len().saturating_sub(shape.len());
+    shape
+        .iter()
+        .enumerate()
+        .map(|(k, len)| {
+            let t = k + offset;
+            if len.as_int() == Some(1) && target.get(t).and_then(SymExpr::as_int) != Some(1) {
+                SymExpr::int(0)
+            } else {
+                params.get(t).cloned().unwrap_or(SymExpr::int(0))
+            }
+        })
+        .collect()
+}
+
+fn binary_op(op: ast::Operator) -> Option<BinaryOp> {
+    Some(match op {
+        ast::Operator::Add => BinaryOp::Add,
+        ast::Operator::Sub => BinaryOp::Sub,
+        ast::Operator::Mult => BinaryOp::Mul,
+        ast::Operator::Div => BinaryOp::Div,
+        ast::Operator::FloorDiv => BinaryOp::FloorDiv,
+        ast::Operator::Mod => BinaryOp::Mod,
+        ast::Operator::Pow => BinaryOp::Pow,
+        ast::Operator::BitAnd => BinaryOp::BitAnd,
+        ast::Operator::BitOr => BinaryOp::BitOr,
+        ast::Operator::BitXor => BinaryOp::BitXor,
+        ast::Operator::LShift => BinaryOp::Shl,
+        ast::Operator::RShift => BinaryOp::Shr,
+        ast::Operator::MatMult => return None,
+    })
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+#[allow(dead_code)]
+fn range_of(node: &impl Ranged) -> TextRange {
+    node.range()
+}
