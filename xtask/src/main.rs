@@ -1,18 +1,28 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
-//! - `corpus`: runs the corpus through the pipeline and prints one row per
-//!   program. Until the Python corpus (`corpus/npbench/`) and the frontend
-//!   exist, it runs the built-in example SDFGs of `sdfg_ir::examples` through
-//!   the stages that exist today (build, validate, JSON round trip, DOT) and
-//!   says so. It exits non-zero when any stage fails.
+//! - `corpus [--kernel NAME] [--preset NAME] [--json FILE]`: runs every
+//!   kernel of `corpus/npbench/` through the pipeline (parse, compile,
+//!   validate, JSON round trip, simulation, comparison with NumPy) and prints
+//!   one row per kernel. Exits non-zero when any stage fails or no kernel
+//!   matches. `--json` also writes the full report for machines.
 
+use sdfg_harness::corpus::{self, Verdict};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME] [--preset NAME] [--json FILE]\n            run the corpus through the pipeline and print a table";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("corpus") => corpus(),
+        Some("corpus") => match corpus_command(&args[1..]) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
         Some(other) => {
             eprintln!("unknown xtask command `{other}`\n\n{USAGE}");
             ExitCode::from(2)
@@ -24,69 +34,108 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus    run every corpus program through the pipeline and print a table";
-
-/// Verdict of one stage.
-fn verdict(ok: bool) -> &'static str {
-    if ok { "ok" } else { "FAIL" }
+fn workspace_root() -> PathBuf {
+    // xtask lives in `<root>/xtask`.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn corpus() -> ExitCode {
-    println!(
-        "note: the NPBench corpus and the Python frontend are not built yet; \
-         running the built-in example SDFGs (sdfg_ir::examples) through the stages that exist."
-    );
-    println!(
-        "{:<26} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>10}",
-        "program", "build", "valid", "json", "dot", "states", "nodes", "time"
-    );
-    let mut failures = 0;
-    for (name, make) in sdfg_ir::examples::all() {
-        let start = Instant::now();
-        let (build, valid, json, dot, states, nodes) = match make() {
-            Err(e) => {
-                eprintln!("{name}: build failed: {e}");
-                (false, false, false, false, 0, 0)
-            }
-            Ok(sdfg) => {
-                let valid = match sdfg_ir::validate(&sdfg) {
-                    Ok(_) => true,
-                    Err(errors) => {
-                        eprintln!("{name}:\n{errors}");
-                        false
-                    }
-                };
-                let text = sdfg.to_json();
-                let json = sdfg_ir::Sdfg::from_json(&text)
-                    .map(|back| back == sdfg && back.to_json() == text)
-                    .unwrap_or(false);
-                let dot = sdfg_ir::dot::to_dot(&sdfg).starts_with("digraph");
-                let states = sdfg.states();
-                let nodes = states.iter().map(|(_, s)| s.graph.node_count()).sum();
-                (true, valid, json, dot, states.len(), nodes)
-            }
-        };
-        let elapsed = start.elapsed();
-        if !(build && valid && json && dot) {
-            failures += 1;
+fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
+    let mut kernel = None;
+    let mut preset = "test".to_owned();
+    let mut json = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
+        match a.as_str() {
+            "--kernel" => kernel = Some(value()?),
+            "--preset" => preset = value()?,
+            "--json" => json = Some(PathBuf::from(value()?)),
+            other => return Err(format!("unknown option `{other}`")),
         }
-        println!(
-            "{:<26} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>8.2}ms",
-            name,
-            verdict(build),
-            verdict(valid),
-            verdict(json),
-            verdict(dot),
-            states,
-            nodes,
-            elapsed.as_secs_f64() * 1e3
-        );
     }
-    if failures > 0 {
-        eprintln!("{failures} program(s) failed a stage");
+    let root = workspace_root();
+    let files = corpus::discover(&root.join("corpus/npbench"))
+        .map_err(|e| format!("cannot read corpus/npbench: {e}"))?;
+    let files: Vec<_> = files
+        .into_iter()
+        .filter(|f| {
+            kernel
+                .as_deref()
+                .is_none_or(|k| f.name == k || f.name.rsplit('/').next() == Some(k))
+        })
+        .collect();
+    if files.is_empty() {
+        return Err(match kernel {
+            Some(k) => format!("no corpus kernel named `{k}`"),
+            None => "the corpus is empty".to_owned(),
+        });
+    }
+    let python = corpus::python_available();
+    if let Err(why) = &python {
+        println!("note: the NumPy stage is skipped for every kernel: {why}");
+    }
+    let script = root.join("corpus/tools/reference.py");
+    print!("{:<28}", "kernel");
+    for s in corpus::STAGES {
+        print!(" {s:>9}");
+    }
+    println!(
+        " {:>10} {:>8} {:>12} {:>6}",
+        "time", "launches", "h<->d bytes", "ratio"
+    );
+    let start = Instant::now();
+    let mut reports = Vec::new();
+    for f in &files {
+        let r = corpus::run_kernel(f, &preset, &script, &python);
+        print!("{:<28}", r.kernel);
+        for (_, stage) in &r.stages {
+            let v = match &stage.verdict {
+                Verdict::Pass => "ok",
+                Verdict::Fail(_) => "FAIL",
+                Verdict::Skip(_) => "skip",
+            };
+            print!(" {v:>9}");
+        }
+        let total: f64 = r.stages.iter().map(|(_, s)| s.millis).sum();
+        let ratio = if r.lower_bound_bytes > 0 {
+            format!(
+                "{:.2}",
+                r.transfer_bytes as f64 / r.lower_bound_bytes as f64
+            )
+        } else {
+            "-".to_owned()
+        };
+        println!(
+            " {:>8.1}ms {:>8} {:>12} {:>6}",
+            total, r.launches, r.transfer_bytes, ratio
+        );
+        for (name, stage) in &r.stages {
+            if let Verdict::Fail(why) = &stage.verdict {
+                for line in why.lines().take(6) {
+                    println!("    {name}: {line}");
+                }
+            }
+        }
+        reports.push(r);
+    }
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    println!(
+        "{} kernels, preset `{preset}`: {} passed every stage that ran, {failed} failed ({:.1}s)",
+        reports.len(),
+        reports.len() - failed,
+        start.elapsed().as_secs_f64()
+    );
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text)
+            .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    }
+    Ok(if failed > 0 {
         ExitCode::FAILURE
     } else {
-        println!("all programs passed every stage");
         ExitCode::SUCCESS
-    }
+    })
 }

@@ -22,6 +22,17 @@ enum Name {
     Ref(ArrayRef),
     /// An integer symbol (a program symbol, loop variable or map parameter).
     Sym(String),
+    /// An integer value bound to an expression (a callee's size symbol,
+    /// bound to the caller's extent when a program is inlined).
+    Value(SymExpr),
+    /// A local of a `dace.map` body: its value, substituted where it is used
+    /// (the body runs once per point, so a local is an expression of that point).
+    Local(Elem),
+}
+
+/// A program being inlined: where its tail `return` writes.
+struct InlineFrame {
+    result: Option<ArrayRef>,
 }
 
 struct Lowerer<'m> {
@@ -32,6 +43,15 @@ struct Lowerer<'m> {
     names: BTreeMap<String, Name>,
     /// Parameters and ranges of the enclosing `dace.map` loops.
     map_ctx: Vec<(String, Range)>,
+    /// For each entry of `map_ctx`, the `dace.map` statement it comes from:
+    /// each statement is one level of nested map scopes.
+    map_level: Vec<usize>,
+    map_level_counter: usize,
+    /// Conditions of the `if`s around the current statement inside a
+    /// `dace.map` body: assignments there are predicated.
+    pred: Vec<Elem>,
+    /// Programs being inlined, innermost last.
+    inlining: Vec<InlineFrame>,
     fresh: usize,
 }
 
@@ -42,6 +62,10 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         stack: vec![Region::default()],
         names: BTreeMap::new(),
         map_ctx: Vec::new(),
+        map_level: Vec::new(),
+        map_level_counter: 0,
+        pred: Vec::new(),
+        inlining: Vec::new(),
         fresh: 0,
     };
     l.parameters(f)?;
@@ -302,6 +326,12 @@ impl<'m> Lowerer<'m> {
                     self.assign_symbol(a, &sym, v);
                     return Ok(());
                 }
+                if let Expr::Name(n) = &*a.target
+                    && let Some(Name::Local(old)) = self.names.get(n.id.as_str()).cloned()
+                {
+                    let v = self.binary(a, op, old, rhs)?;
+                    return self.assign(&a.target, v);
+                }
                 let target = self.target_ref(&a.target)?;
                 let value = self.binary(a, op, Elem::Ref(target.clone()), rhs)?;
                 self.assign_region(a, target, value)
@@ -315,6 +345,42 @@ impl<'m> Lowerer<'m> {
                 let body = self.nested(|l| l.body(&w.body))?;
                 let label = format!("while_l{}_{}", self.line(w), self.fresh(""));
                 self.push_block(label, BlockKind::Loop(LoopBlock::while_loop(cond, body)));
+                Ok(())
+            }
+            Stmt::If(i) if !self.map_ctx.is_empty() => {
+                // Inside a map body, branches become predicated assignments.
+                let cond = Elem::Cast(DType::Bool, Box::new(self.elem(&i.test)?));
+                let mut taken = vec![cond.clone()];
+                self.pred.push(cond);
+                let r = self.body(&i.body);
+                self.pred.pop();
+                r?;
+                for clause in &i.elif_else_clauses {
+                    let not_before = taken
+                        .iter()
+                        .map(|c| Elem::Unary(UnaryOp::Not, Box::new(c.clone())))
+                        .reduce(|a, b| {
+                            Elem::Binary(BinaryOp::And, Box::new(a), Box::new(b), DType::Bool)
+                        })
+                        .unwrap_or(Elem::Lit(Literal::Bool(true)));
+                    let here = match &clause.test {
+                        Some(t) => {
+                            let c = Elem::Cast(DType::Bool, Box::new(self.elem(t)?));
+                            taken.push(c.clone());
+                            Elem::Binary(
+                                BinaryOp::And,
+                                Box::new(not_before),
+                                Box::new(c),
+                                DType::Bool,
+                            )
+                        }
+                        None => not_before,
+                    };
+                    self.pred.push(here);
+                    let r = self.body(&clause.body);
+                    self.pred.pop();
+                    r?;
+                }
                 Ok(())
             }
             Stmt::If(i) => {
@@ -349,6 +415,28 @@ impl<'m> Lowerer<'m> {
                 let label = format!("continue_l{}_{}", self.line(c), self.fresh(""));
                 self.push_block(label, BlockKind::Continue);
                 Ok(())
+            }
+            Stmt::Return(r) if !self.inlining.is_empty() => {
+                // A tail return of an inlined program writes its result.
+                let v = r.value.as_deref().ok_or_else(|| {
+                    self.err(r, unsupported("an inlined program returning nothing"))
+                })?;
+                let e = self.elem(v)?;
+                let existing = self.inlining.last().and_then(|f| f.result.clone());
+                let target = match existing {
+                    Some(t) => t,
+                    None => {
+                        let shape = e.shape().ok_or_else(|| {
+                            self.err(v, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                        })?;
+                        let t = self.new_transient("ret_", e.dtype(), &shape);
+                        if let Some(f) = self.inlining.last_mut() {
+                            f.result = Some(t.clone());
+                        }
+                        t
+                    }
+                };
+                self.assign_region(r, target, e)
             }
             Stmt::Return(r) => {
                 if let Some(v) = &r.value {
@@ -421,10 +509,31 @@ impl<'m> Lowerer<'m> {
                     return Ok(());
                 }
                 if !self.map_ctx.is_empty() {
-                    return Err(self.err(
-                        target,
-                        unsupported("assigning a local variable inside a `dace.map` body"),
-                    ));
+                    // A local of a map body; under a predicate it keeps its
+                    // previous value where the predicate is false.
+                    let pred = self.pred.iter().cloned().reduce(|a, b| {
+                        Elem::Binary(BinaryOp::And, Box::new(a), Box::new(b), DType::Bool)
+                    });
+                    let value = match (pred, self.names.get(&name)) {
+                        (Some(p), Some(Name::Local(old))) => {
+                            let t =
+                                promote(value.dtype(), value.is_weak(), old.dtype(), old.is_weak());
+                            Elem::Select(Box::new(p), Box::new(value), Box::new(old.clone()), t)
+                        }
+                        _ => value,
+                    };
+                    self.names.insert(name, Name::Local(value));
+                    return Ok(());
+                }
+                // A transient of the same shape and type is reused: a name
+                // rebound inside a loop must carry its value to the next iteration.
+                if let Some(Name::Ref(old)) = self.names.get(&name).cloned()
+                    && old.is_plain()
+                    && self.sdfg.container(&old.data).is_some_and(|d| d.transient)
+                    && Some(old.shape()) == value.shape()
+                    && old.dtype == value.dtype()
+                {
+                    return self.assign_region(target, old, value);
                 }
                 // Python rebinds the name to a new value.
                 let r = match value {
@@ -548,6 +657,9 @@ impl<'m> Lowerer<'m> {
                 ));
             }
             let depth = self.map_ctx.len();
+            // Every parameter of this statement belongs to one map scope.
+            let statement_level = self.map_level_counter;
+            self.map_level_counter += 1;
             let mut saved = Vec::new();
             for (var, item) in vars.iter().zip(items) {
                 let Expr::Slice(sl) = item else {
@@ -590,6 +702,7 @@ impl<'m> Lowerer<'m> {
                         step,
                     },
                 ));
+                self.map_level.push(statement_level);
                 saved.push((
                     var.clone(),
                     self.names.insert(var.clone(), Name::Sym(param)),
@@ -597,6 +710,7 @@ impl<'m> Lowerer<'m> {
             }
             let r = self.body(&f.body);
             self.map_ctx.truncate(depth);
+            self.map_level.truncate(depth);
             for (var, old) in saved {
                 match old {
                     Some(o) => self.names.insert(var, o),
@@ -727,6 +841,8 @@ impl<'m> Lowerer<'m> {
                 match self.names.get(name) {
                     Some(Name::Ref(r)) => Ok(Elem::Ref(r.clone())),
                     Some(Name::Sym(s)) => Ok(Elem::Sym(SymExpr::symbol(s.clone()))),
+                    Some(Name::Value(v)) => Ok(Elem::Sym(v.clone())),
+                    Some(Name::Local(e)) => Ok(e.clone()),
                     None if self.m.symbols.contains_key(name) => {
                         self.declare_symbol(name);
                         Ok(Elem::Sym(SymExpr::symbol(name)))
@@ -1000,6 +1116,11 @@ impl<'m> Lowerer<'m> {
                 _ => {}
             }
         }
+        if let Expr::Name(n) = &*c.func
+            && let Some(f) = self.m.programs.get(n.id.as_str())
+        {
+            return self.inline(c, f);
+        }
         let Some((module, name)) = self.module_func(&c.func) else {
             return Err(self.err(
                 c,
@@ -1072,6 +1193,45 @@ impl<'m> Lowerer<'m> {
                 };
                 self.reduce(c, x, op, axis, keepdims, name == "mean")
             }
+            ("np", "dot") => {
+                let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
+                self.matmul(c, x, y)
+            }
+            ("np", "std") => {
+                // sqrt(mean((x - mean(x, keepdims)) ** 2))
+                let x = self.elem(arg(0)?)?;
+                let axis = match Self::kwarg(c, "axis").or(args.get(1)) {
+                    None | Some(Expr::NoneLiteral(_)) => None,
+                    Some(a) => Some(vec![self.sym(a)?]),
+                };
+                let mean = self.reduce(c, x.clone(), Wcr::Sum, axis.clone(), true, true)?;
+                let d = self.binary(c, BinaryOp::Sub, x, mean)?;
+                let sq = self.binary(c, BinaryOp::Mul, d.clone(), d)?;
+                let var = self.reduce(c, sq, Wcr::Sum, axis, false, true)?;
+                let t = var.dtype();
+                Ok(Elem::Call(Intrinsic::Sqrt, vec![var], t))
+            }
+            ("np", "eye") => {
+                let n = self.sym(arg(0)?)?;
+                let dtype = match Self::kwarg(c, "dtype") {
+                    Some(d) => self.dtype_arg(d)?,
+                    None => DType::Float64,
+                };
+                let r = self.new_transient("eye_", dtype, &[n.clone(), n.clone()]);
+                let idx = self.new_transient("eye_idx_", DType::Int64, std::slice::from_ref(&n));
+                self.elementwise_fill(c, &idx, "")?;
+                let row = Elem::Ref(self.index(c, idx.clone(), &newaxis_last())?);
+                let col = Elem::Ref(self.index(c, idx, &newaxis_first())?);
+                let eq = Elem::Binary(BinaryOp::Eq, Box::new(row), Box::new(col), DType::Int64);
+                let v = Elem::Select(
+                    Box::new(eq),
+                    Box::new(Elem::Lit(Literal::i64(1))),
+                    Box::new(Elem::Lit(Literal::i64(0))),
+                    dtype,
+                );
+                self.assign_region(c, r.clone(), v)?;
+                Ok(Elem::Ref(r))
+            }
             ("np", "transpose") => {
                 let x = self.elem(arg(0)?)?;
                 let mut r = match x {
@@ -1101,10 +1261,7 @@ impl<'m> Lowerer<'m> {
                     (shape, DType::Float64)
                 };
                 if let Some(d) = Self::kwarg(c, "dtype").or(if like { None } else { args.get(1) }) {
-                    dtype = self
-                        .m
-                        .dtype_of(d)
-                        .ok_or_else(|| self.err(d, ErrorKind::Annotation("dtype".to_owned())))?;
+                    dtype = self.dtype_arg(d)?;
                 }
                 let r = self.new_transient("arr_", dtype, &shape);
                 let fill = match name {
@@ -1148,6 +1305,124 @@ impl<'m> Lowerer<'m> {
                 )),
             )),
         }
+    }
+
+    /// A `dtype=` argument: `np.float64`, `dace.int32`, or `x.dtype`.
+    fn dtype_arg(&mut self, d: &Expr) -> Result<DType> {
+        if let Some(t) = self.m.dtype_of(d) {
+            return Ok(t);
+        }
+        if let Expr::Attribute(a) = d
+            && a.attr.id.as_str() == "dtype"
+        {
+            return Ok(self.elem(&a.value)?.dtype());
+        }
+        Err(self.err(
+            d,
+            ErrorKind::Annotation(format!(
+                "`{}` is not a dtype",
+                self.m.source.snippet(d.range())
+            )),
+        ))
+    }
+
+    /// Inlines a call of another `@dace.program` of the module: its
+    /// parameters are bound to the argument regions (views, not copies, as in
+    /// Python), the size symbols of its annotations to the arguments'
+    /// extents (which may be loop variables of the caller), and its tail
+    /// `return` writes the call's value.
+    fn inline(&mut self, c: &ast::ExprCall, f: &ast::StmtFunctionDef) -> Result<Elem> {
+        if self.inlining.len() > 16 {
+            return Err(self.err(c, unsupported("recursion between programs")));
+        }
+        if !tail_returns_only(&f.body) {
+            return Err(self.err(
+                c,
+                unsupported(format!(
+                    "inlining `{}`: `return` before the end of the program",
+                    f.name.id
+                )),
+            ));
+        }
+        let params = &f.parameters.args;
+        if c.arguments.args.len() + c.arguments.keywords.len() != params.len() {
+            return Err(self.err(
+                c,
+                unsupported(format!(
+                    "calling `{}` with {} arguments; it takes {}",
+                    f.name.id,
+                    c.arguments.args.len() + c.arguments.keywords.len(),
+                    params.len()
+                )),
+            ));
+        }
+        let mut args = Vec::new();
+        for (k, p) in params.iter().enumerate() {
+            let name = p.parameter.name.id.as_str();
+            let e = match c.arguments.args.get(k) {
+                Some(a) => a,
+                None => Self::kwarg(c, name).ok_or_else(|| {
+                    self.err(c, unsupported(format!("missing argument `{name}`")))
+                })?,
+            };
+            args.push(self.elem(e)?);
+        }
+        let mut bound: BTreeMap<String, Name> = BTreeMap::new();
+        for (p, arg) in params.iter().zip(args) {
+            let name = p.parameter.name.id.to_string();
+            let ann = p.parameter.annotation.as_deref().ok_or_else(|| {
+                self.err(
+                    &p.parameter,
+                    ErrorKind::Annotation(format!("parameter `{name}` has no annotation")),
+                )
+            })?;
+            // Bind the size symbols of the annotation to the argument's extents.
+            if let Expr::Subscript(s) = ann {
+                let dims: Vec<&Expr> = match &*s.slice {
+                    Expr::Tuple(t) => t.elts.iter().collect(),
+                    one => vec![one],
+                };
+                let shape = arg.shape().unwrap_or_default();
+                if dims.len() != shape.len() {
+                    return Err(self.err(
+                        c,
+                        ErrorKind::Shape(format!(
+                            "argument `{name}` has {} dimensions, the parameter {}",
+                            shape.len(),
+                            dims.len()
+                        )),
+                    ));
+                }
+                for (d, len) in dims.iter().zip(shape) {
+                    if let Expr::Name(sym) = d
+                        && !bound.contains_key(sym.id.as_str())
+                    {
+                        bound.insert(sym.id.to_string(), Name::Value(len));
+                    }
+                }
+            }
+            let binding = match arg.as_sym() {
+                Some(v) if arg.is_weak() => Name::Value(v),
+                _ => {
+                    let r = match arg {
+                        Elem::Ref(r) => r,
+                        other => self.materialize(c, other)?,
+                    };
+                    Name::Ref(r)
+                }
+            };
+            bound.insert(name, binding);
+        }
+        let saved = std::mem::replace(&mut self.names, bound);
+        self.inlining.push(InlineFrame { result: None });
+        let r = self.body(&f.body);
+        let frame = self.inlining.pop();
+        self.names = saved;
+        r?;
+        Ok(match frame.and_then(|f| f.result) {
+            Some(result) => Elem::Ref(result),
+            None => Elem::Lit(Literal::Bool(false)),
+        })
     }
 
     /// `r[k] = k` for `np.arange`.
@@ -1474,6 +1749,21 @@ impl<'m> Lowerer<'m> {
 
     /// `target[...] = value`, elementwise with broadcasting, as one map.
     fn assign_region(&mut self, node: &impl Ranged, target: ArrayRef, value: Elem) -> Result<()> {
+        let value = match self
+            .pred
+            .iter()
+            .cloned()
+            .reduce(|a, b| Elem::Binary(BinaryOp::And, Box::new(a), Box::new(b), DType::Bool))
+        {
+            // Where the predicate is false the element keeps its value.
+            Some(p) => Elem::Select(
+                Box::new(p),
+                Box::new(value),
+                Box::new(Elem::Ref(target.clone())),
+                target.dtype,
+            ),
+            None => value,
+        };
         let tshape = target.shape();
         let vshape = value.shape().ok_or_else(|| {
             self.err(
@@ -1522,18 +1812,33 @@ impl<'m> Lowerer<'m> {
             value
         };
 
-        // Map parameters: enclosing `dace.map` parameters, then one per visible target axis.
-        let mut params: Vec<String> = self.map_ctx.iter().map(|(p, _)| p.clone()).collect();
-        let mut ranges: Vec<Range> = self.map_ctx.iter().map(|(_, r)| r.clone()).collect();
+        // Map scopes: one per enclosing `dace.map` statement (an inner range
+        // may depend on an outer parameter), then one over the target's axes.
+        let mut levels: Vec<(Vec<String>, Vec<Range>)> = Vec::new();
+        let mut last_level = None;
+        for ((p, r), level) in self.map_ctx.iter().zip(&self.map_level) {
+            if last_level != Some(*level) {
+                levels.push((Vec::new(), Vec::new()));
+                last_level = Some(*level);
+            }
+            if let Some(l) = levels.last_mut() {
+                l.0.push(p.clone());
+                l.1.push(r.clone());
+            }
+        }
+        let mut own = (Vec::new(), Vec::new());
         let axis_params: Vec<SymExpr> = tshape
             .iter()
             .map(|len| {
                 let p = self.fresh("__i");
-                params.push(p.clone());
-                ranges.push(Range::slice(SymExpr::int(0), len.clone()));
+                own.0.push(p.clone());
+                own.1.push(Range::slice(SymExpr::int(0), len.clone()));
                 SymExpr::symbol(p)
             })
             .collect();
+        if !own.0.is_empty() {
+            levels.push(own);
+        }
 
         // Inputs: one connector per distinct region read.
         let mut refs = Vec::new();
@@ -1560,12 +1865,17 @@ impl<'m> Lowerer<'m> {
             })
             .collect();
         let out_memlet = Memlet::new(&target.data, Subset::at(out_index));
-        let map = (!params.is_empty()).then(|| Map {
-            label: format!("{}_l{}", target.data, self.line(node)),
-            params,
-            ranges,
-            schedule: Schedule::Default,
-        });
+        let line = self.line(node);
+        let maps: Vec<Map> = levels
+            .into_iter()
+            .enumerate()
+            .map(|(k, (params, ranges))| Map {
+                label: format!("{}_l{line}_{k}", target.data),
+                params,
+                ranges,
+                schedule: Schedule::Default,
+            })
+            .collect();
         let out_dtype = target.dtype;
         self.state(node, "assign", move |s| {
             let in_conns: Vec<Connector> = memlets
@@ -1579,26 +1889,36 @@ impl<'m> Lowerer<'m> {
                 vec![code::Stmt::assign("__out", code)],
             );
             let out = s.access(&out_memlet.data);
-            match map {
-                Some(map) => {
-                    let (entry, exit) = s.map_with(map);
-                    if memlets.is_empty() {
-                        s.empty_edge(entry, t);
-                    }
-                    for (conn, m, _) in memlets {
-                        let a = s.access(&m.data);
-                        s.path(&[a, entry, t], None, Some(&conn), m);
-                    }
-                    s.path(&[t, exit, out], Some("__out"), None, out_memlet);
+            if maps.is_empty() {
+                for (conn, m, _) in memlets {
+                    let a = s.access(&m.data);
+                    s.edge(a, None, t, Some(&conn), m);
                 }
-                None => {
-                    for (conn, m, _) in memlets {
-                        let a = s.access(&m.data);
-                        s.edge(a, None, t, Some(&conn), m);
-                    }
-                    s.edge(t, Some("__out"), out, None, out_memlet);
+                s.edge(t, Some("__out"), out, None, out_memlet);
+                return;
+            }
+            let scopes: Vec<_> = maps.into_iter().map(|m| s.map_with(m)).collect();
+            let entries: Vec<_> = scopes.iter().map(|(e, _)| *e).collect();
+            let exits: Vec<_> = scopes.iter().rev().map(|(_, x)| *x).collect();
+            if memlets.is_empty() {
+                // Order each scope inside its parent, and the tasklet inside the innermost.
+                for w in entries.windows(2) {
+                    s.empty_edge(w[0], w[1]);
+                }
+                if let Some(last) = entries.last() {
+                    s.empty_edge(*last, t);
                 }
             }
+            for (conn, m, _) in memlets {
+                let mut path = vec![s.access(&m.data)];
+                path.extend(&entries);
+                path.push(t);
+                s.path(&path, None, Some(&conn), m);
+            }
+            let mut path = vec![t];
+            path.extend(&exits);
+            path.push(out);
+            s.path(&path, Some("__out"), None, out_memlet);
         })
     }
 
@@ -1715,6 +2035,51 @@ fn binary_op(op: ast::Operator) -> Option<BinaryOp> {
         ast::Operator::RShift => BinaryOp::Shr,
         ast::Operator::MatMult => return None,
     })
+}
+
+/// Whether every `return` of `body` is in tail position (the last statement,
+/// or the last statement of every branch of a trailing `if`).
+fn tail_returns_only(body: &[Stmt]) -> bool {
+    fn has_return(body: &[Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Return(_) => true,
+            Stmt::If(i) => {
+                has_return(&i.body) || i.elif_else_clauses.iter().any(|c| has_return(&c.body))
+            }
+            Stmt::For(f) => has_return(&f.body),
+            Stmt::While(w) => has_return(&w.body),
+            _ => false,
+        })
+    }
+    body.iter().enumerate().all(|(k, s)| {
+        let last = k + 1 == body.len();
+        match s {
+            Stmt::Return(_) => last,
+            Stmt::If(i) if has_return(std::slice::from_ref(s)) => {
+                last && tail_returns_only(&i.body)
+                    && i.elif_else_clauses
+                        .iter()
+                        .all(|c| tail_returns_only(&c.body))
+            }
+            other => !has_return(std::slice::from_ref(other)),
+        }
+    })
+}
+
+/// The subscript `[:, None]` and `[None, :]`, for building `np.eye`.
+fn newaxis_last() -> Expr {
+    parse_subscript("x[:, None]")
+}
+
+fn newaxis_first() -> Expr {
+    parse_subscript("x[None, :]")
+}
+
+fn parse_subscript(text: &str) -> Expr {
+    match ruff_python_parser::parse_expression(text).map(|p| p.into_expr()) {
+        Ok(Expr::Subscript(s)) => *s.slice,
+        _ => Expr::NoneLiteral(ast::ExprNoneLiteral::default()),
+    }
 }
 
 fn first_line(s: &str) -> &str {

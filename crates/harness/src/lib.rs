@@ -1,10 +1,12 @@
 //! The corpus harness and the `sdfgc` command-line tool.
 //!
-//! Today this crate loads SDFGs from JSON files with errors a user can act on
-//! (the file, and the line and column of malformed JSON) and backs the
-//! `sdfgc validate` and `sdfgc dot` subcommands. It will grow the corpus
-//! loader, the per-kernel stage runner (parse, validate, offload, emit,
-//! simulate, compare) and its report.
+//! It loads SDFGs from JSON files with errors a user can act on (the file,
+//! and the line and column of malformed JSON), backs the `sdfgc`
+//! subcommands, and runs the corpus ([`corpus`]): every kernel through
+//! parse, compile, validate, JSON round trip, simulation and comparison with
+//! NumPy, one report row per kernel.
+
+pub mod corpus;
 
 use sdfg_ir::Sdfg;
 use std::path::{Path, PathBuf};

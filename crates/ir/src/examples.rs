@@ -290,6 +290,17 @@ pub fn converge() -> Result<Sdfg, BuildErrors> {
     })
     .assign("it", "0");
     b.while_loop("iterate", "done[0] == 0", |b| {
+        b.state("reset", |s| {
+            // The norm is accumulated afresh in every iteration.
+            let err = s.access("err");
+            let t = s.tasklet(
+                "zero",
+                vec![],
+                vec![f64c("e")],
+                vec![Stmt::assign("e", Expr::f64(0.0))],
+            );
+            s.edge(t, Some("e"), err, None, "err[0]");
+        });
         b.state("halve", |s| {
             let x_in = s.access("x");
             let x_out = s.access("x");

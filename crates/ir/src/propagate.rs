@@ -115,13 +115,23 @@ pub fn propagate_memlet(inner: &Memlet, map: &Map, shape: &[SymExpr]) -> Memlet 
         .ranges
         .iter()
         .all(|r| propagate_range(r, map).is_some());
+    let subset = Subset::new(ranges);
+    let volume = &inner.volume * &map.num_iterations();
+    // The product still names a parameter when an inner extent depends on
+    // it (a triangular nest): the exact count is a sum over the range, so
+    // take the propagated subset's size, an upper bound, instead.
+    let (volume, exact_volume) = if map.params.iter().any(|p| volume.free_symbols().contains(p)) {
+        (subset.num_elements(), false)
+    } else {
+        (volume, true)
+    };
     Memlet {
         data: inner.data.clone(),
-        subset: Subset::new(ranges),
+        subset,
         other_subset: None,
         wcr: inner.wcr,
-        volume: &inner.volume * &map.num_iterations(),
-        dynamic: inner.dynamic || !exact,
+        volume,
+        dynamic: inner.dynamic || !exact || !exact_volume,
     }
 }
 

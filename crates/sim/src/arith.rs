@@ -49,14 +49,36 @@ fn mod_i(a: i64, b: i64) -> Option<i64> {
     })
 }
 
-/// Python's modulo of floats.
-fn mod_f(a: f64, b: f64) -> f64 {
-    let r = a % b;
-    if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
-        r + b
-    } else {
-        r
+/// Python's (and NumPy's) floor division and modulo of floats, computed
+/// together as CPython's `float_divmod` and NumPy's `npy_divmod` do. The
+/// quotient is `(a - a % b) / b` snapped to the nearest integer, not
+/// `floor(a / b)`: the two differ when `a / b` rounds up to an integer
+/// (`1.0 // 0.1` is 9.0 in Python, while `floor(1.0 / 0.1)` is 10.0), and
+/// only the former keeps `a == (a // b) * b + a % b`. A zero remainder has
+/// the sign of `b`. Division by zero gives NumPy's `a / b` and NaN.
+fn divmod_f(a: f64, b: f64) -> (f64, f64) {
+    let m = a % b;
+    if b == 0.0 {
+        return (a / b, m);
     }
+    let mut div = (a - m) / b;
+    let m = if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            div -= 1.0;
+            m + b
+        } else {
+            m
+        }
+    } else {
+        0.0f64.copysign(b)
+    };
+    let q = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 { f + 1.0 } else { f }
+    } else {
+        0.0f64.copysign(a / b)
+    };
+    (q, m)
 }
 
 /// NumPy's `minimum`/`maximum`: NaN propagates.
@@ -101,8 +123,8 @@ pub(crate) fn binary(op: BinaryOp, dtype: DType, a: Value, b: Value) -> Result<V
             B::Sub => Value::Float(x - y),
             B::Mul => Value::Float(x * y),
             B::Div => Value::Float(x / y),
-            B::FloorDiv => Value::Float((x / y).floor()),
-            B::Mod => Value::Float(mod_f(x, y)),
+            B::FloorDiv => Value::Float(divmod_f(x, y).0),
+            B::Mod => Value::Float(divmod_f(x, y).1),
             B::Pow => Value::Float(x.powf(y)),
             B::Eq => Value::Bool(x == y),
             B::Ne => Value::Bool(x != y),

@@ -470,13 +470,32 @@ impl<'s, 'c> Machine<'s, 'c> {
         c: usize,
         label: &str,
     ) -> Result<(), SimError> {
-        if env.bindings[c].alloc.is_some() {
-            return Ok(());
-        }
         let name = &env.info.container_names[c];
         let desc = &env.sdfg.containers[name];
         if desc.is_view() {
             return Ok(()); // Bound by its view edge.
+        }
+        if let Some(alloc) = env.bindings[c].alloc {
+            // A transient whose size depends on a symbol that changed (a
+            // loop-dependent size) gets a fresh allocation of the new size,
+            // as a per-iteration allocation in generated code would.
+            let resizable = desc.transient
+                && desc
+                    .free_symbols()
+                    .iter()
+                    .any(|s| !self.sizes_fixed(env, s));
+            if !resizable {
+                return Ok(());
+            }
+            let at = Self::at(env, label, name);
+            let total = desc
+                .total_elements()
+                .map(|t| eval_sym(&t, env, &self.mem, &at))
+                .transpose()?
+                .unwrap_or(0);
+            if usize::try_from(total).ok() == Some(self.mem.allocations[alloc].elements.len()) {
+                return Ok(());
+            }
         }
         let at = Self::at(env, label, name);
         let Some(layout_total) = desc.total_elements() else {
@@ -517,6 +536,12 @@ impl<'s, 'c> Machine<'s, 'c> {
             shape,
         };
         Ok(())
+    }
+
+    /// Whether a symbol keeps its value for the whole run (an argument),
+    /// so containers sized by it never need reallocation.
+    fn sizes_fixed(&self, env: &Env<'s>, symbol: &str) -> bool {
+        env.sdfg.arguments.iter().any(|a| a == symbol)
     }
 
     fn run_steps(
@@ -563,9 +588,6 @@ impl<'s, 'c> Machine<'s, 'c> {
         } else {
             side
         };
-        if m.schedule == Schedule::DeviceKernel && side == Side::Host {
-            self.mem.launches += 1;
-        }
         let at = || Self::at(env, label, &m.label);
         let mut bounds = Vec::with_capacity(m.ranges.len());
         for [b, e, s] in &m.ranges {
@@ -584,6 +606,10 @@ impl<'s, 'c> Machine<'s, 'c> {
                 return Ok(()); // An empty map does nothing.
             }
             bounds.push((b, e, s));
+        }
+        // An empty map returned above: generated code does not launch it.
+        if m.schedule == Schedule::DeviceKernel && side == Side::Host {
+            self.mem.launches += 1;
         }
         for (&slot, &(b, _, _)) in m.params.iter().zip(&bounds) {
             env.syms[slot] = b;
@@ -958,10 +984,21 @@ impl<'s, 'c> Machine<'s, 'c> {
                 end.eval(env, &self.mem, &at_fn)?,
                 step.eval(env, &self.mem, &at_fn)?,
             );
+            // `(end - begin) // step + 1` with floor division. (`div_euclid`
+            // is not floor division for a negative step: `x[6:0:-4]`, whose
+            // inclusive end is 1, would count -5 div_euclid -4 = 2 and
+            // reach index -2 instead of stopping at 6, 2.)
             let count = if sv == 0 {
                 0
             } else {
-                ((ev - bv).div_euclid(sv) + 1).max(0)
+                let span = ev - bv;
+                let q = span / sv;
+                let q = if span % sv != 0 && ((span < 0) != (sv < 0)) {
+                    q - 1
+                } else {
+                    q
+                };
+                (q + 1).max(0)
             };
             let count = if (sv > 0 && ev < bv) || (sv < 0 && ev > bv) {
                 0
@@ -1064,6 +1101,15 @@ impl<'s, 'c> Machine<'s, 'c> {
             let init = sa.init.as_ref().is_none_or(|i| i[si]);
             let da = &mut self.mem.allocations[dst];
             let len = da.elements.len();
+            if c.wcr.is_some() && da.init.as_ref().is_some_and(|f| !f[di]) {
+                // Combining into an element nothing wrote reads garbage, as
+                // a tasklet writing with the same resolution would.
+                return Err(SimError::Uninitialized {
+                    container: dst_name.clone(),
+                    index: d,
+                    at,
+                });
+            }
             let v = match c.wcr {
                 Some(w) if init => {
                     let old = da.elements.get(di).ok_or_else(|| SimError::OutOfBounds {

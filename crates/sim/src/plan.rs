@@ -339,7 +339,15 @@ impl<'s> Planner<'s, '_> {
                     });
                 }
                 Node::Callback(c) => {
-                    let (inputs, outputs) = self.operands(n)?;
+                    let (mut inputs, mut outputs) = self.operands(n)?;
+                    // A callback takes its arguments and returns its results
+                    // in the order its connectors are declared (a function's
+                    // parameter order), not sorted by name.
+                    let position = |conns: &[sdfg_ir::Connector], name: &str| {
+                        conns.iter().position(|c| c.name == name)
+                    };
+                    inputs.sort_by_key(|o| position(&c.inputs, &o.conn));
+                    outputs.sort_by_key(|o| position(&c.outputs, &o.conn));
                     steps.push(Step::Callback {
                         label: c.label.clone(),
                         callee: c.callee.clone(),

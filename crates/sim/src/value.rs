@@ -65,23 +65,56 @@ impl Value {
     /// complex with zero imaginary part. Complex to real is not a cast in the
     /// IR (the type checker rejects it); here it takes the real part.
     pub fn cast(self, to: DType) -> Value {
+        // A float (or the real part of a complex value) converts to an
+        // integer type with Rust's `as`, which truncates toward zero,
+        // saturates at the *target's* limits and maps NaN to 0, as
+        // documented above (going through `i64` first would wrap `300.7` to
+        // 44 in `int8` instead of saturating to 127). Integers wrap.
+        let real = match self {
+            Value::Float(f) => Some(f),
+            Value::Complex(c) => Some(c.re),
+            _ => None,
+        };
+        macro_rules! to_int {
+            ($variant:ident, $t:ty, $wide:ty, $via:ident) => {
+                Value::$variant(<$wide>::from(match real {
+                    Some(f) => f as $t,
+                    None => self.$via() as $t,
+                }))
+            };
+        }
         match to {
             DType::Bool => Value::Bool(self.is_nonzero()),
-            DType::Int8 => Value::Int(i64::from(self.to_i64() as i8)),
-            DType::Int16 => Value::Int(i64::from(self.to_i64() as i16)),
-            DType::Int32 => Value::Int(i64::from(self.to_i64() as i32)),
-            DType::Int64 => Value::Int(self.to_i64()),
-            DType::UInt8 => Value::UInt(u64::from(self.to_u64() as u8)),
-            DType::UInt16 => Value::UInt(u64::from(self.to_u64() as u16)),
-            DType::UInt32 => Value::UInt(u64::from(self.to_u64() as u32)),
-            DType::UInt64 => Value::UInt(self.to_u64()),
-            DType::Float32 => Value::Float(f64::from(self.to_f64() as f32)),
+            DType::Int8 => to_int!(Int, i8, i64, to_i64),
+            DType::Int16 => to_int!(Int, i16, i64, to_i64),
+            DType::Int32 => to_int!(Int, i32, i64, to_i64),
+            DType::Int64 => to_int!(Int, i64, i64, to_i64),
+            DType::UInt8 => to_int!(UInt, u8, u64, to_u64),
+            DType::UInt16 => to_int!(UInt, u16, u64, to_u64),
+            DType::UInt32 => to_int!(UInt, u32, u64, to_u64),
+            DType::UInt64 => to_int!(UInt, u64, u64, to_u64),
+            DType::Float32 => Value::Float(f64::from(self.to_f32())),
             DType::Float64 => Value::Float(self.to_f64()),
             DType::Complex64 => {
                 let c = self.to_c64();
-                Value::Complex(C64::new(f64::from(c.re as f32), f64::from(c.im as f32)))
+                let re = match self {
+                    Value::Complex(_) => c.re as f32,
+                    other => other.to_f32(),
+                };
+                Value::Complex(C64::new(f64::from(re), f64::from(c.im as f32)))
             }
             DType::Complex128 => Value::Complex(self.to_c64()),
+        }
+    }
+
+    /// The value rounded once to single precision: an integer converts
+    /// directly (through `f64` it would be rounded twice, and 2^60 + 2^36 + 1
+    /// would become 2^60 instead of 2^60 + 2^37).
+    fn to_f32(self) -> f32 {
+        match self {
+            Value::Int(i) => i as f32,
+            Value::UInt(u) => u as f32,
+            other => other.to_f64() as f32,
         }
     }
 
