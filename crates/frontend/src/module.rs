@@ -152,15 +152,23 @@ impl Module {
         if let Expr::Tuple(t) = target {
             let names: Option<Vec<String>> = t.elts.iter().map(name_of).collect();
             if let Some(names) = names {
-                let dtype = match &*a.value {
-                    Expr::Generator(g) => self.symbol_call(&g.elt)?,
-                    Expr::Tuple(vals) => match vals.elts.first() {
-                        Some(v) => self.symbol_call(v)?,
-                        None => None,
-                    },
-                    _ => None,
-                };
-                if let Some(dtype) = dtype {
+                // `N, M = dace.symbol('N'), dace.symbol('M', dtype=...)`: each
+                // symbol takes the dtype of its own call (not the first one's).
+                if let Expr::Tuple(vals) = &*a.value
+                    && vals.elts.len() == names.len()
+                {
+                    let dtypes = vals
+                        .elts
+                        .iter()
+                        .map(|v| self.symbol_call(v))
+                        .collect::<Result<Option<Vec<DType>>, _>>()?;
+                    if let Some(dtypes) = dtypes {
+                        self.symbols.extend(names.into_iter().zip(dtypes));
+                        return Ok(());
+                    }
+                } else if let Expr::Generator(g) = &*a.value
+                    && let Some(dtype) = self.symbol_call(&g.elt)?
+                {
                     for n in names {
                         self.symbols.insert(n, dtype);
                     }

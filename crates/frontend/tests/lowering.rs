@@ -1,0 +1,1436 @@
+//! Lowering tests of the frontend.
+//!
+//! Three kinds of tests, one section each:
+//!
+//! 1. *Shape*: for every supported construct, a small program whose lowered
+//!    SDFG is snapshotted as a compact text summary ([`summary`]): blocks with
+//!    their loop headers and conditions, transition assignments, and per
+//!    state the nodes in id order (maps with params and ranges, tasklets with
+//!    their code, library nodes with their op, access nodes) and every memlet.
+//! 2. *Semantics*: most of those programs are also run in the simulator on
+//!    small inputs and compared with values computed here in plain Rust.
+//! 3. *Errors*: every unsupported or wrong construct is an error of the
+//!    expected kind at the expected line and column.
+//!
+//! Every test program is [`HEADER`] followed by the test's text, which starts
+//! with a newline: line 4 is blank, so the decorator is on line 5, `def` on
+//! line 6 and the first statement of the body on line 7.
+
+use sdfg_frontend::{ErrorKind, FrontendError, Module};
+use sdfg_ir::{BlockKind, DType, LibraryOp, Node, Region, Sdfg, State, code};
+use sdfg_sim::{Arguments, ArrayValue, Elements, Simulator};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Lines 1-3 of every test program.
+const HEADER: &str = "import numpy as np\n\
+                      import dace as dc\n\
+                      N, M, K = (dc.symbol(s, dtype=dc.int64) for s in ('N', 'M', 'K'))\n";
+
+const FILE: &str = "test.py";
+
+// ---------------------------------------------------------------------------
+// Helpers: compiling, summarising, running.
+
+fn source(body: &str) -> String {
+    format!("{HEADER}{body}")
+}
+
+#[track_caller]
+fn module(body: &str) -> Module {
+    Module::parse(FILE, &source(body)).unwrap_or_else(|e| panic!("parse failed: {e}"))
+}
+
+/// Compiles the program `f` of `HEADER + body`.
+#[track_caller]
+fn compile(body: &str) -> Sdfg {
+    compile_named(body, "f")
+}
+
+#[track_caller]
+fn compile_named(body: &str, name: &str) -> Sdfg {
+    module(body)
+        .compile(name)
+        .unwrap_or_else(|e| panic!("compile failed: {e}"))
+}
+
+/// The error of parsing `HEADER + body` and compiling its program `f`.
+#[track_caller]
+fn error(body: &str) -> FrontendError {
+    match Module::parse(FILE, &source(body)).and_then(|m| m.compile("f")) {
+        Ok(sdfg) => panic!("expected an error, got:\n{}", summary(&sdfg)),
+        Err(e) => e,
+    }
+}
+
+/// Checks the position of the error of `body` and returns its kind.
+#[track_caller]
+fn error_at(body: &str, line: usize, column: usize) -> ErrorKind {
+    let e = error(body);
+    assert_eq!(e.at.file, FILE, "{e}");
+    assert_eq!((e.at.line, e.at.column), (line, column), "wrong position: {e}");
+    e.kind
+}
+
+#[track_caller]
+fn assert_unsupported(kind: &ErrorKind, needle: &str) {
+    assert!(
+        matches!(kind, ErrorKind::Unsupported(m) if m.contains(needle)),
+        "expected Unsupported(..{needle}..), got {kind:?}"
+    );
+}
+
+/// A compact, deterministic text form of an SDFG.
+fn summary(sdfg: &Sdfg) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "program {}", sdfg.name);
+    let _ = writeln!(out, "arguments: {}", sdfg.arguments.join(", "));
+    let symbols: Vec<String> = sdfg
+        .symbols
+        .iter()
+        .map(|(s, t)| format!("{s}: {t}"))
+        .collect();
+    let _ = writeln!(out, "symbols: {}", symbols.join(", "));
+    let _ = writeln!(out, "containers:");
+    for (name, desc) in &sdfg.containers {
+        let shape = if desc.is_scalar() {
+            String::new()
+        } else {
+            let dims: Vec<String> = desc.shape().iter().map(ToString::to_string).collect();
+            format!("[{}]", dims.join(", "))
+        };
+        let transient = if desc.transient { " (transient)" } else { "" };
+        let _ = writeln!(out, "  {name}: {}{shape}{transient}", desc.dtype);
+    }
+    let _ = writeln!(out, "body:");
+    region(&mut out, &sdfg.body, 1);
+    out
+}
+
+fn pad(depth: usize) -> String {
+    "  ".repeat(depth)
+}
+
+fn region(out: &mut String, r: &Region, depth: usize) {
+    let p = pad(depth);
+    for b in &r.blocks {
+        match &b.kind {
+            BlockKind::State(s) => {
+                let _ = writeln!(out, "{p}state {}", b.label);
+                state(out, s, depth + 1);
+            }
+            BlockKind::Loop(l) => {
+                match (&l.variable, &l.init, &l.update) {
+                    (Some(v), Some(init), Some(update)) => {
+                        let _ = writeln!(
+                            out,
+                            "{p}{}: for {v} = {init}; {}; {v} = {update}",
+                            b.label, l.condition
+                        );
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{p}{}: while {}", b.label, l.condition);
+                    }
+                }
+                region(out, &l.body, depth + 1);
+            }
+            BlockKind::Conditional(c) => {
+                for (k, (cond, body)) in c.branches.iter().enumerate() {
+                    let kw = if k == 0 { "if" } else { "elif" };
+                    let _ = writeln!(out, "{p}{}: {kw} {cond}", b.label);
+                    region(out, body, depth + 1);
+                }
+                if let Some(body) = &c.otherwise {
+                    let _ = writeln!(out, "{p}{}: else", b.label);
+                    region(out, body, depth + 1);
+                }
+            }
+            BlockKind::Break => {
+                let _ = writeln!(out, "{p}break");
+            }
+            BlockKind::Continue => {
+                let _ = writeln!(out, "{p}continue");
+            }
+            BlockKind::Return => {
+                let _ = writeln!(out, "{p}return");
+            }
+        }
+        for a in &b.transition.assignments {
+            let _ = writeln!(out, "{p}=> {} = {}", a.symbol, a.value);
+        }
+    }
+}
+
+fn library_op(op: &LibraryOp) -> String {
+    match op {
+        LibraryOp::Reduce { op, axes, identity } => {
+            let axes = match axes {
+                Some(a) => format!("{a:?}"),
+                None => "all".to_owned(),
+            };
+            let identity = identity.map_or("none".to_owned(), |l| l.to_string());
+            format!("reduce {op} axes={axes} identity={identity}")
+        }
+        LibraryOp::Cholesky { lower } => format!("cholesky lower={lower}"),
+        other => other.name().to_owned(),
+    }
+}
+
+/// Nodes in id order, each followed by its outgoing edges in id order.
+fn state(out: &mut String, s: &State, depth: usize) {
+    let p = pad(depth);
+    for (id, node) in s.nodes() {
+        let n = id.index();
+        match node {
+            Node::Access(a) => {
+                let _ = writeln!(out, "{p}n{n} access {}", a.data);
+            }
+            Node::MapEntry(e) => {
+                let dims: Vec<String> = e.map.dims().map(|(v, r)| format!("{v}={r}")).collect();
+                let _ = writeln!(out, "{p}n{n} map {} [{}]", e.map.label, dims.join(", "));
+            }
+            Node::MapExit(x) => {
+                let _ = writeln!(out, "{p}n{n} end map {}", x.label);
+            }
+            Node::Tasklet(t) => {
+                let conns = |cs: &[sdfg_ir::Connector]| {
+                    cs.iter()
+                        .map(|c| format!("{}: {}", c.name, c.dtype))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let _ = writeln!(
+                    out,
+                    "{p}n{n} tasklet {}({}) -> ({})",
+                    t.label,
+                    conns(&t.inputs),
+                    conns(&t.outputs)
+                );
+                let mut body = String::new();
+                let _ = code::write_body(&mut body, &t.body, 0);
+                for line in body.lines() {
+                    let _ = writeln!(out, "{p}    {line}");
+                }
+            }
+            Node::Library(l) => {
+                let _ = writeln!(out, "{p}n{n} library {}", library_op(&l.op));
+            }
+            other => {
+                let _ = writeln!(out, "{p}n{n} {} {}", other.kind_name(), other.label());
+            }
+        }
+        let mut edges: Vec<_> = s.out_edges(id).collect();
+        edges.sort_by_key(|(e, _, _)| *e);
+        for (_, dst, e) in edges {
+            let conn = |c: &Option<String>| match c {
+                Some(c) if !c.starts_with("IN_") && !c.starts_with("OUT_") => format!(".{c}"),
+                _ => String::new(),
+            };
+            let memlet = e
+                .memlet
+                .as_ref()
+                .map_or("(empty)".to_owned(), ToString::to_string);
+            let _ = writeln!(
+                out,
+                "{p}  n{n}{} -> n{}{}: {memlet}",
+                conn(&e.src_conn),
+                dst.index(),
+                conn(&e.dst_conn)
+            );
+        }
+    }
+}
+
+/// Runs a compiled program in the simulator; returns its outputs.
+#[track_caller]
+fn run(sdfg: &Sdfg, args: Arguments) -> BTreeMap<String, ArrayValue> {
+    let valid = sdfg_ir::validate(sdfg).unwrap_or_else(|e| panic!("invalid SDFG: {e}"));
+    Simulator::new()
+        .run(valid, &args)
+        .unwrap_or_else(|e| panic!("simulation failed: {e}"))
+        .outputs
+}
+
+fn f64s(v: &ArrayValue) -> Vec<f64> {
+    (0..v.elements.len())
+        .filter_map(|i| v.get(i))
+        .map(|x| x.to_f64())
+        .collect()
+}
+
+fn i64s(v: &ArrayValue) -> Vec<i64> {
+    (0..v.elements.len())
+        .filter_map(|i| v.get(i))
+        .map(|x| x.to_i64())
+        .collect()
+}
+
+#[track_caller]
+fn assert_close(got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "lengths differ: {got:?} vs {want:?}");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+            "element {k}: got {g}, want {w}\n got: {got:?}\nwant: {want:?}"
+        );
+    }
+}
+
+/// An output as `f64`s, checking its shape.
+#[track_caller]
+fn output(outs: &BTreeMap<String, ArrayValue>, name: &str, shape: &[usize]) -> Vec<f64> {
+    let v = outs
+        .get(name)
+        .unwrap_or_else(|| panic!("no output `{name}` in {:?}", outs.keys()));
+    assert_eq!(v.shape, shape, "shape of `{name}`");
+    f64s(v)
+}
+
+fn arr(shape: &[usize], data: Vec<f64>) -> ArrayValue {
+    assert_eq!(shape.iter().product::<usize>(), data.len());
+    ArrayValue::f64(shape.to_vec(), data)
+}
+
+fn scalar(x: f64) -> ArrayValue {
+    ArrayValue::f64(vec![], vec![x])
+}
+
+/// `n` deterministic values in about `[-1, 1]`, all different.
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    (0..n as u64)
+        .map(|k| (((k * 37 + seed * 11) % 101) as f64 - 50.0) / 49.0)
+        .collect()
+}
+
+fn zeros(shape: &[usize]) -> ArrayValue {
+    ArrayValue::zeros(DType::Float64, shape.to_vec())
+}
+
+// ---------------------------------------------------------------------------
+// 1 and 2: supported constructs, their shape and their semantics.
+
+#[test]
+fn symbols_with_and_without_dtype_and_in_tuple_forms() {
+    let text = r#"import numpy as np
+import dace as dc
+A0 = dc.symbol('A0')
+B0 = dc.symbol('B0', dtype=dc.int32)
+C0, D0 = (dc.symbol(s, dtype=dc.int64) for s in ('C0', 'D0'))
+E0, F0 = dc.symbol('E0', dtype=dc.int32), dc.symbol('F0')
+G0, H0 = (dc.symbol(s) for s in ('G0', 'H0'))
+
+@dc.program
+def f(X: dc.float64[A0, B0], Y: dc.float64[C0 + D0], Z: dc.float64[E0, F0], W: dc.float64[G0 * H0]):
+    X[:] = 1.0
+    Y[:] = 2.0
+    Z[:] = 3.0
+    W[:] = 4.0
+"#;
+    let m = Module::parse(FILE, text).unwrap();
+    let want: BTreeMap<String, DType> = [
+        ("A0", DType::Int64),
+        ("B0", DType::Int32),
+        ("C0", DType::Int64),
+        ("D0", DType::Int64),
+        ("E0", DType::Int32),
+        ("F0", DType::Int64),
+        ("G0", DType::Int64),
+        ("H0", DType::Int64),
+    ]
+    .into_iter()
+    .map(|(s, t)| (s.to_owned(), t))
+    .collect();
+    assert_eq!(m.symbols, want);
+    let sdfg = m.compile("f").unwrap();
+    // The SDFG declares the symbols its shapes use, with their dtypes, and
+    // takes them as arguments after the containers.
+    assert_eq!(sdfg.symbols.get("B0"), Some(&DType::Int32));
+    assert_eq!(sdfg.symbols.get("E0"), Some(&DType::Int32));
+    assert_eq!(sdfg.symbols.get("F0"), Some(&DType::Int64));
+    insta::assert_snapshot!(summary(&sdfg));
+}
+
+#[test]
+fn scalar_and_array_parameters() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(a: dc.float64, n: dc.int32, A: dc.float64[N, M], v: dc.int64[N]):
+    A[:] = a
+    v[:] = n
+    A[0, 0] = a + n
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", 2)
+            .symbol("M", 3)
+            .array("a", scalar(1.5))
+            .array("n", ArrayValue::new(vec![], Elements::I32(vec![4])))
+            .array("A", zeros(&[2, 3]))
+            .array("v", ArrayValue::i64(vec![2], vec![0, 0])),
+    );
+    assert_close(
+        &output(&outs, "A", &[2, 3]),
+        &[5.5, 1.5, 1.5, 1.5, 1.5, 1.5],
+    );
+    assert_eq!(i64s(&outs["v"]), [4, 4]);
+}
+
+#[test]
+fn elementwise_arithmetic_with_broadcasting() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(alpha: dc.float64, A: dc.float64[N, M], r: dc.float64[N], c: dc.float64[M], B: dc.float64[N, M]):
+    B[:] = alpha * A + r[:, np.newaxis] - c[np.newaxis, :]
+    A[:] = A * r[:, None]
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let (n, m) = (3, 4);
+    let (a, r, c) = (values(n * m, 1), values(n, 2), values(m, 3));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .symbol("M", m as i64)
+            .array("alpha", scalar(2.5))
+            .array("A", arr(&[n, m], a.clone()))
+            .array("r", arr(&[n], r.clone()))
+            .array("c", arr(&[m], c.clone()))
+            .array("B", zeros(&[n, m])),
+    );
+    let mut want_b = vec![0.0; n * m];
+    let mut want_a = vec![0.0; n * m];
+    for i in 0..n {
+        for j in 0..m {
+            want_b[i * m + j] = 2.5 * a[i * m + j] + r[i] - c[j];
+            want_a[i * m + j] = a[i * m + j] * r[i];
+        }
+    }
+    assert_close(&output(&outs, "B", &[n, m]), &want_b);
+    assert_close(&output(&outs, "A", &[n, m]), &want_a);
+}
+
+#[test]
+fn slicing_with_offsets_negative_indices_steps_and_empty_ranges() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N], B: dc.float64[N], C: dc.float64[N, M]):
+    B[1:N - 1] = A[2:] - A[:-2]
+    B[0] = A[-1]
+    B[N - 1] = C[-1, -2]
+    C[1:N, 0:M - 1:2] = C[0:N - 1, 1:M:2]
+    A[2:2] = 7.0
+    A[N:] = 7.0
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let (n, m) = (4, 5);
+    let (a, c) = (values(n, 1), values(n * m, 2));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .symbol("M", m as i64)
+            .array("A", arr(&[n], a.clone()))
+            .array("B", zeros(&[n]))
+            .array("C", arr(&[n, m], c.clone())),
+    );
+    let mut b = vec![0.0; n];
+    for i in 1..n - 1 {
+        b[i] = a[i + 1] - a[i - 1];
+    }
+    b[0] = a[n - 1];
+    b[n - 1] = c[(n - 1) * m + (m - 2)];
+    let mut c2 = c.clone();
+    for i in 1..n {
+        for (k, j) in (0..m - 1).step_by(2).enumerate() {
+            c2[i * m + j] = c[(i - 1) * m + 1 + 2 * k];
+        }
+    }
+    assert_close(&output(&outs, "B", &[n]), &b);
+    assert_close(&output(&outs, "C", &[n, m]), &c2);
+    // The empty slices write nothing.
+    assert_close(&output(&outs, "A", &[n]), &a);
+}
+
+#[test]
+fn transposes() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[M, N]):
+    B[:] = A.T
+    C[:] = np.transpose(A) + 2.0 * B
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let (n, m) = (2, 3);
+    let a = values(n * m, 4);
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .symbol("M", m as i64)
+            .array("A", arr(&[n, m], a.clone()))
+            .array("B", zeros(&[m, n]))
+            .array("C", zeros(&[m, n])),
+    );
+    let t: Vec<f64> = (0..m)
+        .flat_map(|j| (0..n).map(move |i| (i, j)))
+        .map(|(i, j)| a[i * m + j])
+        .collect();
+    assert_close(&output(&outs, "B", &[m, n]), &t);
+    let c: Vec<f64> = t.iter().map(|x| 3.0 * x).collect();
+    assert_close(&output(&outs, "C", &[m, n]), &c);
+}
+
+#[test]
+fn matrix_products_and_dot() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N, K], B: dc.float64[K, M], x: dc.float64[K], y: dc.float64[K], w: dc.float64[N],
+      C: dc.float64[N, M], v: dc.float64[N], u: dc.float64[K], s: dc.float64[2]):
+    C[:] = A @ B
+    v[:] = A @ x
+    u[:] = A.T @ w
+    s[0] = x @ y
+    s[1] = np.dot(x, 2.0 * y)
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let (n, k, m) = (2, 3, 4);
+    let (a, b, x, y, w) = (
+        values(n * k, 1),
+        values(k * m, 2),
+        values(k, 3),
+        values(k, 4),
+        values(n, 5),
+    );
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .symbol("K", k as i64)
+            .symbol("M", m as i64)
+            .array("A", arr(&[n, k], a.clone()))
+            .array("B", arr(&[k, m], b.clone()))
+            .array("x", arr(&[k], x.clone()))
+            .array("y", arr(&[k], y.clone()))
+            .array("w", arr(&[n], w.clone()))
+            .array("C", zeros(&[n, m]))
+            .array("v", zeros(&[n]))
+            .array("u", zeros(&[k]))
+            .array("s", zeros(&[2])),
+    );
+    let c: Vec<f64> = (0..n * m)
+        .map(|ij| (0..k).map(|l| a[ij / m * k + l] * b[l * m + ij % m]).sum())
+        .collect();
+    let v: Vec<f64> = (0..n)
+        .map(|i| (0..k).map(|l| a[i * k + l] * x[l]).sum())
+        .collect();
+    let u: Vec<f64> = (0..k)
+        .map(|l| (0..n).map(|i| a[i * k + l] * w[i]).sum())
+        .collect();
+    let xy: f64 = x.iter().zip(&y).map(|(p, q)| p * q).sum();
+    assert_close(&output(&outs, "C", &[n, m]), &c);
+    assert_close(&output(&outs, "v", &[n]), &v);
+    assert_close(&output(&outs, "u", &[k]), &u);
+    assert_close(&output(&outs, "s", &[2]), &[xy, 2.0 * xy]);
+}
+
+#[test]
+fn reductions() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N, M], s: dc.float64[3], c: dc.float64[M], r: dc.float64[N, 1], mn: dc.float64[M]):
+    s[0] = np.sum(A)
+    c[:] = np.sum(A, axis=0)
+    r[:] = np.sum(A, axis=1, keepdims=True)
+    s[1] = np.max(A)
+    mn[:] = np.mean(A, axis=0)
+    s[2] = np.std(A)
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let (n, m) = (3, 4);
+    let a = values(n * m, 6);
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .symbol("M", m as i64)
+            .array("A", arr(&[n, m], a.clone()))
+            .array("s", zeros(&[3]))
+            .array("c", zeros(&[m]))
+            .array("r", zeros(&[n, 1]))
+            .array("mn", zeros(&[m])),
+    );
+    let total: f64 = a.iter().sum();
+    let max = a.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mean = total / (n * m) as f64;
+    let std = (a.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n * m) as f64).sqrt();
+    let cols: Vec<f64> = (0..m)
+        .map(|j| (0..n).map(|i| a[i * m + j]).sum())
+        .collect();
+    let rows: Vec<f64> = (0..n)
+        .map(|i| (0..m).map(|j| a[i * m + j]).sum())
+        .collect();
+    assert_close(&output(&outs, "s", &[3]), &[total, max, std]);
+    assert_close(&output(&outs, "c", &[m]), &cols);
+    assert_close(&output(&outs, "r", &[n, 1]), &rows);
+    let means: Vec<f64> = cols.iter().map(|x| x / n as f64).collect();
+    assert_close(&output(&outs, "mn", &[m]), &means);
+}
+
+#[test]
+fn ufuncs() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N], B: dc.float64[N], C: dc.float64[N], D: dc.float64[N], E: dc.float64[N], F: dc.float64[N]):
+    C[:] = np.sqrt(np.abs(A)) + np.exp(B)
+    D[:] = np.maximum(A, B)
+    E[:] = np.where(A > B, A, 0.0)
+    F[:] = abs(A - B)
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let n = 5;
+    let (a, b) = (values(n, 7), values(n, 8));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("A", arr(&[n], a.clone()))
+            .array("B", arr(&[n], b.clone()))
+            .array("C", zeros(&[n]))
+            .array("D", zeros(&[n]))
+            .array("E", zeros(&[n]))
+            .array("F", zeros(&[n])),
+    );
+    let each = |f: &dyn Fn(f64, f64) -> f64| -> Vec<f64> {
+        a.iter().zip(&b).map(|(x, y)| f(*x, *y)).collect()
+    };
+    assert_close(
+        &output(&outs, "C", &[n]),
+        &each(&|x, y| x.abs().sqrt() + y.exp()),
+    );
+    assert_close(&output(&outs, "D", &[n]), &each(&|x, y| x.max(y)));
+    assert_close(
+        &output(&outs, "E", &[n]),
+        &each(&|x, y| if x > y { x } else { 0.0 }),
+    );
+    assert_close(&output(&outs, "F", &[n]), &each(&|x, y| (x - y).abs()));
+}
+
+#[test]
+fn casts_and_integer_division() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(a: dc.float64[N], i: dc.int64[N], j: dc.int64[N], c: dc.int64[N], q: dc.float64[N], fd: dc.int64[N], md: dc.int64[N]):
+    c[:] = dc.int64(a)
+    q[:] = i / j
+    fd[:] = i // j
+    md[:] = i % j
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let a = vec![-1.5, 2.7, -0.2, 3.0];
+    let i = vec![-7, 7, -7, 7];
+    let j = vec![2, 2, -2, -2];
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", 4)
+            .array("a", arr(&[4], a))
+            .array("i", ArrayValue::i64(vec![4], i))
+            .array("j", ArrayValue::i64(vec![4], j))
+            .array("c", ArrayValue::i64(vec![4], vec![0; 4]))
+            .array("q", zeros(&[4]))
+            .array("fd", ArrayValue::i64(vec![4], vec![0; 4]))
+            .array("md", ArrayValue::i64(vec![4], vec![0; 4])),
+    );
+    // NumPy: casts truncate toward zero; `//` and `%` round toward -inf.
+    assert_eq!(i64s(&outs["c"]), [-1, 2, 0, 3]);
+    assert_close(&output(&outs, "q", &[4]), &[-3.5, 3.5, 3.5, -3.5]);
+    assert_eq!(outs["q"].dtype(), DType::Float64);
+    assert_eq!(i64s(&outs["fd"]), [-4, 3, 3, -4]);
+    assert_eq!(i64s(&outs["md"]), [1, 1, -1, -1]);
+}
+
+#[test]
+fn array_creation() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    z = np.zeros((N, M))
+    o = np.ones(N, dtype=np.int32)
+    e = np.empty_like(A)
+    e[:] = 2.0
+    zl = np.zeros_like(A)
+    c = np.copy(A)
+    A[0] = 100.0
+    I = np.eye(N)
+    r = np.arange(N)
+    return z, o, e, zl, c, I, r
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let (n, m) = (3, 2);
+    let a = values(n, 9);
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .symbol("M", m as i64)
+            .array("A", arr(&[n], a.clone())),
+    );
+    assert_close(&output(&outs, "__return_0", &[n, m]), &vec![0.0; n * m]);
+    assert_eq!(outs["__return_1"].dtype(), DType::Int32);
+    assert_close(&output(&outs, "__return_1", &[n]), &vec![1.0; n]);
+    assert_close(&output(&outs, "__return_2", &[n]), &vec![2.0; n]);
+    assert_close(&output(&outs, "__return_3", &[n]), &vec![0.0; n]);
+    // A copy, not a view: the later write to A does not show.
+    assert_close(&output(&outs, "__return_4", &[n]), &a);
+    let eye: Vec<f64> = (0..n * n)
+        .map(|k| if k / n == k % n { 1.0 } else { 0.0 })
+        .collect();
+    assert_close(&output(&outs, "__return_5", &[n, n]), &eye);
+    assert_eq!(outs["__return_6"].dtype(), DType::Int64);
+    assert_eq!(i64s(&outs["__return_6"]), [0, 1, 2]);
+}
+
+#[test]
+fn augmented_assignment() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N], B: dc.float64[N]):
+    A += B
+    A[1:] *= 2.0
+    k = 1
+    k += 2
+    A[k] -= 100.0
+    for i in dc.map[0:N]:
+        t = B[i]
+        t += 1.0
+        B[i] = t
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let n = 5;
+    let (a, b) = (values(n, 1), values(n, 2));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("A", arr(&[n], a.clone()))
+            .array("B", arr(&[n], b.clone())),
+    );
+    let mut want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    for x in &mut want[1..] {
+        *x *= 2.0;
+    }
+    want[3] -= 100.0;
+    assert_close(&output(&outs, "A", &[n]), &want);
+    let b1: Vec<f64> = b.iter().map(|x| x + 1.0).collect();
+    assert_close(&output(&outs, "B", &[n]), &b1);
+}
+
+#[test]
+fn for_range_with_negative_step() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    for i in range(N - 2, -1, -1):
+        A[i] += A[i + 1]
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let n = 5;
+    let a = values(n, 3);
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("A", arr(&[n], a.clone())),
+    );
+    // Suffix sums.
+    let want: Vec<f64> = (0..n).map(|i| a[i..].iter().sum()).collect();
+    assert_close(&output(&outs, "A", &[n]), &want);
+}
+
+#[test]
+fn while_on_a_symbolic_condition() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.int64[N]):
+    i = 0
+    while i < N:
+        A[i] = i * i
+        i += 2
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", 5)
+            .array("A", ArrayValue::i64(vec![5], vec![-1; 5])),
+    );
+    assert_eq!(i64s(&outs["A"]), [0, -1, 4, -1, 16]);
+}
+
+#[test]
+fn while_on_data() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(x: dc.float64[1], n: dc.int64[1]):
+    while x[0] < 100.0:
+        x[0] = x[0] * 2.0
+        n[0] += 1
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .array("x", arr(&[1], vec![3.0]))
+            .array("n", ArrayValue::i64(vec![1], vec![0])),
+    );
+    // 3, 6, 12, 24, 48, 96, 192.
+    assert_close(&output(&outs, "x", &[1]), &[192.0]);
+    assert_eq!(i64s(&outs["n"]), [6]);
+}
+
+#[test]
+fn if_elif_else_on_symbols_and_on_data() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N], out: dc.float64[N]):
+    for i in range(N):
+        if i == 0:
+            out[i] = 1.0
+        elif i < 3:
+            out[i] = 2.0
+        else:
+            if A[i] > 0.5:
+                out[i] = A[i]
+            elif A[i] > 0.0:
+                out[i] = -A[i]
+            else:
+                out[i] = 0.0
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let a = vec![9.0, 9.0, 9.0, 0.7, 0.2, -0.3, 0.5];
+    let n = a.len();
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("A", arr(&[n], a.clone()))
+            .array("out", zeros(&[n])),
+    );
+    assert_close(
+        &output(&outs, "out", &[n]),
+        &[1.0, 2.0, 2.0, 0.7, -0.2, 0.0, -0.5],
+    );
+}
+
+#[test]
+fn break_and_continue() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N], out: dc.float64[1]):
+    out[0] = 0.0
+    for i in range(N):
+        if i % 2 == 1:
+            continue
+        if A[i] < 0.0:
+            break
+        out[0] += A[i]
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    // Even indices 0, 2, 4 are added; index 6 is negative and stops the loop.
+    let a = vec![1.0, -5.0, 2.0, -5.0, 4.0, 8.0, -1.0, 16.0, 32.0];
+    let n = a.len();
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("A", arr(&[n], a))
+            .array("out", zeros(&[1])),
+    );
+    assert_close(&output(&outs, "out", &[1]), &[7.0]);
+}
+
+#[test]
+fn return_of_one_value() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    return A * 2.0
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let a = values(3, 1);
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", 3)
+            .array("A", arr(&[3], a.clone())),
+    );
+    let want: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+    assert_close(&output(&outs, "__return", &[3]), &want);
+}
+
+#[test]
+fn return_of_a_tuple() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N], k: dc.int64):
+    if k > 0:
+        return A + 1.0, np.sum(A)
+    return A - 1.0, np.max(A)
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let a = values(4, 2);
+    for (k, shift, total) in [
+        (1, 1.0, a.iter().sum::<f64>()),
+        (0, -1.0, a.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+    ] {
+        let outs = run(
+            &sdfg,
+            Arguments::default()
+                .symbol("N", 4)
+                .array("A", arr(&[4], a.clone()))
+                .array("k", ArrayValue::i64(vec![], vec![k])),
+        );
+        let want: Vec<f64> = a.iter().map(|x| x + shift).collect();
+        assert_close(&output(&outs, "__return_0", &[4]), &want);
+        assert_close(&output(&outs, "__return_1", &[]), &[total]);
+    }
+}
+
+#[test]
+fn dace_maps_triangular_with_locals_and_branches() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N, N], B: dc.float64[N, N]):
+    for i in dc.map[0:N]:
+        for j in dc.map[i:N]:
+            B[i, j] = A[i, j] + A[j, i]
+    for i, j in dc.map[0:N, 0:N]:
+        t = A[i, j] * 2.0
+        if i < j:
+            t = t + 1.0
+        elif i == j:
+            t = 0.0
+        else:
+            t = -t
+        A[i, j] = t
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let n = 4;
+    let a = values(n * n, 5);
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("A", arr(&[n, n], a.clone()))
+            .array("B", arr(&[n, n], vec![-9.0; n * n])),
+    );
+    let mut b = vec![-9.0; n * n];
+    let mut a2 = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            if j >= i {
+                b[i * n + j] = a[i * n + j] + a[j * n + i];
+            }
+            let t = a[i * n + j] * 2.0;
+            a2[i * n + j] = match i.cmp(&j) {
+                std::cmp::Ordering::Less => t + 1.0,
+                std::cmp::Ordering::Equal => 0.0,
+                std::cmp::Ordering::Greater => -t,
+            };
+        }
+    }
+    assert_close(&output(&outs, "B", &[n, n]), &b);
+    assert_close(&output(&outs, "A", &[n, n]), &a2);
+}
+
+#[test]
+fn inlined_program_with_a_size_symbol_bound_to_a_loop_variable() {
+    let body = r#"
+@dc.program
+def flip(X: dc.float64[K]):
+    Y = np.empty_like(X)
+    for i in dc.map[0:K]:
+        Y[i] = X[K - 1 - i]
+    return Y
+
+
+@dc.program
+def f(r: dc.float64[N], out: dc.float64[N, N]):
+    for k in range(1, N + 1):
+        out[k - 1, :k] = flip(r[:k])
+"#;
+    let sdfg = compile(body);
+    insta::assert_snapshot!(summary(&sdfg));
+    // The callee is a program of its own too.
+    assert!(compile_named(body, "flip").arguments.contains(&"K".to_owned()));
+    let n = 4;
+    let r = values(n, 3);
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("r", arr(&[n], r.clone()))
+            .array("out", zeros(&[n, n])),
+    );
+    let mut want = vec![0.0; n * n];
+    for k in 1..=n {
+        for j in 0..k {
+            want[(k - 1) * n + j] = r[k - 1 - j];
+        }
+    }
+    assert_close(&output(&outs, "out", &[n, n]), &want);
+}
+
+#[test]
+fn linalg_cholesky_and_solve() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N, N], b: dc.float64[N], L: dc.float64[N, N], x: dc.float64[N]):
+    L[:] = np.linalg.cholesky(A)
+    x[:] = np.linalg.solve(A, b)
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let a = vec![4.0, 2.0, 0.0, 2.0, 5.0, 1.0, 0.0, 1.0, 3.0];
+    let b = vec![1.0, -2.0, 3.0];
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", 3)
+            .array("A", arr(&[3, 3], a.clone()))
+            .array("b", arr(&[3], b.clone()))
+            .array("L", zeros(&[3, 3]))
+            .array("x", zeros(&[3])),
+    );
+    // Cholesky by hand: L = [[2, 0, 0], [1, 2, 0], [0, 1/2, sqrt(11)/2]].
+    let l = output(&outs, "L", &[3, 3]);
+    assert_close(
+        &l,
+        &[2.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 0.5, 11f64.sqrt() / 2.0],
+    );
+    // The solution satisfies A x = b.
+    let x = output(&outs, "x", &[3]);
+    let ax: Vec<f64> = (0..3)
+        .map(|i| (0..3).map(|j| a[i * 3 + j] * x[j]).sum())
+        .collect();
+    assert_close(&ax, &b);
+}
+
+#[test]
+fn benchmark_metadata_is_read_as_json() {
+    let m = module(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    A[:] = 1.0
+
+
+def helper(A):
+    return A
+
+
+BENCHMARK = {
+    "program": "f",
+    "scalars": {"alpha": 1.5, "n": -2, "eps": -1e-3},
+    "outputs": ["A", "__return"],
+    "presets": {"test": {"N": 4}, "S": {"N": 1000}},
+    "flags": (True, False, None),
+}
+"#,
+    );
+    assert_eq!(
+        m.metadata(),
+        Some(&serde_json::json!({
+            "program": "f",
+            "scalars": {"alpha": 1.5, "n": -2, "eps": -1e-3},
+            "outputs": ["A", "__return"],
+            "presets": {"test": {"N": 4}, "S": {"N": 1000}},
+            "flags": [true, false, null],
+        }))
+    );
+    // Only `@dc.program` functions are programs.
+    let programs = m.programs();
+    assert_eq!(programs.len(), 1);
+    assert_eq!(programs[0].name, "f");
+    assert_eq!(programs[0].parameters, ["A"]);
+    // No BENCHMARK, no metadata.
+    assert_eq!(module("").metadata(), None);
+}
+
+// ---------------------------------------------------------------------------
+// 3: errors, with their positions.
+
+#[test]
+fn list_comprehension_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    B = [a for a in A]
+"#,
+        7,
+        9,
+    );
+    assert_unsupported(&k, "[a for a in A]");
+}
+
+#[test]
+fn lambda_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    A[:] = 1.0
+    g = lambda x: x + 1
+"#,
+        8,
+        9,
+    );
+    assert_unsupported(&k, "lambda");
+}
+
+#[test]
+fn for_else_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    for i in range(N):
+        A[i] = 1.0
+    else:
+        A[0] = 2.0
+"#,
+        7,
+        5,
+    );
+    assert_unsupported(&k, "for ... else");
+}
+
+#[test]
+fn while_else_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    i = 0
+    while i < N:
+        i += 1
+    else:
+        A[0] = 2.0
+"#,
+        8,
+        5,
+    );
+    assert_unsupported(&k, "while ... else");
+}
+
+#[test]
+fn chained_comparison_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    if 0.0 < A[0] < 1.0:
+        A[0] = 0.0
+"#,
+        7,
+        8,
+    );
+    assert_unsupported(&k, "chained comparison");
+}
+
+#[test]
+fn indirect_access_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N], idx: dc.int64[N], B: dc.float64[N]):
+    B[:] = A[idx]
+"#,
+        7,
+        14,
+    );
+    assert_unsupported(&k, "indirect access");
+}
+
+#[test]
+fn range_with_a_non_constant_step_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    for i in range(0, N, M):
+        A[i] = 1.0
+"#,
+        7,
+        14,
+    );
+    assert_unsupported(&k, "step");
+}
+
+#[test]
+fn slice_with_a_negative_step_is_unsupported() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N], B: dc.float64[N]):
+    B[:] = A[::-1]
+"#,
+        7,
+        14,
+    );
+    assert_unsupported(&k, "slice step");
+}
+
+#[test]
+fn unknown_name() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    A[:] = 2.0 * C
+"#,
+        7,
+        18,
+    );
+    assert_eq!(k, ErrorKind::UnknownName("C".to_owned()));
+}
+
+#[test]
+fn shape_mismatch_in_an_assignment() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N], B: dc.float64[M]):
+    A[:] = B
+"#,
+        7,
+        5,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Shape(m) if m.contains("(M)") && m.contains("(N)")),
+        "{k:?}"
+    );
+}
+
+#[test]
+fn operands_that_do_not_broadcast() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N], B: dc.float64[M], C: dc.float64[N]):
+    C[:] = A + B
+"#,
+        7,
+        12,
+    );
+    assert!(matches!(k, ErrorKind::Shape(_)), "{k:?}");
+}
+
+#[test]
+fn parameter_without_annotation() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N], B):
+    A[:] = 1.0
+"#,
+        6,
+        25,
+    );
+    assert!(matches!(&k, ErrorKind::Annotation(m) if m.contains("`B`")), "{k:?}");
+}
+
+#[test]
+fn bad_annotations() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: np.ndarray):
+    A[:] = 1.0
+"#,
+        6,
+        10,
+    );
+    assert!(matches!(k, ErrorKind::Annotation(_)), "{k:?}");
+    // A dimension that is not an integer expression of symbols.
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N, 2.5]):
+    A[:] = 1.0
+"#,
+        6,
+        24,
+    );
+    assert!(matches!(k, ErrorKind::Annotation(_)), "{k:?}");
+    // A symbol dtype that is not a dtype.
+    let e = Module::parse(FILE, "import dace as dc\nN = dc.symbol('N', dtype=int)\n")
+        .err()
+        .unwrap();
+    assert!(matches!(e.kind, ErrorKind::Annotation(_)), "{e:?}");
+    assert_eq!((e.at.line, e.at.column), (2, 26));
+}
+
+#[test]
+fn syntax_errors() {
+    let e = Module::parse(
+        FILE,
+        &source(
+            r#"
+@dc.program
+def f(A: dc.float64[N]):
+    A[:] = 1.0 +* 2.0
+"#,
+        ),
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(e.kind, ErrorKind::Syntax(_)), "{e:?}");
+    // The position of the unexpected `*`.
+    assert_eq!((e.at.line, e.at.column), (7, 17), "{e}");
+    // An unclosed bracket: reported where the parser gives up.
+    let e = Module::parse(FILE, "x = (1,\ny = 2\n").err().unwrap();
+    assert!(matches!(e.kind, ErrorKind::Syntax(_)), "{e:?}");
+    assert_eq!(e.at.line, 2, "{e}");
+}
+
+#[test]
+fn compiling_something_that_is_not_a_program() {
+    let m = module(
+        r#"
+def g(A):
+    return A
+"#,
+    );
+    for name in ["g", "nope"] {
+        let e = m.compile(name).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::NoSuchProgram(name.to_owned()));
+        assert_eq!((e.at.line, e.at.column), (1, 1));
+    }
+}
+
+#[test]
+fn malformed_benchmark_metadata() {
+    let cases = [
+        // A non-literal value.
+        (
+            "BENCHMARK = {'presets': {'test': {'N': 2 * 3}}}\n",
+            (1, 40),
+            "not a literal",
+        ),
+        // A name.
+        ("BENCHMARK = {'program': kernel}\n", (1, 25), "not a literal"),
+        // A non-string key.
+        ("BENCHMARK = {1: 2}\n", (1, 14), "keys must be strings"),
+        // `**` in a dict.
+        ("BENCHMARK = {'a': 1, **other}\n", (1, 13), "`**`"),
+        // Negation of a string.
+        ("BENCHMARK = {'a': -'x'}\n", (1, 19), "negation"),
+    ];
+    for (text, (line, column), needle) in cases {
+        let e = Module::parse(FILE, text).err().unwrap();
+        assert!(
+            matches!(&e.kind, ErrorKind::Metadata(m) if m.contains(needle)),
+            "{text}: {e:?}"
+        );
+        assert_eq!((e.at.line, e.at.column), (line, column), "{text}: {e}");
+    }
+}
+
+#[test]
+fn early_return_in_a_loop_of_an_inlined_program() {
+    let body = r#"
+@dc.program
+def g(A: dc.float64[N]):
+    for i in range(N):
+        if A[i] > 0.0:
+            return A
+    return A
+
+
+@dc.program
+def f(A: dc.float64[N], B: dc.float64[N]):
+    B[:] = g(A)
+"#;
+    let k = error_at(body, 15, 12);
+    assert_unsupported(&k, "inlining `g`");
+}
+
+#[test]
+fn odd_inputs_give_errors_not_panics() {
+    let sources = [
+        "",
+        "\n\n",
+        "@dc.program\n",
+        "import dace as dc\n@dc.program\ndef f():\n    pass\n",
+        "import dace as dc\n@dc.program\ndef f(*args):\n    pass\n",
+        "import dace as dc\n@dc.program\ndef f(A: dc.float64[0]):\n    A[:] = 1\n",
+        "import dace as dc\n@dc.program\ndef f(A: dc.float64[-1]):\n    A[:] = 1\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[N] = 1\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[0, 0] = 1\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[:] = A @ A @ A\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    return\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    f(A)\n",
+        "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[:] = np.sum()\n",
+        "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[:] = np.sum(A, axis=5)\n",
+        "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[:] = np.zeros(A)\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[:] = 99999999999999999999999\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    for i in range(N, 0, 0):\n        A[i] = 1\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    for i in dc.map[0:N:0]:\n        A[i] = 1\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    A[0:N:0] = 1\n",
+        "import dace as dc\nN = dc.symbol('N')\n@dc.program\ndef f(A: dc.float64[N]):\n    break\n",
+        "BENCHMARK = {'a': 99999999999999999999999}\n",
+        "BENCHMARK = {'a': 1j}\n",
+        "x = 1\nclass C:\n    pass\n",
+        "def f(:\n",
+        "\u{feff}é = 'ü'\n",
+    ];
+    for text in sources {
+        if let Ok(m) = Module::parse(FILE, text) {
+            for p in m.programs() {
+                // Either result is fine; a panic is not.
+                let _ = m.compile(&p.name);
+            }
+        }
+    }
+}
