@@ -53,7 +53,15 @@ struct Lowerer<'m> {
     /// Programs being inlined, innermost last.
     inlining: Vec<InlineFrame>,
     fresh: usize,
+    /// Statements and expressions being lowered, nested (see [`MAX_NESTING`]).
+    depth: usize,
 }
+
+/// How deeply statements and expressions may nest, together and across
+/// inlined programs. The lowering, the validator and later passes walk them
+/// recursively: a deeper program (a 300-term sum, 100 nested `if`s) would
+/// overflow the stack and abort the process instead of being reported.
+const MAX_NESTING: usize = 64;
 
 pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg> {
     let mut l = Lowerer {
@@ -67,6 +75,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         pred: Vec::new(),
         inlining: Vec::new(),
         fresh: 0,
+        depth: 0,
     };
     l.parameters(f)?;
     l.body(&f.body)?;
@@ -266,7 +275,31 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
+    /// Runs `f` one nesting level deeper, or fails at `node` beyond [`MAX_NESTING`].
+    fn deeper<T>(
+        &mut self,
+        node: &impl Ranged,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.err(
+                node,
+                unsupported(format!(
+                    "statements and expressions nested more than {MAX_NESTING} levels deep"
+                )),
+            ));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        self.deeper(s, |l| l.stmt_inner(s))
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt) -> Result<()> {
         match s {
             Stmt::Pass(_) => Ok(()),
             Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_)) => Ok(()),
@@ -341,10 +374,40 @@ impl<'m> Lowerer<'m> {
                 if !w.orelse.is_empty() {
                     return Err(self.err(w, unsupported("`while ... else`")));
                 }
-                let cond = self.condition(&w.test)?;
-                let body = self.nested(|l| l.body(&w.body))?;
-                let label = format!("while_l{}_{}", self.line(w), self.fresh(""));
-                self.push_block(label, BlockKind::Loop(LoopBlock::while_loop(cond, body)));
+                // A condition on data is computed by states of its own
+                // (`pre`). They must run before *every* test, not once
+                // before the loop (the loop would never see the body's
+                // writes): such a loop becomes `while True:` whose body
+                // starts with `pre` and `if not cond: break`.
+                let (cond, pre) = self.condition_states(&w.test)?;
+                let loop_label = format!("while_l{}_{}", self.line(w), self.fresh(""));
+                let (cond, body) = if pre.blocks.is_empty() {
+                    (cond, self.nested(|l| l.body(&w.body))?)
+                } else {
+                    let exit = Region::new(vec![ControlBlock::new(
+                        format!("while_exit_l{}_{}", self.line(w), self.fresh("")),
+                        BlockKind::Break,
+                    )]);
+                    let test_label = format!("while_test_l{}_{}", self.line(w), self.fresh(""));
+                    let body = self.nested(|l| {
+                        if let Some(r) = l.stack.last_mut() {
+                            r.blocks.extend(pre.blocks);
+                        }
+                        l.push_block(
+                            test_label,
+                            BlockKind::Conditional(ConditionalBlock {
+                                branches: vec![(cond.not(), exit)],
+                                otherwise: None,
+                            }),
+                        );
+                        l.body(&w.body)
+                    })?;
+                    (SymCond::constant(true), body)
+                };
+                self.push_block(
+                    loop_label,
+                    BlockKind::Loop(LoopBlock::while_loop(cond, body)),
+                );
                 Ok(())
             }
             Stmt::If(i) if !self.map_ctx.is_empty() => {
@@ -384,27 +447,13 @@ impl<'m> Lowerer<'m> {
                 Ok(())
             }
             Stmt::If(i) => {
-                let mut branches =
-                    vec![(self.condition(&i.test)?, self.nested(|l| l.body(&i.body))?)];
-                let mut otherwise = None;
-                for clause in &i.elif_else_clauses {
-                    match &clause.test {
-                        Some(t) => {
-                            let c = self.condition(t)?;
-                            branches.push((c, self.nested(|l| l.body(&clause.body))?));
-                        }
-                        None => otherwise = Some(self.nested(|l| l.body(&clause.body))?),
-                    }
-                }
-                let label = format!("if_l{}_{}", self.line(i), self.fresh(""));
-                self.push_block(
-                    label,
-                    BlockKind::Conditional(ConditionalBlock {
-                        branches,
-                        otherwise,
-                    }),
-                );
-                Ok(())
+                let cond = self.condition(&i.test)?;
+                let rest: Vec<(Option<&Expr>, &[Stmt])> = i
+                    .elif_else_clauses
+                    .iter()
+                    .map(|c| (c.test.as_ref(), &c.body[..]))
+                    .collect();
+                self.if_chain(i, cond, &i.body, &rest)
             }
             Stmt::Break(b) => {
                 let label = format!("break_l{}_{}", self.line(b), self.fresh(""));
@@ -461,6 +510,22 @@ impl<'m> Lowerer<'m> {
                         } else {
                             DataDesc::array(dtype, shape.clone()).into_transient()
                         };
+                        // Every `return` writes the same containers: one that
+                        // returns another type or shape than an earlier one
+                        // is reported here, not as an invalid SDFG.
+                        if let Some(old) = self.sdfg.containers.get(&name)
+                            && *old != desc
+                        {
+                            return Err(self.err(
+                                v,
+                                unsupported(format!(
+                                    "returning a {dtype} value of shape ({}) where an earlier \
+                                     `return` gives a {} value of another shape or type",
+                                    join(&shape),
+                                    old.dtype
+                                )),
+                            ));
+                        }
                         self.sdfg.containers.insert(name.clone(), desc);
                         let target = ArrayRef::whole(&name, dtype, &shape, shape.is_empty());
                         self.assign_region(v, target, e)?;
@@ -725,11 +790,80 @@ impl<'m> Lowerer<'m> {
         ))
     }
 
+    /// An `if` whose first condition is computed, with its `elif` and
+    /// `else` clauses. An `elif` condition on data is computed in the `else`
+    /// region of the branches before it, where Python evaluates it (only when
+    /// they are not taken: it may read out of bounds when they are, as in
+    /// `if i == 0: ... elif A[i - 1] > 0: ...`).
+    fn if_chain(
+        &mut self,
+        node: &impl Ranged,
+        cond: SymCond,
+        body: &[Stmt],
+        rest: &[(Option<&Expr>, &[Stmt])],
+    ) -> Result<()> {
+        let mut branches = vec![(cond, self.nested(|l| l.body(body))?)];
+        let mut otherwise = None;
+        for (k, (test, body)) in rest.iter().enumerate() {
+            let Some(test) = test else {
+                otherwise = Some(self.nested(|l| l.body(body))?);
+                break;
+            };
+            let (cond, pre) = self.condition_states(test)?;
+            if pre.blocks.is_empty() {
+                branches.push((cond, self.nested(|l| l.body(body))?));
+                continue;
+            }
+            otherwise = Some(self.nested(|l| {
+                if let Some(r) = l.stack.last_mut() {
+                    r.blocks.extend(pre.blocks);
+                }
+                l.if_chain(*test, cond, body, &rest[k + 1..])
+            })?);
+            break;
+        }
+        let label = format!("if_l{}_{}", self.line(node), self.fresh(""));
+        self.push_block(
+            label,
+            BlockKind::Conditional(ConditionalBlock {
+                branches,
+                otherwise,
+            }),
+        );
+        Ok(())
+    }
+
+    /// A condition and the blocks that compute it (none for a condition on
+    /// symbols), which the caller places.
+    fn condition_states(&mut self, e: &Expr) -> Result<(SymCond, Region)> {
+        let mut cond = SymCond::constant(false);
+        let pre = self.nested(|l| {
+            cond = l.condition(e)?;
+            Ok(())
+        })?;
+        Ok((cond, pre))
+    }
+
     /// A branch or loop condition.
     fn condition(&mut self, e: &Expr) -> Result<SymCond> {
-        if let Some(c) = self.sym_cond(e)? {
+        // Trying the condition as one over symbols evaluates its operands,
+        // which may add states (an inlined call, a reduction) and containers.
+        // When it is not one, the attempt is undone, so that the condition
+        // is evaluated once (an inlined call's side effects must not happen twice).
+        let (containers, symbols) = (self.sdfg.containers.clone(), self.sdfg.symbols.clone());
+        let mut sym = None;
+        let attempt = self.nested(|l| {
+            sym = l.sym_cond(e)?;
+            Ok(())
+        })?;
+        if let Some(c) = sym {
+            if let Some(r) = self.stack.last_mut() {
+                r.blocks.extend(attempt.blocks);
+            }
             return Ok(c);
         }
+        self.sdfg.containers = containers;
+        self.sdfg.symbols = symbols;
         if !self.map_ctx.is_empty() {
             return Err(self.err(
                 e,
@@ -755,6 +889,10 @@ impl<'m> Lowerer<'m> {
 
     /// A condition over symbols only, if `e` is one.
     fn sym_cond(&mut self, e: &Expr) -> Result<Option<SymCond>> {
+        self.deeper(e, |l| l.sym_cond_inner(e))
+    }
+
+    fn sym_cond_inner(&mut self, e: &Expr) -> Result<Option<SymCond>> {
         Ok(match e {
             Expr::Compare(c) if c.ops.len() == 1 => {
                 let (Some(a), Some(b)) = (
@@ -835,6 +973,10 @@ impl<'m> Lowerer<'m> {
     }
 
     fn elem(&mut self, e: &Expr) -> Result<Elem> {
+        self.deeper(e, |l| l.elem_inner(e))
+    }
+
+    fn elem_inner(&mut self, e: &Expr) -> Result<Elem> {
         match e {
             Expr::Name(n) => {
                 let name = n.id.as_str();
@@ -2080,6 +2222,14 @@ fn parse_subscript(text: &str) -> Expr {
         Ok(Expr::Subscript(s)) => *s.slice,
         _ => Expr::NoneLiteral(ast::ExprNoneLiteral::default()),
     }
+}
+
+fn join(items: &[SymExpr]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn first_line(s: &str) -> &str {

@@ -140,7 +140,7 @@ impl Module {
         };
         // `BENCHMARK = {...}`
         if name_of(target).as_deref() == Some("BENCHMARK") {
-            self.metadata = Some(self.literal(&a.value)?);
+            self.metadata = Some(self.literal(&a.value, 0)?);
             return Ok(());
         }
         // `N = dace.symbol('N', dtype=...)`
@@ -223,8 +223,14 @@ impl Module {
 
     /// A literal expression (numbers, strings, booleans, None, lists,
     /// tuples, dicts) as JSON.
-    fn literal(&self, e: &Expr) -> Result<serde_json::Value, FrontendError> {
+    /// `depth` counts the enclosing lists and dicts: deeper nesting than
+    /// any metadata needs is refused rather than risking the stack.
+    fn literal(&self, e: &Expr, depth: usize) -> Result<serde_json::Value, FrontendError> {
         use serde_json::Value;
+        if depth > 64 {
+            return Err(self.err(e, ErrorKind::Metadata("nested too deeply".to_owned())));
+        }
+        let depth = depth + 1;
         Ok(match e {
             Expr::NumberLiteral(n) => match &n.value {
                 ast::Number::Int(i) => i.as_i64().map(Value::from).ok_or_else(|| {
@@ -240,7 +246,7 @@ impl Module {
                 }
             },
             Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
-                match self.literal(&u.operand)? {
+                match self.literal(&u.operand, depth)? {
                     Value::Number(n) => match (n.as_i64(), n.as_f64()) {
                         (Some(i), _) => Value::from(-i),
                         (None, Some(f)) => {
@@ -262,13 +268,13 @@ impl Module {
             Expr::List(l) => Value::Array(
                 l.elts
                     .iter()
-                    .map(|x| self.literal(x))
+                    .map(|x| self.literal(x, depth))
                     .collect::<Result<_, _>>()?,
             ),
             Expr::Tuple(t) => Value::Array(
                 t.elts
                     .iter()
-                    .map(|x| self.literal(x))
+                    .map(|x| self.literal(x, depth))
                     .collect::<Result<_, _>>()?,
             ),
             Expr::Dict(d) => {
@@ -277,13 +283,13 @@ impl Module {
                     let Some(k) = &item.key else {
                         return Err(self.err(e, ErrorKind::Metadata("`**` in a dict".to_owned())));
                     };
-                    let Value::String(key) = self.literal(k)? else {
+                    let Value::String(key) = self.literal(k, depth)? else {
                         return Err(self.err(
                             k,
                             ErrorKind::Metadata("dict keys must be strings".to_owned()),
                         ));
                     };
-                    map.insert(key, self.literal(&item.value)?);
+                    map.insert(key, self.literal(&item.value, depth)?);
                 }
                 Value::Object(map)
             }

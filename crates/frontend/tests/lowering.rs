@@ -68,7 +68,11 @@ fn error(body: &str) -> FrontendError {
 fn error_at(body: &str, line: usize, column: usize) -> ErrorKind {
     let e = error(body);
     assert_eq!(e.at.file, FILE, "{e}");
-    assert_eq!((e.at.line, e.at.column), (line, column), "wrong position: {e}");
+    assert_eq!(
+        (e.at.line, e.at.column),
+        (line, column),
+        "wrong position: {e}"
+    );
     e.kind
 }
 
@@ -577,12 +581,8 @@ def f(A: dc.float64[N, M], s: dc.float64[3], c: dc.float64[M], r: dc.float64[N, 
     let max = a.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mean = total / (n * m) as f64;
     let std = (a.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n * m) as f64).sqrt();
-    let cols: Vec<f64> = (0..m)
-        .map(|j| (0..n).map(|i| a[i * m + j]).sum())
-        .collect();
-    let rows: Vec<f64> = (0..n)
-        .map(|i| (0..m).map(|j| a[i * m + j]).sum())
-        .collect();
+    let cols: Vec<f64> = (0..m).map(|j| (0..n).map(|i| a[i * m + j]).sum()).collect();
+    let rows: Vec<f64> = (0..n).map(|i| (0..m).map(|j| a[i * m + j]).sum()).collect();
     assert_close(&output(&outs, "s", &[3]), &[total, max, std]);
     assert_close(&output(&outs, "c", &[m]), &cols);
     assert_close(&output(&outs, "r", &[n, 1]), &rows);
@@ -853,6 +853,88 @@ def f(A: dc.float64[N], out: dc.float64[N]):
 }
 
 #[test]
+fn elif_on_data_is_evaluated_only_when_reached() {
+    // At i = 0 the `elif` would read A[-1]: Python never evaluates it there.
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N], out: dc.float64[N]):
+    for i in range(N):
+        if i == 0:
+            out[i] = A[i]
+        elif A[i - 1] > 0.0:
+            out[i] = A[i - 1]
+        elif A[i - 1] > -0.5:
+            out[i] = 0.0
+        else:
+            out[i] = -1.0
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let a = vec![0.25, -0.25, 0.5, -0.75, 1.0];
+    let n = a.len();
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("A", arr(&[n], a.clone()))
+            .array("out", zeros(&[n])),
+    );
+    assert_close(&output(&outs, "out", &[n]), &[0.25, 0.25, 0.0, 0.5, -1.0]);
+}
+
+#[test]
+fn a_condition_is_evaluated_once() {
+    // The condition calls a program with a side effect and a reduction:
+    // each must run once.
+    let sdfg = compile(
+        r#"
+@dc.program
+def bump(A: dc.float64[N]):
+    A[0] += 1.0
+    return A[0]
+
+
+@dc.program
+def f(A: dc.float64[N]):
+    if bump(A) > 0.0 and np.sum(A) > 0.0:
+        A[1] = 5.0
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", 3)
+            .array("A", arr(&[3], vec![0.0, 0.0, 0.0])),
+    );
+    assert_close(&output(&outs, "A", &[3]), &[1.0, 5.0, 0.0]);
+}
+
+#[test]
+fn early_return_from_a_loop() {
+    let sdfg = compile(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    for i in range(N):
+        if A[i] < 0.0:
+            return i
+    return -1
+"#,
+    );
+    insta::assert_snapshot!(summary(&sdfg));
+    for (a, want) in [(vec![1.0, 2.0, -3.0, -4.0], 2), (vec![1.0; 4], -1)] {
+        let outs = run(
+            &sdfg,
+            Arguments::default().symbol("N", 4).array("A", arr(&[4], a)),
+        );
+        assert_eq!(outs["__return"].dtype(), DType::Int64);
+        assert_eq!(i64s(&outs["__return"]), [want]);
+    }
+}
+
+#[test]
 fn break_and_continue() {
     let sdfg = compile(
         r#"
@@ -1000,7 +1082,11 @@ def f(r: dc.float64[N], out: dc.float64[N, N]):
     let sdfg = compile(body);
     insta::assert_snapshot!(summary(&sdfg));
     // The callee is a program of its own too.
-    assert!(compile_named(body, "flip").arguments.contains(&"K".to_owned()));
+    assert!(
+        compile_named(body, "flip")
+            .arguments
+            .contains(&"K".to_owned())
+    );
     let n = 4;
     let r = values(n, 3);
     let outs = run(
@@ -1277,7 +1363,10 @@ def f(A: dc.float64[N], B):
         6,
         25,
     );
-    assert!(matches!(&k, ErrorKind::Annotation(m) if m.contains("`B`")), "{k:?}");
+    assert!(
+        matches!(&k, ErrorKind::Annotation(m) if m.contains("`B`")),
+        "{k:?}"
+    );
 }
 
 #[test]
@@ -1359,7 +1448,11 @@ fn malformed_benchmark_metadata() {
             "not a literal",
         ),
         // A name.
-        ("BENCHMARK = {'program': kernel}\n", (1, 25), "not a literal"),
+        (
+            "BENCHMARK = {'program': kernel}\n",
+            (1, 25),
+            "not a literal",
+        ),
         // A non-string key.
         ("BENCHMARK = {1: 2}\n", (1, 14), "keys must be strings"),
         // `**` in a dict.
@@ -1394,6 +1487,72 @@ def f(A: dc.float64[N], B: dc.float64[N]):
 "#;
     let k = error_at(body, 15, 12);
     assert_unsupported(&k, "inlining `g`");
+}
+
+#[test]
+fn returns_of_different_types() {
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N]):
+    if A[0] < 0.0:
+        return 1.5
+    return A
+"#,
+        9,
+        12,
+    );
+    assert_unsupported(&k, "earlier `return`");
+}
+
+/// `n` nested `if`s on data around `A[0] = 1.0`.
+fn nested_ifs(n: usize) -> String {
+    let mut body = "\n@dc.program\ndef f(A: dc.float64[N]):\n".to_owned();
+    for k in 0..n {
+        body += &format!("{}if A[{k}] > 0.0:\n", "    ".repeat(k + 1));
+    }
+    body + &format!("{}A[0] = 1.0\n", "    ".repeat(n + 1))
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    // Deep but within the limit: compiles (and validates) on a test thread.
+    compile(&nested_ifs(56));
+    let sum = |n: usize| vec!["A[1]"; n].join(" + ");
+    compile(&format!(
+        "\n@dc.program\ndef f(A: dc.float64[N]):\n    A[0] = {}\n",
+        sum(50)
+    ));
+    // A 3000-term sum is a left-deep tree 3000 levels deep: refused where
+    // it gets too deep, at its leftmost operand.
+    let k = error_at(
+        &format!(
+            "\n@dc.program\ndef f(A: dc.float64[N]):\n    A[0] = {}\n",
+            sum(3000)
+        ),
+        7,
+        12,
+    );
+    assert_unsupported(&k, "nested more than 64 levels");
+    // 200 nested `if`s: refused at the condition of the 62nd (line 7 + 61,
+    // column 4 * 62 + 1 + 3), where statements and expressions reach 64.
+    let k = error_at(&nested_ifs(200), 68, 252);
+    assert_unsupported(&k, "nested more than 64 levels");
+    // `not not ... N > 0`, 5000 times.
+    let k = error_at(
+        &format!(
+            "\n@dc.program\ndef f(A: dc.float64[N]):\n    if {}N > 0:\n        A[0] = 1.0\n",
+            "not ".repeat(5000)
+        ),
+        7,
+        8 + 4 * 63,
+    );
+    assert_unsupported(&k, "nested more than 64 levels");
+    // Metadata nested 1000 lists deep.
+    let text = format!("BENCHMARK = {}1{}\n", "[".repeat(1000), "]".repeat(1000));
+    let e = Module::parse(FILE, &text).err().unwrap();
+    assert_eq!(e.kind, ErrorKind::Metadata("nested too deeply".to_owned()));
+    assert_eq!((e.at.line, e.at.column), (1, 13 + 65));
 }
 
 #[test]
