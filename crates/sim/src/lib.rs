@@ -30,9 +30,9 @@
 //!
 //! # How it executes
 //!
-//! Each state is compiled on first execution into a plan ([`plan`]): names
+//! Each state is compiled on first execution into a plan (module `plan`): names
 //! become slot indices, symbolic indices become affine forms over symbol
-//! slots, tasklet bodies become closures ([`tasklet`]), and the dataflow graph
+//! slots, tasklet bodies become closures (module `tasklet`), and the dataflow graph
 //! becomes a tree of steps in topological order, one subtree per map scope.
 //! Maps run their iterations sequentially, which is a valid schedule of every
 //! map. Library nodes run their reference semantics ([`library`]). Memlets
