@@ -37,6 +37,34 @@ fn gemm_map() -> Sdfg {
     b.build().expect("gemm builds")
 }
 
+/// `axpy`'s arguments, but a map over one element: what a run costs besides
+/// its tasklets (copying the arguments in, reading the outputs back).
+fn axpy_one_element() -> Sdfg {
+    let mut b = SdfgBuilder::new("axpy_one");
+    b.symbol("N")
+        .scalar("a", DType::Float64)
+        .array("x", DType::Float64, "N")
+        .array("y", DType::Float64, "N");
+    b.state("compute", |s| {
+        let (a, x, y_in, y) = (s.access("a"), s.access("x"), s.access("y"), s.access("y"));
+        let (entry, exit) = s.map("one", "i = 0:1", Schedule::Default);
+        let t = s.tasklet(
+            "fma",
+            vec![f64c("alpha"), f64c("xi"), f64c("yi")],
+            vec![f64c("out")],
+            vec![Stmt::assign(
+                "out",
+                Expr::var("alpha") * Expr::var("xi") + Expr::var("yi"),
+            )],
+        );
+        s.path(&[a, entry, t], None, Some("alpha"), "a[0]");
+        s.path(&[x, entry, t], None, Some("xi"), "x[i]");
+        s.path(&[y_in, entry, t], None, Some("yi"), "y[i]");
+        s.path(&[t, exit, y], Some("out"), None, "y[i]");
+    });
+    b.build().expect("axpy_one builds")
+}
+
 fn bench(c: &mut Criterion) {
     let sim = Simulator::new();
 
@@ -50,6 +78,11 @@ fn bench(c: &mut Criterion) {
         .array("y", ArrayValue::f64(vec![n], vec![0.5; n]));
     c.bench_function("elementwise map, 10^6 tasklets", |b| {
         b.iter(|| black_box(sim.run(valid, &args).expect("axpy runs")))
+    });
+    let one = axpy_one_element();
+    let valid_one = sdfg_ir::validate(&one).expect("axpy_one is valid");
+    c.bench_function("same arguments, 1 tasklet (run overhead)", |b| {
+        b.iter(|| black_box(sim.run(valid_one, &args).expect("axpy_one runs")))
     });
 
     let gemm = gemm_map();
