@@ -240,16 +240,24 @@ impl IntExpr {
     }
 }
 
-fn eval_sym(e: &SymExpr, env: &Env<'_>, mem: &Memory, at: &Location) -> Result<i64, SimError> {
+/// Evaluates interstate or symbolic code with `f`, turning a fault raised
+/// while reading data into that fault and an evaluation error into
+/// [`SimError::Eval`] at `at`.
+fn evaluate<T>(
+    env: &Env<'_>,
+    mem: &Memory,
+    at: &Location,
+    f: impl FnOnce(&EvalEnv<'_, '_>) -> Result<T, sdfg_ir::symbolic::EvalError>,
+) -> Result<T, SimError> {
     let ev = EvalEnv {
         env,
         mem,
         fault: RefCell::new(None),
         at,
     };
-    let r = e.eval(&ev);
-    if let Some(f) = ev.fault.into_inner() {
-        return Err(f);
+    let r = f(&ev);
+    if let Some(fault) = ev.fault.into_inner() {
+        return Err(fault);
     }
     r.map_err(|error| SimError::Eval {
         at: at.clone(),
@@ -257,21 +265,12 @@ fn eval_sym(e: &SymExpr, env: &Env<'_>, mem: &Memory, at: &Location) -> Result<i
     })
 }
 
+fn eval_sym(e: &SymExpr, env: &Env<'_>, mem: &Memory, at: &Location) -> Result<i64, SimError> {
+    evaluate(env, mem, at, |ev| e.eval(ev))
+}
+
 fn eval_cond(c: &SymCond, env: &Env<'_>, mem: &Memory, at: &Location) -> Result<bool, SimError> {
-    let ev = EvalEnv {
-        env,
-        mem,
-        fault: RefCell::new(None),
-        at,
-    };
-    let r = c.eval(&ev);
-    if let Some(f) = ev.fault.into_inner() {
-        return Err(f);
-    }
-    r.map_err(|error| SimError::Eval {
-        at: at.clone(),
-        error,
-    })
+    evaluate(env, mem, at, |ev| c.eval(ev))
 }
 
 /// The side whose memory a storage kind is, for a container first used on `side`.
