@@ -52,6 +52,9 @@ struct Lowerer<'m> {
     pred: Vec<Elem>,
     /// Programs being inlined, innermost last.
     inlining: Vec<InlineFrame>,
+    /// Transients holding the result of a reshape (a copy): writing into
+    /// one would not reach the original, so it is refused.
+    reshaped: std::collections::BTreeSet<String>,
     fresh: usize,
     /// Statements and expressions being lowered, nested (see [`MAX_NESTING`]).
     depth: usize,
@@ -74,6 +77,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         map_level_counter: 0,
         pred: Vec::new(),
         inlining: Vec::new(),
+        reshaped: Default::default(),
         fresh: 0,
         depth: 0,
     };
@@ -303,6 +307,9 @@ impl<'m> Lowerer<'m> {
         match s {
             Stmt::Pass(_) => Ok(()),
             Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_)) => Ok(()),
+            // A call for its effect (`np.add(a, b, out=c)`, a program that
+            // writes its arguments): evaluate it, drop the value.
+            Stmt::Expr(e) if matches!(&*e.value, Expr::Call(_)) => self.elem(&e.value).map(drop),
             Stmt::Assign(a) => {
                 let [target] = &a.targets[..] else {
                     return Err(self.err(a, unsupported("chained assignment")));
@@ -622,6 +629,34 @@ impl<'m> Lowerer<'m> {
                 };
                 self.names.insert(name, Name::Ref(r));
                 Ok(())
+            }
+            Expr::Subscript(s) if !matches!(&*s.slice, Expr::Tuple(_) | Expr::Slice(_)) => {
+                // `A[mask] = v` with a boolean array of A's shape: a
+                // predicated assignment of every element.
+                if let Ok(Elem::Ref(base)) = self.elem(&s.value)
+                    && let Ok(mask) = self.elem(&s.slice)
+                    && mask.dtype() == DType::Bool
+                    && mask.shape().is_some_and(|sh| !sh.is_empty())
+                {
+                    if mask.shape() != Some(base.shape()) {
+                        return Err(self.err(
+                            &*s.slice,
+                            ErrorKind::Shape(
+                                "a boolean mask must have the shape of the array it selects from"
+                                    .to_owned(),
+                            ),
+                        ));
+                    }
+                    let v = Elem::Select(
+                        Box::new(mask),
+                        Box::new(value),
+                        Box::new(Elem::Ref(base.clone())),
+                        base.dtype,
+                    );
+                    return self.assign_region(target, base, v);
+                }
+                let r = self.target_ref(target)?;
+                self.assign_region(target, r, value)
             }
             Expr::Subscript(_) => {
                 let r = self.target_ref(target)?;
@@ -1187,6 +1222,9 @@ impl<'m> Lowerer<'m> {
                 }
                 e => {
                     let v = self.elem(e)?;
+                    if v.dtype() == DType::Bool && v.shape().is_some_and(|s| !s.is_empty()) {
+                        return Err(self.err(e, unsupported("selecting with a boolean mask (the result's size depends on the data); assign through the mask or use np.where")));
+                    }
                     let Some(i) = v.as_sym() else {
                         return Err(
                             self.err(e, unsupported("indexing with an array (indirect access)"))
@@ -1222,6 +1260,167 @@ impl<'m> Lowerer<'m> {
     }
 
     fn call(&mut self, c: &ast::ExprCall) -> Result<Elem> {
+        // `np.ufunc(..., out=X)`: compute, then assign into X.
+        if let Some(out) = Self::kwarg(c, "out")
+            && self.module_func(&c.func).is_some_and(|(m, _)| m == "np")
+        {
+            let target = self.target_ref(out)?;
+            let value = self.call_value(c)?;
+            self.assign_region(c, target.clone(), value)?;
+            return Ok(Elem::Ref(target));
+        }
+        // `np.add.outer(a, b)` and friends.
+        if let Expr::Attribute(a) = &*c.func
+            && a.attr.id.as_str() == "outer"
+            && let Some(("np", ufunc)) = self.module_func(&a.value)
+        {
+            return self.outer(c, ufunc);
+        }
+        // Array methods: `x.reshape(...)`, `x.copy()`, `x.sum(axis=...)`, ...
+        if let Expr::Attribute(a) = &*c.func
+            && !self.is_module(&a.value, &self.m.numpy_alias)
+            && !self.is_module(&a.value, &self.m.dace_alias)
+            && self.module_func(&c.func).is_none()
+        {
+            return self.method(c, &a.value, a.attr.id.as_str());
+        }
+        self.call_value(c)
+    }
+
+    /// `np.<ufunc>.outer(a, b)`: `a` indexed with new axes after its own,
+    /// `b` with new axes before its own, combined elementwise.
+    fn outer(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
+        let op = arithmetic_ufunc(ufunc)
+            .ok_or_else(|| self.err(c, unsupported(format!("`np.{ufunc}.outer`"))))?;
+        let [x, y] = &c.arguments.args[..] else {
+            return Err(self.err(c, unsupported("`outer` with other than two arguments")));
+        };
+        let (x, y) = (self.elem(x)?, self.elem(y)?);
+        let (mut a, mut b) = (self.plain(c, x)?, self.plain(c, y)?);
+        let (ra, rb) = (a.order.len(), b.order.len());
+        for _ in 0..rb {
+            a.dims.push(Dim::NewAxis);
+            a.order.push(a.dims.len() - 1);
+        }
+        let mut front = Vec::new();
+        for _ in 0..ra {
+            b.dims.push(Dim::NewAxis);
+            front.push(b.dims.len() - 1);
+        }
+        front.extend(b.order.iter().copied());
+        b.order = front;
+        self.binary(c, op, Elem::Ref(a), Elem::Ref(b))
+    }
+
+    /// Methods of arrays.
+    fn method(&mut self, c: &ast::ExprCall, receiver: &Expr, name: &str) -> Result<Elem> {
+        let x = self.elem(receiver)?;
+        let args = &c.arguments.args;
+        match name {
+            "reshape" => {
+                let shape_exprs: Vec<&Expr> = match &args[..] {
+                    [Expr::Tuple(t)] => t.elts.iter().collect(),
+                    many => many.iter().collect(),
+                };
+                let shape = shape_exprs
+                    .iter()
+                    .map(|e| self.sym(e))
+                    .collect::<Result<Vec<_>>>()?;
+                self.reshape(c, x, shape)
+            }
+            "copy" => {
+                let r = self.plain(c, x.clone())?;
+                let shape = r.shape();
+                let out = self.new_transient("copy_", r.dtype, &shape);
+                self.assign_region(c, out.clone(), Elem::Ref(r))?;
+                Ok(Elem::Ref(out))
+            }
+            "sum" | "max" | "min" | "mean" | "prod" => {
+                let axis = match Self::kwarg(c, "axis").or(args.first()) {
+                    None | Some(Expr::NoneLiteral(_)) => None,
+                    Some(Expr::Tuple(t)) => Some(
+                        t.elts
+                            .iter()
+                            .map(|a| self.sym(a))
+                            .collect::<Result<Vec<_>>>()?,
+                    ),
+                    Some(a) => Some(vec![self.sym(a)?]),
+                };
+                let keepdims =
+                    matches!(Self::kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
+                let op = match name {
+                    "sum" | "mean" => Wcr::Sum,
+                    "prod" => Wcr::Product,
+                    "max" => Wcr::Max,
+                    _ => Wcr::Min,
+                };
+                self.reduce(c, x, op, axis, keepdims, name == "mean")
+            }
+            other => Err(self.err(c, unsupported(format!("the array method `{other}`")))),
+        }
+    }
+
+    /// A contiguous reshape, evaluated into a new array (element `k` of the
+    /// result in row-major order is element `k` of the source). The result
+    /// is a copy, so writing into it later is refused rather than lost.
+    fn reshape(&mut self, node: &impl Ranged, x: Elem, shape: Vec<SymExpr>) -> Result<Elem> {
+        if !self.map_ctx.is_empty() {
+            return Err(self.err(node, unsupported("a reshape inside a `dace.map` body")));
+        }
+        let src = self.plain(node, x)?;
+        let old = src.shape();
+        let count = |s: &[SymExpr]| s.iter().fold(SymExpr::int(1), |a, b| a * b.clone());
+        if count(&old) != count(&shape) {
+            return Err(self.err(
+                node,
+                ErrorKind::Shape("reshape must keep the number of elements".to_owned()),
+            ));
+        }
+        let out = self.new_transient("reshape_", src.dtype, &shape);
+        self.reshaped.insert(out.data.clone());
+        let params: Vec<String> = shape.iter().map(|_| self.fresh("__r")).collect();
+        // Linear index in the new shape, unravelled into the old one.
+        let mut linear = SymExpr::int(0);
+        for (p, len) in params.iter().zip(&shape) {
+            linear = linear * len.clone() + SymExpr::symbol(p.clone());
+        }
+        let mut rest = linear;
+        let mut at = vec![SymExpr::int(0); old.len()];
+        for (d, len) in old.iter().enumerate().rev() {
+            at[d] = rest.modulo(len);
+            rest = rest.floor_div(len);
+        }
+        let in_memlet = Memlet::new(&src.data, Subset::at(src.index(&at)));
+        let out_memlet = Memlet::new(
+            &out.data,
+            Subset::at(params.iter().map(|p| SymExpr::symbol(p.clone())).collect()),
+        );
+        let map = Map {
+            label: format!("{}_fill", out.data),
+            params: params.clone(),
+            ranges: shape
+                .iter()
+                .map(|l| Range::slice(SymExpr::int(0), l.clone()))
+                .collect(),
+            schedule: Schedule::Default,
+        };
+        let dtype = src.dtype;
+        self.state(node, "reshape", move |s| {
+            let (a, o) = (s.access(&in_memlet.data), s.access(&out_memlet.data));
+            let (entry, exit) = s.map_with(map);
+            let t = s.tasklet(
+                "copy",
+                vec![Connector::scalar("__in", dtype)],
+                vec![Connector::scalar("__out", dtype)],
+                vec![code::Stmt::assign("__out", code::Expr::var("__in"))],
+            );
+            s.path(&[a, entry, t], None, Some("__in"), in_memlet);
+            s.path(&[t, exit, o], Some("__out"), None, out_memlet);
+        })?;
+        Ok(Elem::Ref(out))
+    }
+
+    fn call_value(&mut self, c: &ast::ExprCall) -> Result<Elem> {
         let args = &c.arguments.args;
         let missing = self.err(c, unsupported("a call with missing arguments"));
         let arg = |k: usize| args.get(k).ok_or_else(|| missing.clone());
@@ -1272,6 +1471,30 @@ impl<'m> Lowerer<'m> {
                 )),
             ));
         };
+        if module == "np"
+            && let Some(op) = arithmetic_ufunc(name)
+        {
+            let [x, y] = &c.arguments.args[..] else {
+                return Err(self.err(
+                    c,
+                    unsupported(format!("`np.{name}` with other than two arguments")),
+                ));
+            };
+            let (x, y) = (self.elem(x)?, self.elem(y)?);
+            return self.binary(c, op, x, y);
+        }
+        if (module, name) == ("np", "reshape") {
+            let x = self.elem(arg(0)?)?;
+            let shape = match arg(1)? {
+                Expr::Tuple(t) => t
+                    .elts
+                    .iter()
+                    .map(|e| self.sym(e))
+                    .collect::<Result<Vec<_>>>()?,
+                one => vec![self.sym(one)?],
+            };
+            return self.reshape(c, x, shape);
+        }
         let intrinsic = match name {
             "sqrt" => Some(Intrinsic::Sqrt),
             "exp" => Some(Intrinsic::Exp),
@@ -1361,7 +1584,7 @@ impl<'m> Lowerer<'m> {
                 };
                 let r = self.new_transient("eye_", dtype, &[n.clone(), n.clone()]);
                 let idx = self.new_transient("eye_idx_", DType::Int64, std::slice::from_ref(&n));
-                self.elementwise_fill(c, &idx, "")?;
+                self.elementwise_fill(c, &idx, &SymExpr::symbol("__k"))?;
                 let row = Elem::Ref(self.index(c, idx.clone(), &newaxis_last())?);
                 let col = Elem::Ref(self.index(c, idx, &newaxis_first())?);
                 let eq = Elem::Binary(BinaryOp::Eq, Box::new(row), Box::new(col), DType::Int64);
@@ -1418,10 +1641,28 @@ impl<'m> Lowerer<'m> {
                 Ok(Elem::Ref(r))
             }
             ("np", "arange") => {
-                let n = self.sym(arg(0)?)?;
+                let bounds = args
+                    .iter()
+                    .map(|a| self.sym(a))
+                    .collect::<Result<Vec<_>>>()?;
+                let (start, stop, step) = match bounds.as_slice() {
+                    [stop] => (SymExpr::int(0), stop.clone(), 1),
+                    [start, stop] => (start.clone(), stop.clone(), 1),
+                    [start, stop, step] => {
+                        let k = step.as_int().filter(|k| *k > 0).ok_or_else(|| {
+                            self.err(
+                                c,
+                                unsupported("an `arange` step that is not a positive constant"),
+                            )
+                        })?;
+                        (start.clone(), stop.clone(), k)
+                    }
+                    _ => return Err(self.err(c, unsupported("`arange` with this many arguments"))),
+                };
+                let n = (&stop - &start + (step - 1)).floor_div(&SymExpr::int(step));
                 let r = self.new_transient("arange_", DType::Int64, std::slice::from_ref(&n));
-                let p = self.fresh("__k");
-                self.elementwise_fill(c, &r, &p)?;
+                let value = start + SymExpr::symbol("__k") * step;
+                self.elementwise_fill(c, &r, &value)?;
                 Ok(Elem::Ref(r))
             }
             ("linalg", "cholesky") => {
@@ -1568,7 +1809,14 @@ impl<'m> Lowerer<'m> {
     }
 
     /// `r[k] = k` for `np.arange`.
-    fn elementwise_fill(&mut self, node: &impl Ranged, r: &ArrayRef, _param: &str) -> Result<()> {
+    fn elementwise_fill(
+        &mut self,
+        node: &impl Ranged,
+        r: &ArrayRef,
+        value: &SymExpr,
+    ) -> Result<()> {
+        let code_value = sym_code(value)
+            .ok_or_else(|| self.err(node, unsupported("a data-dependent `arange`")))?;
         let n = r.shape()[0].clone();
         let map = Map {
             label: format!("{}_fill", r.data),
@@ -1584,7 +1832,7 @@ impl<'m> Lowerer<'m> {
                 "index",
                 vec![],
                 vec![Connector::scalar("__out", DType::Int64)],
-                vec![code::Stmt::assign("__out", code::Expr::var("__k"))],
+                vec![code::Stmt::assign("__out", code_value)],
             );
             s.empty_edge(entry, t);
             s.path(
@@ -1906,6 +2154,9 @@ impl<'m> Lowerer<'m> {
             ),
             None => value,
         };
+        if self.reshaped.contains(&target.data) {
+            return Err(self.err(node, unsupported("writing into the result of `reshape` (it is a copy; write the original array instead)")));
+        }
         let tshape = target.shape();
         let vshape = value.shape().ok_or_else(|| {
             self.err(
@@ -2159,6 +2410,32 @@ fn aligned(shape: &[SymExpr], target: &[SymExpr], params: &[SymExpr]) -> Vec<Sym
             }
         })
         .collect()
+}
+
+/// NumPy's arithmetic ufuncs by name.
+fn arithmetic_ufunc(name: &str) -> Option<BinaryOp> {
+    Some(match name {
+        "add" => BinaryOp::Add,
+        "subtract" => BinaryOp::Sub,
+        "multiply" => BinaryOp::Mul,
+        "divide" | "true_divide" => BinaryOp::Div,
+        "floor_divide" => BinaryOp::FloorDiv,
+        "mod" | "remainder" => BinaryOp::Mod,
+        "bitwise_and" => BinaryOp::BitAnd,
+        "bitwise_or" => BinaryOp::BitOr,
+        "bitwise_xor" => BinaryOp::BitXor,
+        "left_shift" => BinaryOp::Shl,
+        "right_shift" => BinaryOp::Shr,
+        "equal" => BinaryOp::Eq,
+        "not_equal" => BinaryOp::Ne,
+        "less" => BinaryOp::Lt,
+        "less_equal" => BinaryOp::Le,
+        "greater" => BinaryOp::Gt,
+        "greater_equal" => BinaryOp::Ge,
+        "logical_and" => BinaryOp::And,
+        "logical_or" => BinaryOp::Or,
+        _ => return None,
+    })
 }
 
 fn binary_op(op: ast::Operator) -> Option<BinaryOp> {

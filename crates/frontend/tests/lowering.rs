@@ -1593,3 +1593,101 @@ fn odd_inputs_give_errors_not_panics() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// NumPy forms: ufunc names with `out=`, `ufunc.outer`, boolean masks,
+// reshape, `arange` with bounds, array methods, calls as statements.
+
+fn f64_array(shape: Vec<usize>, data: Vec<f64>) -> ArrayValue {
+    ArrayValue::f64(shape, data)
+}
+
+#[test]
+fn ufunc_outer_out_masks_reshape_arange_and_methods() {
+    let body = "@dc.program\n\
+                def f(a: dc.float64[N], b: dc.float64[M], C: dc.float64[N, M], D: dc.float64[N, M],\n\
+                      E: dc.float64[M, N], r: dc.int64[N], s: dc.float64[N]):\n    \
+                    C[:] = np.subtract.outer(a, b)\n    \
+                    np.multiply(C, 2.0, out=D)\n    \
+                    D[C > 0.0] = -1.0\n    \
+                    E[:] = D.reshape((M, N))\n    \
+                    r[:] = np.arange(3, 3 + 2 * N, 2)\n    \
+                    s[:] = C.sum(axis=1) + np.add(a, 1.0)\n";
+    let sdfg = compile(body);
+    insta::assert_snapshot!("numpy_forms", summary(&sdfg));
+    let (n, m) = (3usize, 4usize);
+    let a: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+    let b: Vec<f64> = (0..m).map(|j| j as f64 * 0.25 + 0.1).collect();
+    let zeros = |r: usize, c: usize| f64_array(vec![r, c], vec![0.0; r * c]);
+    let out = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", n as i64)
+            .symbol("M", m as i64)
+            .array("a", f64_array(vec![n], a.clone()))
+            .array("b", f64_array(vec![m], b.clone()))
+            .array("C", zeros(n, m))
+            .array("D", zeros(n, m))
+            .array("E", zeros(m, n))
+            .array("r", ArrayValue::i64(vec![n], vec![0; n]))
+            .array("s", f64_array(vec![n], vec![0.0; n])),
+    );
+    let c: Vec<f64> = (0..n * m).map(|k| a[k / m] - b[k % m]).collect();
+    let d: Vec<f64> = c
+        .iter()
+        .map(|&x| if x > 0.0 { -1.0 } else { 2.0 * x })
+        .collect();
+    assert_close(&f64s(&out["C"]), &c);
+    assert_close(&f64s(&out["D"]), &d);
+    // The reshape keeps row-major order: E's elements are D's.
+    assert_close(&f64s(&out["E"]), &d);
+    assert_eq!(i64s(&out["r"]), vec![3, 5, 7]);
+    let s: Vec<f64> = (0..n)
+        .map(|i| c[i * m..(i + 1) * m].iter().sum::<f64>() + a[i] + 1.0)
+        .collect();
+    assert_close(&f64s(&out["s"]), &s);
+}
+
+#[test]
+fn selecting_with_a_mask_is_refused_with_its_position() {
+    let body = "@dc.program\n\
+                def f(A: dc.float64[N], B: dc.float64[N]):\n    \
+                    B[:] = A[A > 0.0]\n";
+    let kind = error_at(body, 6, 14);
+    assert_unsupported(&kind, "boolean mask");
+}
+
+#[test]
+fn a_mask_of_another_shape_is_a_shape_error() {
+    let body = "@dc.program\n\
+                def f(A: dc.float64[N], B: dc.float64[M]):\n    \
+                    A[B > 0.0] = 1.0\n";
+    assert!(matches!(error_at(body, 6, 7), ErrorKind::Shape(_)));
+}
+
+#[test]
+fn writing_into_a_reshaped_copy_is_refused() {
+    let body = "@dc.program\n\
+                def f(A: dc.float64[N, M]):\n    \
+                    B = A.reshape((M, N))\n    \
+                    B[0, 0] = 1.0\n";
+    let kind = error_at(body, 7, 5);
+    assert_unsupported(&kind, "reshape");
+}
+
+#[test]
+fn reshape_must_keep_the_element_count() {
+    let body = "@dc.program\n\
+                def f(A: dc.float64[N, M], B: dc.float64[N]):\n    \
+                    B[:] = np.reshape(A, (N,))\n";
+    assert!(matches!(error_at(body, 6, 12), ErrorKind::Shape(_)));
+}
+
+#[test]
+fn unknown_array_methods_are_errors() {
+    let body = "@dc.program\n\
+                def f(A: dc.float64[N]):\n    \
+                    A[:] = A.cumsum()\n";
+    let kind = error_at(body, 6, 12);
+    assert_unsupported(&kind, "cumsum");
+}
