@@ -8,7 +8,16 @@
 //! (`corpus/tools/reference.py`) and compare every output within the
 //! kernel's tolerance. A stage that cannot run says why ("skipped: python3
 //! with NumPy not found"); it never passes silently. A failed stage stops the
-//! stages that depend on it, which are reported as skipped with the reason.
+//! stages that depend on it, which are reported as skipped with the reason
+//! (the NumPy comparison depends only on the host simulation).
+//!
+//! The offload stages: **offload** runs the offload pass for the simulated
+//! accelerator and checks that its output validates, round-trips through
+//! JSON and is left unchanged by a second run; **device** runs the
+//! initializer on the host and the offloaded kernel on the simulated
+//! accelerator (separate memories, every transfer counted) and compares its
+//! outputs with the host run's, recording launches, bytes moved between
+//! host and device, and the transfer ratio.
 
 use sdfg_ir::{DType, Sdfg};
 use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};
@@ -19,7 +28,9 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The stages, in order.
-pub const STAGES: [&str; 6] = ["parse", "compile", "validate", "json", "simulate", "numpy"];
+pub const STAGES: [&str; 8] = [
+    "parse", "compile", "validate", "json", "simulate", "offload", "device", "numpy",
+];
 
 /// The outcome of one stage.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -131,16 +142,26 @@ pub fn run_kernel(
         lower_bound_bytes: 0,
     };
     let mut blocked: Option<String> = None;
+    let mut simulate_passed = false;
     let mut stage =
         |report: &mut KernelReport, name: &str, f: &mut dyn FnMut() -> Result<(), Verdict>| {
             let start = Instant::now();
-            let verdict = match &blocked {
-                Some(why) => Verdict::Skip(why.clone()),
+            // The NumPy comparison needs only the host run, not the offload stages.
+            let gate = if name == "numpy" && simulate_passed {
+                None
+            } else {
+                blocked.clone()
+            };
+            let verdict = match gate {
+                Some(why) => Verdict::Skip(why),
                 None => match f() {
                     Ok(()) => Verdict::Pass,
                     Err(v) => v,
                 },
             };
+            if name == "simulate" {
+                simulate_passed = verdict == Verdict::Pass;
+            }
             if blocked.is_none() && !matches!(verdict, Verdict::Pass) {
                 blocked = Some(format!("`{name}` did not pass"));
             }
@@ -218,9 +239,59 @@ pub fn run_kernel(
         run_report = r;
         Ok(())
     });
-    report.launches = run_report.launches;
-    report.transfer_bytes = run_report.transfer_bytes();
-    report.lower_bound_bytes = run_report.lower_bound_bytes;
+    let mut offloaded: Option<Sdfg> = None;
+    stage(&mut report, "offload", &mut || {
+        let (k, _) = sdfgs
+            .as_ref()
+            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
+        let acc = sdfg_sim::SimAccelerator;
+        let options = sdfg_passes::Options::default();
+        let (out, _) = sdfg_passes::offload(k, &acc, &options).map_err(|e| fail(&e))?;
+        sdfg_ir::validate(&out).map_err(|e| fail(&e))?;
+        let text = out.to_json();
+        let back = Sdfg::from_json(&text).map_err(|e| fail(&e))?;
+        if back != out {
+            return Err(Verdict::Fail(
+                "the offloaded SDFG changed in a JSON round trip".to_owned(),
+            ));
+        }
+        let (again, _) = sdfg_passes::offload(&out, &acc, &options).map_err(|e| fail(&e))?;
+        if again != out {
+            return Err(Verdict::Fail(
+                "a second offload changed the SDFG (not idempotent)".to_owned(),
+            ));
+        }
+        offloaded = Some(out);
+        Ok(())
+    });
+    let mut device_report = RunReport::default();
+    stage(&mut report, "device", &mut || {
+        let (_, i) = sdfgs
+            .as_ref()
+            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
+        let k = offloaded
+            .as_ref()
+            .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
+        let md = meta
+            .as_ref()
+            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
+        let (outs, r) = simulate(k, i.as_ref(), md).map_err(Verdict::Fail)?;
+        for name in &md.outputs {
+            let host = outputs
+                .get(name)
+                .ok_or_else(|| Verdict::Fail(format!("the host run has no output `{name}`")))?;
+            let device = outs
+                .get(name)
+                .ok_or_else(|| Verdict::Fail(format!("the device run has no output `{name}`")))?;
+            compare(name, device, host, &md.tolerance).map_err(Verdict::Fail)?;
+        }
+        device_report = r;
+        Ok(())
+    });
+    let _ = &run_report;
+    report.launches = device_report.launches;
+    report.transfer_bytes = device_report.transfer_bytes();
+    report.lower_bound_bytes = device_report.lower_bound_bytes;
     stage(&mut report, "numpy", &mut || {
         python
             .clone()

@@ -62,6 +62,7 @@
 //! elementwise map: (49.8 - 9.9) ms / 10^6).
 //! The target was under 50 ns per simple tasklet execution.
 
+pub mod accelerator;
 mod arith;
 pub mod error;
 mod exec;
@@ -73,6 +74,7 @@ pub mod report;
 mod tasklet;
 pub mod value;
 
+pub use accelerator::SimAccelerator;
 pub use error::{Location, SimError};
 pub use memory::{ContainerTraffic, Traffic};
 pub use report::RunReport;

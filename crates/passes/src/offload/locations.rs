@@ -1,0 +1,118 @@
+//! Phase 3: which containers the device uses, and which the host reads.
+//!
+//! Device code is everything in a kernel scope (including the kernel's entry
+//! and exit) and every device-wide library call. Copies between two access
+//! nodes at host level of a state with device code are device copies.
+//! Interstate code (transition assignments, loop and branch conditions) is
+//! host code, and so are callbacks and maps that stay on the host.
+
+use sdfg_ir::{BlockKind, Node, NodeId, Sdfg, State};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the analysis found.
+#[derive(Clone, Debug, Default)]
+pub struct Usage {
+    /// Containers device code reads.
+    pub device_read: BTreeSet<String>,
+    /// Containers device code writes.
+    pub device_written: BTreeSet<String>,
+    /// Containers host code in states (callbacks, host maps) touches.
+    pub host_used: BTreeSet<String>,
+    /// Containers interstate code reads.
+    pub host_read: BTreeSet<String>,
+    /// Per state label: the containers its device code touches.
+    pub per_state: BTreeMap<String, BTreeSet<String>>,
+    /// Per state label: the containers its device code writes.
+    pub per_state_written: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Usage {
+    /// Containers device code touches anywhere.
+    pub fn device_used(&self) -> BTreeSet<String> {
+        self.device_read
+            .union(&self.device_written)
+            .cloned()
+            .collect()
+    }
+}
+
+fn is_device(state: &State, tree: &sdfg_ir::ScopeTree, n: NodeId) -> bool {
+    let own = match state.node(n) {
+        Some(Node::MapEntry(m)) => m.map.schedule.is_device(),
+        Some(Node::MapExit(x)) => {
+            matches!(state.node(x.entry), Some(Node::MapEntry(m)) if m.map.schedule.is_device())
+        }
+        Some(Node::Library(l)) => l.schedule.is_device(),
+        _ => false,
+    };
+    own || tree
+        .ancestors(n)
+        .into_iter()
+        .any(|e| matches!(state.node(e), Some(Node::MapEntry(m)) if m.map.schedule.is_device()))
+}
+
+/// Analyses every state and every piece of interstate code.
+pub fn analyse(sdfg: &Sdfg) -> Usage {
+    let mut u = Usage::default();
+    sdfg.walk_blocks(&mut |_, _, block| {
+        match &block.kind {
+            BlockKind::State(state) => {
+                let Ok(tree) = state.scope_tree() else { return };
+                let mut here = BTreeSet::new();
+                let mut written = BTreeSet::new();
+                for (_, src, dst, edge) in state.edges() {
+                    let (Some(s), Some(d)) = (state.node(src), state.node(dst)) else {
+                        continue;
+                    };
+                    match (s.as_access(), d.as_access()) {
+                        (Some(a), Some(b)) => {
+                            // A copy: device memory on both ends.
+                            u.device_read.insert(a.to_owned());
+                            u.device_written.insert(b.to_owned());
+                            written.insert(b.to_owned());
+                            here.insert(a.to_owned());
+                            here.insert(b.to_owned());
+                            if let Some(m) = &edge.memlet {
+                                here.insert(m.data.clone());
+                            }
+                        }
+                        (Some(a), None) => {
+                            if is_device(state, &tree, dst) {
+                                u.device_read.insert(a.to_owned());
+                                here.insert(a.to_owned());
+                            } else {
+                                u.host_used.insert(a.to_owned());
+                            }
+                        }
+                        (None, Some(b)) => {
+                            if is_device(state, &tree, src) {
+                                u.device_written.insert(b.to_owned());
+                                written.insert(b.to_owned());
+                                here.insert(b.to_owned());
+                            } else {
+                                u.host_used.insert(b.to_owned());
+                            }
+                        }
+                        (None, None) => {}
+                    }
+                }
+                u.per_state.insert(block.label.clone(), here);
+                u.per_state_written.insert(block.label.clone(), written);
+            }
+            BlockKind::Loop(l) => {
+                u.host_read.extend(l.condition.reads());
+                for e in [&l.init, &l.update].into_iter().flatten() {
+                    u.host_read.extend(e.reads());
+                }
+            }
+            BlockKind::Conditional(c) => {
+                for (cond, _) in &c.branches {
+                    u.host_read.extend(cond.reads());
+                }
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+        u.host_read.extend(block.transition.reads());
+    });
+    u
+}

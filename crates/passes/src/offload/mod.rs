@@ -1,0 +1,242 @@
+//! The offload pass: moves the work of an SDFG to an accelerator and places
+//! its data, written once against [`Accelerator`].
+//!
+//! The phases, each a module named for what it decides:
+//!
+//! 1. [`schedules`]: one walk over every state; maps at host level become
+//!    kernels, library nodes at host level device-wide calls, maps inside
+//!    kernels run sequentially per thread. Host maps (`--host-maps`) are
+//!    not implemented yet and are refused with an error.
+//! 2. [`partitions`]: host tasklets left at host level in a state are each
+//!    wrapped in a single-thread kernel, so no state mixes host and device
+//!    computation (callbacks stay on the host).
+//! 3. [`locations`]: which containers device code uses, reads and writes,
+//!    and which ones host code (interstate conditions and assignments,
+//!    callbacks) reads.
+//! 4. [`placement`]: signature containers never move: a device *twin* is
+//!    staged beside each one the device uses, copied in once at the start
+//!    and copied back at the exit and before every `return` when the device
+//!    wrote it; a container the host reads in interstate code is copied back
+//!    after every state that writes its twin; transients only kernels use are
+//!    placed in device memory; views take their origin's storage.
+//!
+//! Still to come (later versions of this pass): host maps (`Auto` and by
+//! name), grouping host tasklets into one kernel per partition, loop-aware
+//! placement and copy hoisting for transients shared by host and device,
+//! copy-in elision for containers overwritten before they are read, register
+//! promotion, nested SDFGs. Where the input needs one of them the pass
+//! returns [`OffloadError::Unsupported`] rather than a wrong program.
+//!
+//! The pass is idempotent: an SDFG that already uses device storage or
+//! schedules is returned unchanged.
+
+pub mod locations;
+pub mod partitions;
+pub mod placement;
+pub mod schedules;
+
+use crate::accelerator::{Accelerator, CopyKind};
+use sdfg_ir::{BlockKind, Region, Sdfg, State, SymExpr};
+use std::fmt;
+use thiserror::Error;
+
+/// Which maps stay on the host, launching the kernels inside them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum HostMaps {
+    /// Every map at host level becomes a kernel.
+    #[default]
+    None,
+    /// Maps that only launch work (hold inner maps and no computation of their own).
+    Auto,
+    /// The maps with these labels.
+    Named(Vec<String>),
+}
+
+/// Options of the pass.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Which maps stay on the host.
+    pub host_maps: HostMaps,
+    /// Print each decision to stderr as it is made.
+    pub verbose: bool,
+}
+
+/// Why the pass refused an SDFG.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum OffloadError {
+    /// A construct this version of the pass does not offload.
+    #[error("cannot offload {what} (in `{location}`)")]
+    Unsupported {
+        /// What.
+        what: String,
+        /// Where (block or node).
+        location: String,
+    },
+    /// The pass produced an invalid SDFG: a bug, reported instead of hidden.
+    #[error("the offloaded SDFG is invalid:\n{0}")]
+    Invalid(String),
+}
+
+/// Where one container ended up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    /// The container.
+    pub container: String,
+    /// Its device twin, if it has one.
+    pub twin: Option<String>,
+    /// Its storage after the pass (of the container itself).
+    pub storage: sdfg_ir::Storage,
+    /// Why.
+    pub reason: String,
+}
+
+/// One copy the pass inserted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyRecord {
+    /// Source container.
+    pub from: String,
+    /// Destination container.
+    pub to: String,
+    /// Direction.
+    pub kind: CopyKind,
+    /// Bytes moved per execution of the copy.
+    pub bytes: SymExpr,
+    /// The block the copy state was inserted at.
+    pub block: String,
+    /// Why the copy is there.
+    pub reason: String,
+}
+
+/// Every decision of the pass, as data and (through `Display`) as text,
+/// like an OpenACC compiler's remarks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// The accelerator.
+    pub accelerator: String,
+    /// Maps that became kernels, by label, and host tasklets wrapped into single-thread kernels.
+    pub kernels: Vec<String>,
+    /// Library nodes that became device-wide calls, with the vendor call if any.
+    pub library_calls: Vec<String>,
+    /// Container placements.
+    pub placements: Vec<Placement>,
+    /// Inserted copies.
+    pub copies: Vec<CopyRecord>,
+    /// Whether the input was already offloaded (and returned unchanged).
+    pub already_offloaded: bool,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "offload report ({})", self.accelerator)?;
+        if self.already_offloaded {
+            return writeln!(f, "  the SDFG is already offloaded; nothing changed");
+        }
+        for k in &self.kernels {
+            writeln!(f, "  kernel: {k}")?;
+        }
+        for l in &self.library_calls {
+            writeln!(f, "  device library call: {l}")?;
+        }
+        for p in &self.placements {
+            match &p.twin {
+                Some(t) => writeln!(
+                    f,
+                    "  {}: stays on the host, device twin `{t}` ({})",
+                    p.container, p.reason
+                )?,
+                None => writeln!(f, "  {}: {} ({})", p.container, p.storage, p.reason)?,
+            }
+        }
+        for c in &self.copies {
+            let dir = match c.kind {
+                CopyKind::HostToDevice => "host -> device",
+                CopyKind::DeviceToHost => "device -> host",
+                CopyKind::DeviceToDevice => "device -> device",
+                CopyKind::HostToHost => "host -> host",
+            };
+            writeln!(
+                f,
+                "  copy {} -> {} ({dir}, {} bytes) at `{}`: {}",
+                c.from, c.to, c.bytes, c.block, c.reason
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Offloads `sdfg` to `acc`.
+pub fn offload(
+    sdfg: &Sdfg,
+    acc: &dyn Accelerator,
+    options: &Options,
+) -> Result<(Sdfg, Report), OffloadError> {
+    let mut report = Report {
+        accelerator: acc.name().to_owned(),
+        ..Report::default()
+    };
+    if is_offloaded(sdfg) {
+        report.already_offloaded = true;
+        return Ok((sdfg.clone(), report));
+    }
+    if options.host_maps != HostMaps::None {
+        return Err(OffloadError::Unsupported {
+            what: "host maps (only `--host-maps none` is implemented)".to_owned(),
+            location: sdfg.name.clone(),
+        });
+    }
+    let mut out = sdfg.clone();
+    schedules::assign(&mut out, acc, &mut report)?;
+    partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
+    let usage = locations::analyse(&out);
+    placement::place(&mut out, acc, &usage, &mut report)?;
+    if options.verbose {
+        eprint!("{report}");
+    }
+    sdfg_ir::validate(&out).map_err(|e| OffloadError::Invalid(e.to_string()))?;
+    Ok((out, report))
+}
+
+/// Whether anything in the SDFG already lives or runs on a device.
+fn is_offloaded(sdfg: &Sdfg) -> bool {
+    if sdfg
+        .containers
+        .values()
+        .any(|d| d.storage.side() == Some(sdfg_ir::Side::Device))
+    {
+        return true;
+    }
+    let mut device = false;
+    sdfg.walk_blocks(&mut |_, _, b| {
+        if let BlockKind::State(s) = &b.kind {
+            device |= s.nodes().any(|(_, n)| match n {
+                sdfg_ir::Node::MapEntry(m) => m.map.schedule.is_device(),
+                sdfg_ir::Node::Library(l) => l.schedule.is_device(),
+                _ => false,
+            });
+        }
+    });
+    device
+}
+
+/// Calls `f` on every state of a region, recursively, with its label.
+pub(crate) fn for_each_state_mut(
+    region: &mut Region,
+    f: &mut dyn FnMut(&str, &mut State) -> Result<(), OffloadError>,
+) -> Result<(), OffloadError> {
+    for block in &mut region.blocks {
+        match &mut block.kind {
+            BlockKind::State(s) => f(&block.label, s)?,
+            BlockKind::Loop(l) => for_each_state_mut(&mut l.body, f)?,
+            BlockKind::Conditional(c) => {
+                for (_, r) in &mut c.branches {
+                    for_each_state_mut(r, f)?;
+                }
+                if let Some(r) = &mut c.otherwise {
+                    for_each_state_mut(r, f)?;
+                }
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,380 @@
+//! Phase 4: where every container lives, and the copies between twins.
+//!
+//! Signature containers (arguments and return values) never move: each one
+//! the device uses gets a *twin* in the accelerator's global storage, with a
+//! name that collides with nothing (and never starts with `__return`). The
+//! twin is copied in once, at the start, if the device reads it, and copied
+//! back at the exit and before every `return` if the device wrote it. A
+//! container that interstate code reads keeps its host copy current: it is
+//! copied back after every state that writes its twin (and before the
+//! transition that may read it). Transients only device code uses are placed
+//! in device memory directly; views take their origin's storage.
+
+use super::locations::Usage;
+use super::{CopyRecord, OffloadError, Placement, Report, for_each_state_mut};
+use crate::accelerator::{Accelerator, CopyKind};
+use sdfg_ir::{BlockKind, ControlBlock, Lifetime, Memlet, Node, Region, Sdfg, State};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(crate) fn place(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+    usage: &Usage,
+    report: &mut Report,
+) -> Result<(), OffloadError> {
+    let used = usage.device_used();
+    if let Some(both) = used.intersection(&usage.host_used).next() {
+        return Err(OffloadError::Unsupported {
+            what: format!(
+                "container `{both}`, used by device code and by host code inside states (a callback or a host map)"
+            ),
+            location: sdfg.name.clone(),
+        });
+    }
+    let global = acc.global_storage();
+    let mut twins: BTreeMap<String, String> = BTreeMap::new();
+    for x in &used {
+        let Some(desc) = sdfg.containers.get(x).cloned() else {
+            continue;
+        };
+        if desc.is_view() {
+            if let Some(d) = sdfg.containers.get_mut(x) {
+                d.storage = global;
+            }
+            report.placements.push(Placement {
+                container: x.clone(),
+                twin: None,
+                storage: global,
+                reason: "a view used by device code takes its origin's storage".to_owned(),
+            });
+            continue;
+        }
+        let is_return = x.starts_with("__return");
+        let needs_twin = !desc.transient || is_return || usage.host_read.contains(x);
+        if needs_twin {
+            let twin = fresh_name(sdfg, &format!("dev_{}", x.trim_start_matches('_')));
+            let mut t = desc.clone();
+            t.transient = true;
+            t.storage = global;
+            t.lifetime = Lifetime::Sdfg;
+            sdfg.containers.insert(twin.clone(), t);
+            let reason = if !desc.transient || is_return {
+                "signature container: stays on the host, the device works on a twin"
+            } else {
+                "read by interstate code on the host: the device works on a twin"
+            };
+            report.placements.push(Placement {
+                container: x.clone(),
+                twin: Some(twin.clone()),
+                storage: desc.storage,
+                reason: reason.to_owned(),
+            });
+            twins.insert(x.clone(), twin);
+        } else {
+            if let Some(d) = sdfg.containers.get_mut(x) {
+                d.storage = global;
+            }
+            report.placements.push(Placement {
+                container: x.clone(),
+                twin: None,
+                storage: global,
+                reason: "transient used only by device code".to_owned(),
+            });
+        }
+    }
+
+    // Device code works on the twins.
+    for_each_state_mut(&mut sdfg.body, &mut |label, state| {
+        let Some(here) = usage.per_state.get(label) else {
+            return Ok(());
+        };
+        for (x, twin) in &twins {
+            if here.contains(x) {
+                rename(state, x, twin);
+            }
+        }
+        Ok(())
+    })?;
+
+    let mut labels = all_labels(sdfg);
+    let bytes = |sdfg: &Sdfg, x: &str| {
+        sdfg.containers
+            .get(x)
+            .and_then(|d| d.total_bytes())
+            .unwrap_or(sdfg_ir::SymExpr::int(0))
+    };
+
+    // Copy-in, once, at the start.
+    let copy_in: Vec<(String, String)> = twins
+        .iter()
+        .filter(|(x, _)| {
+            sdfg.containers.get(*x).is_some_and(|d| !d.transient) && usage.device_read.contains(*x)
+        })
+        .map(|(x, t)| (x.clone(), t.clone()))
+        .collect();
+    if !copy_in.is_empty() {
+        let label = fresh_label(&mut labels, "offload_copy_in");
+        for (x, t) in &copy_in {
+            report.copies.push(CopyRecord {
+                from: x.clone(),
+                to: t.clone(),
+                kind: CopyKind::HostToDevice,
+                bytes: bytes(sdfg, x),
+                block: label.clone(),
+                reason: format!("the device reads `{x}`: copied in once, before any use"),
+            });
+        }
+        let state = copy_state(sdfg, &copy_in);
+        sdfg.body
+            .blocks
+            .insert(0, ControlBlock::new(label, BlockKind::State(state)));
+    }
+
+    // Host reads of interstate code: copy back after every state that writes the twin.
+    let host_twins: Vec<(String, String)> = twins
+        .iter()
+        .filter(|(x, _)| usage.host_read.contains(*x))
+        .map(|(x, t)| (x.clone(), t.clone()))
+        .collect();
+    if !host_twins.is_empty() {
+        let containers = sdfg.containers.clone();
+        let mut body = std::mem::take(&mut sdfg.body);
+        copy_back_after_writes(
+            &mut body,
+            &host_twins,
+            usage,
+            &containers,
+            &mut labels,
+            report,
+        );
+        sdfg.body = body;
+    }
+
+    // Copy-out at the exit and before every return.
+    let copy_out: Vec<(String, String)> = twins
+        .iter()
+        .filter(|(x, _)| {
+            let signature =
+                sdfg.containers.get(*x).is_some_and(|d| !d.transient) || x.starts_with("__return");
+            signature && usage.device_written.contains(*x) && !usage.host_read.contains(*x)
+        })
+        .map(|(t, x)| (x.clone(), t.clone()))
+        .collect();
+    if !copy_out.is_empty() {
+        let containers = sdfg.containers.clone();
+        let mut body = std::mem::take(&mut sdfg.body);
+        copy_out_before_returns(&mut body, &copy_out, &containers, &mut labels, report);
+        let label = fresh_label(&mut labels, "offload_copy_out");
+        record_out(
+            &copy_out,
+            &containers,
+            &label,
+            "the device wrote it: copied back once, at the exit",
+            report,
+        );
+        let state = copy_state_with(&containers, &copy_out);
+        body.blocks
+            .push(ControlBlock::new(label, BlockKind::State(state)));
+        sdfg.body = body;
+    }
+    Ok(())
+}
+
+fn record_out(
+    pairs: &[(String, String)],
+    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
+    label: &str,
+    reason: &str,
+    report: &mut Report,
+) {
+    for (t, x) in pairs {
+        report.copies.push(CopyRecord {
+            from: t.clone(),
+            to: x.clone(),
+            kind: CopyKind::DeviceToHost,
+            bytes: containers
+                .get(x)
+                .and_then(|d| d.total_bytes())
+                .unwrap_or(sdfg_ir::SymExpr::int(0)),
+            block: label.to_owned(),
+            reason: reason.to_owned(),
+        });
+    }
+}
+
+/// Inserts a device-to-host copy state after every state that writes one of the twins.
+fn copy_back_after_writes(
+    region: &mut Region,
+    pairs: &[(String, String)],
+    usage: &Usage,
+    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
+    labels: &mut BTreeSet<String>,
+    report: &mut Report,
+) {
+    let mut i = 0;
+    while i < region.blocks.len() {
+        match &mut region.blocks[i].kind {
+            BlockKind::State(_) => {
+                let label = region.blocks[i].label.clone();
+                let written = usage.per_state_written.get(&label);
+                let copies: Vec<(String, String)> = pairs
+                    .iter()
+                    .filter(|(x, _)| written.is_some_and(|w| w.contains(x)))
+                    .map(|(x, t)| (t.clone(), x.clone()))
+                    .collect();
+                if !copies.is_empty() {
+                    let new_label = fresh_label(labels, &format!("{label}_to_host"));
+                    record_out(
+                        &copies,
+                        containers,
+                        &new_label,
+                        &format!(
+                            "read on the host by interstate code after state `{label}` writes it"
+                        ),
+                        report,
+                    );
+                    let state = copy_state_with(containers, &copies);
+                    // The transition after the state may read the copied data:
+                    // it now leaves the copy state instead.
+                    let transition = std::mem::take(&mut region.blocks[i].transition);
+                    let mut block = ControlBlock::new(new_label, BlockKind::State(state));
+                    block.transition = transition;
+                    region.blocks.insert(i + 1, block);
+                    i += 1;
+                }
+            }
+            BlockKind::Loop(l) => {
+                copy_back_after_writes(&mut l.body, pairs, usage, containers, labels, report)
+            }
+            BlockKind::Conditional(c) => {
+                for (_, r) in &mut c.branches {
+                    copy_back_after_writes(r, pairs, usage, containers, labels, report);
+                }
+                if let Some(r) = &mut c.otherwise {
+                    copy_back_after_writes(r, pairs, usage, containers, labels, report);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Inserts the copy-out state before every `return` block.
+fn copy_out_before_returns(
+    region: &mut Region,
+    pairs: &[(String, String)],
+    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
+    labels: &mut BTreeSet<String>,
+    report: &mut Report,
+) {
+    let mut i = 0;
+    while i < region.blocks.len() {
+        match &mut region.blocks[i].kind {
+            BlockKind::Return => {
+                let label = fresh_label(labels, "offload_copy_out_return");
+                record_out(
+                    pairs,
+                    containers,
+                    &label,
+                    "the device wrote it: copied back before `return`",
+                    report,
+                );
+                let state = copy_state_with(containers, pairs);
+                region
+                    .blocks
+                    .insert(i, ControlBlock::new(label, BlockKind::State(state)));
+                i += 1;
+            }
+            BlockKind::Loop(l) => {
+                copy_out_before_returns(&mut l.body, pairs, containers, labels, report)
+            }
+            BlockKind::Conditional(c) => {
+                for (_, r) in &mut c.branches {
+                    copy_out_before_returns(r, pairs, containers, labels, report);
+                }
+                if let Some(r) = &mut c.otherwise {
+                    copy_out_before_returns(r, pairs, containers, labels, report);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// A state copying each `(from, to)` pair whole.
+fn copy_state(sdfg: &Sdfg, pairs: &[(String, String)]) -> State {
+    copy_state_with(&sdfg.containers, pairs)
+}
+
+fn copy_state_with(
+    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
+    pairs: &[(String, String)],
+) -> State {
+    let mut state = State::new();
+    for (from, to) in pairs {
+        let shape = containers.get(from).map(|d| d.shape()).unwrap_or_default();
+        let a = state.add_access(from);
+        let b = state.add_access(to);
+        state.add_edge(a, None, b, None, Memlet::full(from, &shape));
+    }
+    state
+}
+
+/// Renames container `from` to `to` in every access node and memlet of a state.
+fn rename(state: &mut State, from: &str, to: &str) {
+    let nodes: Vec<_> = state.nodes().map(|(id, _)| id).collect();
+    for n in nodes {
+        if let Some(Node::Access(a)) = state.graph.node_weight_mut(n)
+            && a.data == from
+        {
+            a.data = to.to_owned();
+        }
+    }
+    let edges: Vec<_> = state.edges().map(|(id, ..)| id).collect();
+    for e in edges {
+        if let Some(m) = state
+            .graph
+            .edge_weight_mut(e)
+            .and_then(|e| e.memlet.as_mut())
+            && m.data == from
+        {
+            m.data = to.to_owned();
+        }
+    }
+}
+
+/// A container name starting with `base` that is not a container or symbol,
+/// and not a reserved return name.
+fn fresh_name(sdfg: &Sdfg, base: &str) -> String {
+    let mut name = base.to_owned();
+    let mut k = 1;
+    while sdfg.containers.contains_key(&name)
+        || sdfg.symbols.contains_key(&name)
+        || name.starts_with("__return")
+    {
+        name = format!("{base}_{k}");
+        k += 1;
+    }
+    name
+}
+
+fn all_labels(sdfg: &Sdfg) -> BTreeSet<String> {
+    let mut labels = BTreeSet::new();
+    sdfg.walk_blocks(&mut |_, _, b| {
+        labels.insert(b.label.clone());
+    });
+    labels
+}
+
+fn fresh_label(labels: &mut BTreeSet<String>, base: &str) -> String {
+    let mut label = base.to_owned();
+    let mut k = 1;
+    while labels.contains(&label) {
+        label = format!("{base}_{k}");
+        k += 1;
+    }
+    labels.insert(label.clone());
+    label
+}
