@@ -100,3 +100,33 @@ pub fn default_program(module: &sdfg_frontend::Module) -> Option<String> {
         _ => None,
     }
 }
+
+/// The accelerator named by `--backend`.
+///
+/// Only the simulated accelerator exists so far; the CUDA and HIP backends
+/// are named so that asking for them says what is missing.
+pub fn accelerator(name: &str) -> Result<Box<dyn sdfg_passes::Accelerator>, String> {
+    match name {
+        "sim" => Ok(Box::new(sdfg_sim::SimAccelerator)),
+        "cuda" | "hip" => Err(format!(
+            "the `{name}` backend is not built yet; use `--backend sim`"
+        )),
+        other => Err(format!("unknown backend `{other}` (known: sim)")),
+    }
+}
+
+/// Parses `--host-maps`: `none`, `auto`, or map labels separated by commas.
+pub fn parse_host_maps(text: &str) -> sdfg_passes::HostMaps {
+    match text.trim() {
+        "" | "none" => sdfg_passes::HostMaps::None,
+        "auto" => sdfg_passes::HostMaps::Auto,
+        labels => sdfg_passes::HostMaps::Named(
+            labels
+                .split(',')
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        ),
+    }
+}

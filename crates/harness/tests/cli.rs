@@ -288,3 +288,64 @@ fn run_reports_faults_with_exit_status_one() {
         "{report}"
     );
 }
+
+#[test]
+fn compile_offloads_and_reports_every_copy_with_its_reason() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let durbin = root.join("corpus/npbench/polybench/durbin.py");
+    let out = sdfgc(&[
+        "compile",
+        durbin.to_str().unwrap(),
+        "--backend",
+        "sim",
+        "--emit",
+        "report",
+    ]);
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(report.starts_with("offload report (sim)"), "{report}");
+    let copies: Vec<&str> = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("copy "))
+        .collect();
+    assert!(
+        copies
+            .iter()
+            .any(|l| l.contains("r -> dev_r (host -> device, 8*N bytes)")),
+        "{report}"
+    );
+    assert!(
+        copies
+            .iter()
+            .any(|l| l.contains("-> __return (device -> host")),
+        "{report}"
+    );
+    assert!(
+        copies.iter().all(|l| l.contains(": ")),
+        "every copy has a reason: {report}"
+    );
+    // The offloaded SDFG itself validates.
+    let json = sdfgc(&["compile", durbin.to_str().unwrap(), "--backend", "sim"]);
+    let path = scratch("durbin_offloaded.json", &text(&json.stdout));
+    assert_eq!(
+        sdfgc(&["validate", path.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn unknown_and_unbuilt_backends_are_clear_errors() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let gemm = root.join("corpus/npbench/polybench/gemm.py");
+    let out = sdfgc(&["compile", gemm.to_str().unwrap(), "--backend", "cuda"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not built yet"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sdfgc(&["compile", gemm.to_str().unwrap(), "--backend", "tpu"]);
+    assert!(text(&out.stderr).contains("unknown backend `tpu`"));
+    let out = sdfgc(&["compile", gemm.to_str().unwrap(), "--emit", "report"]);
+    assert!(text(&out.stderr).contains("needs `--backend`"));
+}

@@ -39,6 +39,15 @@ enum Command {
         /// What to print.
         #[arg(long, value_enum, default_value = "sdfg-json")]
         emit: Emit,
+        /// Offload to this accelerator (`sim`); without it the host SDFG is printed.
+        #[arg(long)]
+        backend: Option<String>,
+        /// Maps that stay on the host: `none`, `auto`, or labels separated by commas.
+        #[arg(long, default_value = "none")]
+        host_maps: String,
+        /// Print every offload decision to stderr.
+        #[arg(long)]
+        verbose: bool,
     },
     /// Run an SDFG on the simulated accelerator and print the run report.
     ///
@@ -68,6 +77,8 @@ enum Emit {
     SdfgJson,
     /// The SDFG as Graphviz DOT.
     Dot,
+    /// The offload report: every placement and copy with its reason.
+    Report,
 }
 
 fn main() -> ExitCode {
@@ -98,6 +109,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             file,
             program,
             emit,
+            backend,
+            host_maps,
+            verbose,
         } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
@@ -112,10 +126,26 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     )
                 })?,
             };
-            let sdfg = module.compile(&name).map_err(|e| e.to_string())?;
+            let mut sdfg = module.compile(&name).map_err(|e| e.to_string())?;
+            let mut report = None;
+            if let Some(backend) = backend {
+                let acc = sdfg_harness::accelerator(&backend)?;
+                let options = sdfg_passes::Options {
+                    host_maps: sdfg_harness::parse_host_maps(&host_maps),
+                    verbose,
+                };
+                let (out, r) = sdfg_passes::offload(&sdfg, acc.as_ref(), &options)
+                    .map_err(|e| e.to_string())?;
+                sdfg = out;
+                report = Some(r);
+            }
             match emit {
                 Emit::SdfgJson => println!("{}", sdfg.to_json()),
                 Emit::Dot => print!("{}", sdfg_ir::dot::to_dot(&sdfg)),
+                Emit::Report => match report {
+                    Some(r) => print!("{r}"),
+                    None => return Err("`--emit report` needs `--backend`".to_owned()),
+                },
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -164,17 +164,24 @@ pub(crate) fn place(
         let containers = sdfg.containers.clone();
         let mut body = std::mem::take(&mut sdfg.body);
         copy_out_before_returns(&mut body, &copy_out, &containers, &mut labels, report);
-        let label = fresh_label(&mut labels, "offload_copy_out");
-        record_out(
-            &copy_out,
-            &containers,
-            &label,
-            "the device wrote it: copied back once, at the exit",
-            report,
-        );
-        let state = copy_state_with(&containers, &copy_out);
-        body.blocks
-            .push(ControlBlock::new(label, BlockKind::State(state)));
+        // A region ending in `return` has just copied back: its exit is unreachable.
+        let ends_in_return = body
+            .blocks
+            .last()
+            .is_some_and(|b| matches!(b.kind, BlockKind::Return));
+        if !ends_in_return {
+            let label = fresh_label(&mut labels, "offload_copy_out");
+            record_out(
+                &copy_out,
+                &containers,
+                &label,
+                "the device wrote it: copied back once, at the exit",
+                report,
+            );
+            let state = copy_state_with(&containers, &copy_out);
+            body.blocks
+                .push(ControlBlock::new(label, BlockKind::State(state)));
+        }
         sdfg.body = body;
     }
     Ok(())
