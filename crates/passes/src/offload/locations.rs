@@ -93,7 +93,36 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
                                 u.host_used.insert(b.to_owned());
                             }
                         }
-                        (None, None) => {}
+                        (None, None) => {
+                            // Fix (tests/offload.rs): a memlet between two
+                            // non-access nodes (tasklet to tasklet, or across
+                            // the scopes of wrapped tasklets) names a container
+                            // too, typically a transient scalar passed between
+                            // tasklets of a kernel. It used to be ignored, so
+                            // the container stayed in host memory and the
+                            // kernel faulted on it. The code (or scope exit)
+                            // it leaves writes it; the code (or scope entry)
+                            // it enters reads it.
+                            let Some(m) = &edge.memlet else { continue };
+                            let x = &m.data;
+                            if s.is_code() || matches!(s, Node::MapExit(_)) {
+                                if is_device(state, &tree, src) {
+                                    u.device_written.insert(x.clone());
+                                    written.insert(x.clone());
+                                    here.insert(x.clone());
+                                } else {
+                                    u.host_used.insert(x.clone());
+                                }
+                            }
+                            if d.is_code() || matches!(d, Node::MapEntry(_)) {
+                                if is_device(state, &tree, dst) {
+                                    u.device_read.insert(x.clone());
+                                    here.insert(x.clone());
+                                } else {
+                                    u.host_used.insert(x.clone());
+                                }
+                            }
+                        }
                     }
                 }
                 u.per_state.insert(block.label.clone(), here);

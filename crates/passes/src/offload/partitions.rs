@@ -97,6 +97,12 @@ pub(crate) fn wrap_host_tasklets(
             if !data_in {
                 state.graph.add_edge(entry, t, Edge::empty());
             }
+            // Fix (tests/offload.rs): a tasklet without out edges left the
+            // new exit unreached from inside its scope, and the pass returned
+            // `OffloadError::Invalid`. Close the scope with an empty memlet.
+            if outs.is_empty() {
+                state.graph.add_edge(t, exit, Edge::empty());
+            }
             for (k, (e, dst, w)) in outs.into_iter().enumerate() {
                 state.graph.remove_edge(e);
                 if w.memlet.is_none() {

@@ -3,7 +3,8 @@
 //! Signature containers (arguments and return values) never move: each one
 //! the device uses gets a *twin* in the accelerator's global storage, with a
 //! name that collides with nothing (and never starts with `__return`). The
-//! twin is copied in once, at the start, if the device reads it, and copied
+//! twin is copied in once, at the start, if the device reads it or may leave
+//! part of it unwritten (see `needs_copy_in_for_writes`), and copied
 //! back at the exit and before every `return` if the device wrote it. A
 //! container that interstate code reads keeps its host copy current: it is
 //! copied back after every state that writes its twin (and before the
@@ -13,7 +14,7 @@
 use super::locations::Usage;
 use super::{CopyRecord, OffloadError, Placement, Report, for_each_state_mut};
 use crate::accelerator::{Accelerator, CopyKind};
-use sdfg_ir::{BlockKind, ControlBlock, Lifetime, Memlet, Node, Region, Sdfg, State};
+use sdfg_ir::{BlockKind, ControlBlock, Lifetime, Memlet, Node, Region, Sdfg, State, Subset};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn place(
@@ -83,6 +84,38 @@ pub(crate) fn place(
         }
     }
 
+    // Which signature twins are copied in. Decided before the states are
+    // renamed, on the original names.
+    //
+    // Fix (tests/offload.rs): this used to copy in only twins the device
+    // *reads*. A twin the device only writes was left uninitialised, and the
+    // copy back then overwrote the host container with garbage wherever the
+    // device had not written: a write-conflict resolution (`y[i] += ...`,
+    // which combines with the old value), a partial write (`B[1:] = ...`), or
+    // a write the run never reaches (a branch not taken, a loop of zero
+    // trips). A write-only twin now skips its copy-in only when every copy
+    // back is known to follow a plain write of the whole container.
+    let mut copy_in: Vec<(String, String)> = Vec::new();
+    let mut copy_in_reasons: Vec<String> = Vec::new();
+    for (x, t) in &twins {
+        if sdfg.containers.get(x).is_none_or(|d| d.transient) {
+            continue;
+        }
+        let reason = if usage.device_read.contains(x) {
+            format!("the device reads `{x}`: copied in once, before any use")
+        } else if needs_copy_in_for_writes(sdfg, usage, x) {
+            format!(
+                "the device writes `{x}` but may leave part of it as it was \
+                 (a partial, conditional or combining write): copied in once, \
+                 so that copying it back keeps the rest"
+            )
+        } else {
+            continue;
+        };
+        copy_in.push((x.clone(), t.clone()));
+        copy_in_reasons.push(reason);
+    }
+
     // Device code works on the twins.
     for_each_state_mut(&mut sdfg.body, &mut |label, state| {
         let Some(here) = usage.per_state.get(label) else {
@@ -105,23 +138,16 @@ pub(crate) fn place(
     };
 
     // Copy-in, once, at the start.
-    let copy_in: Vec<(String, String)> = twins
-        .iter()
-        .filter(|(x, _)| {
-            sdfg.containers.get(*x).is_some_and(|d| !d.transient) && usage.device_read.contains(*x)
-        })
-        .map(|(x, t)| (x.clone(), t.clone()))
-        .collect();
     if !copy_in.is_empty() {
         let label = fresh_label(&mut labels, "offload_copy_in");
-        for (x, t) in &copy_in {
+        for ((x, t), reason) in copy_in.iter().zip(&copy_in_reasons) {
             report.copies.push(CopyRecord {
                 from: x.clone(),
                 to: t.clone(),
                 kind: CopyKind::HostToDevice,
                 bytes: bytes(sdfg, x),
                 block: label.clone(),
-                reason: format!("the device reads `{x}`: copied in once, before any use"),
+                reason: reason.clone(),
             });
         }
         let state = copy_state(sdfg, &copy_in);
@@ -307,6 +333,73 @@ fn copy_out_before_returns(
             _ => {}
         }
         i += 1;
+    }
+}
+
+/// Whether the twin of `x`, which the device writes but never reads, must
+/// still be copied in: unless every copy back of it follows a plain write of
+/// all of `x` (no write-conflict resolution, not dynamic, the whole subset),
+/// the copy back would carry elements the device never wrote.
+fn needs_copy_in_for_writes(sdfg: &Sdfg, usage: &Usage, x: &str) -> bool {
+    let Some(desc) = sdfg.containers.get(x) else {
+        return true;
+    };
+    let whole = Subset::full(&desc.shape());
+    // (writes x at all, writes all of x with a plain memlet)
+    let writes = |state: &State| {
+        let mut any = false;
+        let mut full = false;
+        for (_, _, dst, edge) in state.edges() {
+            if state.node(dst).and_then(Node::as_access) != Some(x) {
+                continue;
+            }
+            any = true;
+            full |= edge.memlet.as_ref().is_some_and(|m| {
+                // The subset of `x` written: a copy into `x` named by its
+                // source gives it as the other subset (or the same subset).
+                let subset = match &m.other_subset {
+                    Some(other) if m.data != x => other,
+                    _ => &m.subset,
+                };
+                m.wcr.is_none() && !m.dynamic && *subset == whole
+            });
+        }
+        (any, full)
+    };
+    if usage.host_read.contains(x) {
+        // Copied back after every state that writes it: each must write it all.
+        let mut partial = false;
+        sdfg.walk_blocks(&mut |_, _, b| {
+            if let BlockKind::State(s) = &b.kind {
+                let (any, full) = writes(s);
+                partial |= any && !full;
+            }
+        });
+        return partial;
+    }
+    // Copied back at the exit and before every `return`: a state of the root
+    // region, reached before any `return`, must write it all.
+    for block in &sdfg.body.blocks {
+        match &block.kind {
+            BlockKind::State(s) if writes(s).1 => return false,
+            BlockKind::State(_) => {}
+            _ if contains_return(block) => return true,
+            _ => {}
+        }
+    }
+    true
+}
+
+fn contains_return(block: &ControlBlock) -> bool {
+    let region_has = |r: &Region| r.blocks.iter().any(contains_return);
+    match &block.kind {
+        BlockKind::Return => true,
+        BlockKind::Loop(l) => region_has(&l.body),
+        BlockKind::Conditional(c) => {
+            c.branches.iter().any(|(_, r)| region_has(r))
+                || c.otherwise.as_ref().is_some_and(region_has)
+        }
+        BlockKind::State(_) | BlockKind::Break | BlockKind::Continue => false,
     }
 }
 

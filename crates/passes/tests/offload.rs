@@ -1,0 +1,1976 @@
+//! Tests of the generic offload pass (`sdfg_passes::offload`) against the
+//! simulated accelerator.
+//!
+//! One section per phase of the pass (schedules, partitions, locations and
+//! placement), then whole-program properties, errors and the report. Every
+//! rule has a positive and a negative control that assert specific values;
+//! wherever a program can run, the offloaded SDFG is simulated and compared
+//! with the original (host storage and device storage are separate address
+//! spaces in the simulator, so a missing or wrong copy faults or changes an
+//! output).
+
+use sdfg_ir::builder::SdfgBuilder;
+use sdfg_ir::code::{Expr, Stmt};
+use sdfg_ir::{
+    BlockKind, Connector, DType, LibraryOp, Lifetime, Node, Range, Region, Schedule, Sdfg, State,
+    Storage, SymExpr, Wcr,
+};
+use sdfg_passes::offload::{CopyRecord, Placement};
+use sdfg_passes::{CopyKind, HostMaps, OffloadError, Options, Report, offload};
+use sdfg_sim::{Arguments, ArrayValue, Elements, RunResult, SimAccelerator, Simulator};
+use std::collections::BTreeMap;
+
+// ---------------------------------------------------------------------------
+// Helpers: running the pass, looking into its output, simulating.
+
+const F64: DType = DType::Float64;
+
+fn f64c(name: &str) -> Connector {
+    Connector::scalar(name, F64)
+}
+
+fn sym(text: &str) -> SymExpr {
+    SymExpr::parse(text).unwrap_or_else(|e| panic!("bad expression `{text}`: {e}"))
+}
+
+/// Offloads with the default options, failing the test on a refusal.
+#[track_caller]
+fn offload_ok(sdfg: &Sdfg) -> (Sdfg, Report) {
+    offload(sdfg, &SimAccelerator, &Options::default())
+        .unwrap_or_else(|e| panic!("the pass refused `{}`: {e}", sdfg.name))
+}
+
+/// The `(what, location)` of an `Unsupported` refusal; fails on anything else.
+#[track_caller]
+fn refusal(sdfg: &Sdfg, options: &Options) -> (String, String) {
+    match offload(sdfg, &SimAccelerator, options) {
+        Err(OffloadError::Unsupported { what, location }) => (what, location),
+        Err(other) => panic!("expected `Unsupported`, got {other:?}"),
+        Ok((_, report)) => panic!("expected `Unsupported`, the pass accepted:\n{report}"),
+    }
+}
+
+/// The state labelled `label`, anywhere in the SDFG.
+#[track_caller]
+fn state<'a>(sdfg: &'a Sdfg, label: &str) -> &'a State {
+    sdfg.states()
+        .into_iter()
+        .find(|(l, _)| *l == label)
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no state `{label}`"))
+}
+
+/// The labels of a region's blocks, in order.
+fn labels(region: &Region) -> Vec<&str> {
+    region.blocks.iter().map(|b| b.label.as_str()).collect()
+}
+
+/// The region inside the loop or the first branch of the conditional `label` (top level).
+#[track_caller]
+fn inner_region<'a>(region: &'a Region, label: &str) -> &'a Region {
+    let block = region
+        .blocks
+        .iter()
+        .find(|b| b.label == label)
+        .unwrap_or_else(|| panic!("no block `{label}`"));
+    match &block.kind {
+        BlockKind::Loop(l) => &l.body,
+        BlockKind::Conditional(c) => &c.branches[0].1,
+        other => panic!("`{label}` is a {}", other.name()),
+    }
+}
+
+/// Every map of the SDFG by label, with its schedule.
+fn map_schedules(sdfg: &Sdfg) -> BTreeMap<String, Schedule> {
+    let mut out = BTreeMap::new();
+    for (_, s) in sdfg.states() {
+        for (_, n) in s.nodes() {
+            if let Node::MapEntry(e) = n {
+                out.insert(e.map.label.clone(), e.map.schedule);
+            }
+        }
+    }
+    out
+}
+
+/// Every library node of the SDFG by label, with its schedule.
+fn library_schedules(sdfg: &Sdfg) -> BTreeMap<String, Schedule> {
+    let mut out = BTreeMap::new();
+    for (_, s) in sdfg.states() {
+        for (_, n) in s.nodes() {
+            if let Node::Library(l) = n {
+                out.insert(l.label.clone(), l.schedule);
+            }
+        }
+    }
+    out
+}
+
+/// The containers the access nodes of a state name, sorted, with repeats.
+fn accessed(state: &State) -> Vec<String> {
+    let mut v: Vec<_> = state
+        .nodes()
+        .filter_map(|(_, n)| n.as_access().map(str::to_owned))
+        .collect();
+    v.sort();
+    v
+}
+
+#[track_caller]
+fn placement<'a>(report: &'a Report, container: &str) -> &'a Placement {
+    report
+        .placements
+        .iter()
+        .find(|p| p.container == container)
+        .unwrap_or_else(|| panic!("no placement for `{container}` in\n{report}"))
+}
+
+/// A copy as `(from, to, kind, bytes, block)`, for comparisons.
+type CopyRow = (String, String, CopyKind, SymExpr, String);
+
+/// The copies out of or into `container`, in report order.
+fn copies_of(report: &Report, container: &str) -> Vec<CopyRow> {
+    report
+        .copies
+        .iter()
+        .filter(|c| c.from == container || c.to == container)
+        .map(|c| {
+            (
+                c.from.clone(),
+                c.to.clone(),
+                c.kind,
+                c.bytes.clone(),
+                c.block.clone(),
+            )
+        })
+        .collect()
+}
+
+#[track_caller]
+fn copy_record<'a>(report: &'a Report, from: &str, to: &str, block: &str) -> &'a CopyRecord {
+    report
+        .copies
+        .iter()
+        .find(|c| c.from == from && c.to == to && c.block == block)
+        .unwrap_or_else(|| panic!("no copy {from} -> {to} at `{block}` in\n{report}"))
+}
+
+fn h2d(from: &str, to: &str, bytes: &str, block: &str) -> CopyRow {
+    (
+        from.to_owned(),
+        to.to_owned(),
+        CopyKind::HostToDevice,
+        sym(bytes),
+        block.to_owned(),
+    )
+}
+
+fn d2h(from: &str, to: &str, bytes: &str, block: &str) -> CopyRow {
+    (
+        from.to_owned(),
+        to.to_owned(),
+        CopyKind::DeviceToHost,
+        sym(bytes),
+        block.to_owned(),
+    )
+}
+
+#[track_caller]
+fn simulate(sim: &Simulator, sdfg: &Sdfg, args: &Arguments) -> RunResult {
+    let valid = sdfg_ir::validate(sdfg)
+        .unwrap_or_else(|e| panic!("`{}` does not validate:\n{e}", sdfg.name));
+    sim.run(valid, args)
+        .unwrap_or_else(|e| panic!("simulating `{}` failed: {e}", sdfg.name))
+}
+
+/// Outputs equal: integers and booleans exactly, floating-point and complex
+/// numbers within 1e-12 (relative above 1).
+#[track_caller]
+fn assert_same_outputs(what: &str, want: &RunResult, got: &RunResult) {
+    let names = |r: &RunResult| r.outputs.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(want), names(got), "{what}: output names");
+    for (name, w) in &want.outputs {
+        let g = &got.outputs[name];
+        assert_eq!(w.shape, g.shape, "{what}: shape of `{name}`");
+        assert_eq!(w.dtype(), g.dtype(), "{what}: dtype of `{name}`");
+        for i in 0..w.elements.len() {
+            let (a, b) = (w.get(i).unwrap(), g.get(i).unwrap());
+            if w.dtype().is_float() || w.dtype().is_complex() {
+                let (a, b) = (a.to_c64(), b.to_c64());
+                let close = |x: f64, y: f64| {
+                    (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-12 * x.abs().max(1.0)
+                };
+                assert!(
+                    close(a.re, b.re) && close(a.im, b.im),
+                    "{what}: `{name}`[{i}]: original {a}, offloaded {b}"
+                );
+            } else {
+                assert_eq!(a, b, "{what}: `{name}`[{i}]");
+            }
+        }
+    }
+}
+
+/// What [`check_offload`] found.
+struct Checked {
+    offloaded: Sdfg,
+    report: Report,
+    original_run: RunResult,
+    run: RunResult,
+}
+
+/// The properties every accepted SDFG must have: the output validates,
+/// round-trips through JSON exactly, is a fixed point of the pass (reported
+/// as already offloaded when it has device work), and computes what the
+/// original computes, with kernel launches when it has device work.
+#[track_caller]
+fn check_offload(sdfg: &Sdfg, args: &Arguments, sim: &Simulator) -> Checked {
+    check_offload_on_path(sdfg, args, sim, true)
+}
+
+/// [`check_offload`] for arguments whose run may take a path without kernels
+/// (`launches` then tells whether one must be launched).
+#[track_caller]
+fn check_offload_on_path(
+    sdfg: &Sdfg,
+    args: &Arguments,
+    sim: &Simulator,
+    launches: bool,
+) -> Checked {
+    let (offloaded, report) = offload_ok(sdfg);
+    let name = &sdfg.name;
+    if let Err(e) = sdfg_ir::validate(&offloaded) {
+        panic!("`{name}`: the offloaded SDFG does not validate:\n{e}\n{report}");
+    }
+    let json = offloaded.to_json();
+    let back = Sdfg::from_json(&json).unwrap_or_else(|e| panic!("`{name}`: JSON: {e}"));
+    assert_eq!(back, offloaded, "`{name}`: JSON round trip");
+    assert_eq!(back.to_json(), json, "`{name}`: JSON round trip text");
+
+    let device_work = !report.kernels.is_empty() || !report.library_calls.is_empty();
+    let (again, second) = offload_ok(&offloaded);
+    assert_eq!(
+        again, offloaded,
+        "`{name}`: a second offload changed the SDFG"
+    );
+    assert_eq!(
+        second.already_offloaded,
+        device_work || !report.placements.is_empty() || report.already_offloaded,
+        "`{name}`: second report\n{second}"
+    );
+    if second.already_offloaded {
+        assert!(
+            second.kernels.is_empty() && second.copies.is_empty() && second.placements.is_empty(),
+            "`{name}`: an already offloaded SDFG reports decisions:\n{second}"
+        );
+    }
+
+    let original_run = simulate(sim, sdfg, args);
+    let run = simulate(sim, &offloaded, args);
+    assert_same_outputs(name, &original_run, &run);
+    if device_work && launches {
+        assert!(run.report.launches > 0, "`{name}`: no kernel launches");
+    }
+    Checked {
+        offloaded,
+        report,
+        original_run,
+        run,
+    }
+}
+
+/// Transfers of a run: (host to device bytes, device to host bytes, lower bound).
+fn transfers(run: &RunResult) -> (u64, u64, u64) {
+    (
+        run.report.to_device.bytes,
+        run.report.to_host.bytes,
+        run.report.lower_bound_bytes,
+    )
+}
+
+fn f64s(n: usize, seed: u64) -> Vec<f64> {
+    (0..n as u64)
+        .map(|k| ((k * 37 + seed * 11) % 101) as f64 / 50.0 - 1.0)
+        .collect()
+}
+
+fn vector(n: usize, seed: u64) -> ArrayValue {
+    ArrayValue::f64(vec![n], f64s(n, seed))
+}
+
+fn scalar(x: f64) -> ArrayValue {
+    ArrayValue::f64(vec![], vec![x])
+}
+
+// ---------------------------------------------------------------------------
+// Test programs, built with the IR builder.
+
+/// `y[i] = 2 * x[i]` as one map in state `compute` (`y` is `x` when `in_place`).
+fn scale(in_place: bool) -> Sdfg {
+    let y = if in_place { "x" } else { "y" };
+    let mut b = SdfgBuilder::new("scale");
+    b.symbol("N").array("x", F64, "N");
+    if !in_place {
+        b.array("y", F64, "N");
+    }
+    b.state("compute", |s| {
+        let xa = s.access("x");
+        let ya = s.access(y);
+        let (entry, exit) = s.map("scale", "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "mul",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+        );
+        s.path(&[xa, entry, t], None, Some("a"), "x[i]");
+        s.path(&[t, exit, ya], Some("b"), None, &*format!("{y}[i]"));
+    });
+    b.build().unwrap()
+}
+
+/// `A[i, j] *= 2` as a map over rows holding a map over columns.
+fn nested_maps() -> Sdfg {
+    let mut b = SdfgBuilder::new("nested_maps");
+    b.symbol("N").symbol("M").array("A", F64, "N, M");
+    b.state("compute", |s| {
+        let a_in = s.access("A");
+        let a_out = s.access("A");
+        let (rows, rows_exit) = s.map("rows", "i = 0:N", Schedule::Default);
+        let (cols, cols_exit) = s.map("cols", "j = 0:M", Schedule::Default);
+        let t = s.tasklet(
+            "mul",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+        );
+        s.path(&[a_in, rows, cols, t], None, Some("a"), "A[i, j]");
+        s.path(
+            &[t, cols_exit, rows_exit, a_out],
+            Some("b"),
+            None,
+            "A[i, j]",
+        );
+    });
+    b.build().unwrap()
+}
+
+/// State `host`: map `host_loop` computes `y[i] = twice(x[i])`, through the
+/// host callback `twice` when `callback`, else through a tasklet. State
+/// `device`: map `other` doubles `z` (always a kernel).
+fn callback_map(callback: bool) -> Sdfg {
+    let mut b = SdfgBuilder::new("callback_map");
+    b.symbol("N")
+        .array("x", F64, "N")
+        .array("y", F64, "N")
+        .array("z", F64, "N");
+    b.state("host", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        let (entry, exit) = s.map("host_loop", "i = 0:N", Schedule::Default);
+        let node = if callback {
+            s.callback("cb", "twice", vec![f64c("v")], vec![f64c("o")])
+        } else {
+            s.tasklet(
+                "cb",
+                vec![f64c("v")],
+                vec![f64c("o")],
+                vec![Stmt::assign("o", Expr::var("v") * Expr::f64(2.0))],
+            )
+        };
+        s.path(&[x, entry, node], None, Some("v"), "x[i]");
+        s.path(&[node, exit, y], Some("o"), None, "y[i]");
+    });
+    b.state("device", |s| {
+        let z_in = s.access("z");
+        let z_out = s.access("z");
+        let (entry, exit) = s.map("other", "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "mul",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+        );
+        s.path(&[z_in, entry, t], None, Some("a"), "z[i]");
+        s.path(&[t, exit, z_out], Some("b"), None, "z[i]");
+    });
+    b.build().unwrap()
+}
+
+/// A simulator that knows the callback `twice`.
+fn sim_with_twice() -> Simulator {
+    let mut sim = Simulator::new();
+    sim.register("twice", |args: &[ArrayValue]| {
+        let v = args[0].get(0).ok_or("no input")?.to_f64();
+        Ok(vec![ArrayValue::f64(args[0].shape.clone(), vec![2.0 * v])])
+    });
+    sim
+}
+
+/// `C = A @ B` as a top-level library node in state `product`, then
+/// `r[i] = dot(A[i, :], B[i, :])` as a library node inside map `rows`.
+fn library_program() -> Sdfg {
+    let mut b = SdfgBuilder::new("library_program");
+    b.symbol("N")
+        .array("A", F64, "N, N")
+        .array("B", F64, "N, N")
+        .array("C", F64, "N, N")
+        .array("r", F64, "N");
+    b.state("product", |s| {
+        let (a, bb, c) = (s.access("A"), s.access("B"), s.access("C"));
+        let n = s.library("mm", LibraryOp::MatMul);
+        s.edge(a, None, n, Some("_a"), "A");
+        s.edge(bb, None, n, Some("_b"), "B");
+        s.edge(n, Some("_c"), c, None, "C");
+    });
+    b.state("row_dots", |s| {
+        let (a, bb, r) = (s.access("A"), s.access("B"), s.access("r"));
+        let (entry, exit) = s.map("rows", "i = 0:N", Schedule::Default);
+        let n = s.library("row_dot", LibraryOp::Dot);
+        s.path(&[a, entry, n], None, Some("_x"), "A[i, 0:N]");
+        s.path(&[bb, entry, n], None, Some("_y"), "B[i, 0:N]");
+        s.path(&[n, exit, r], Some("_result"), None, "r[i]");
+    });
+    b.build().unwrap()
+}
+
+/// State `bump`: the top-level tasklet `inc` computes `s = x[0] + 1`.
+fn top_tasklet() -> Sdfg {
+    let mut b = SdfgBuilder::new("top_tasklet");
+    b.symbol("N").array("x", F64, "N").scalar("s", F64);
+    b.state("bump", |st| {
+        let x = st.access("x");
+        let s = st.access("s");
+        let t = st.tasklet(
+            "inc",
+            vec![f64c("xi")],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::var("xi") + Expr::f64(1.0))],
+        );
+        st.edge(x, None, t, Some("xi"), "x[0]");
+        st.edge(t, Some("o"), s, None, "s[0]");
+    });
+    b.build().unwrap()
+}
+
+/// State `s`: map `fill` writes `y = 2x`; the top-level tasklet `mark`
+/// (no data inputs) runs after it through an empty memlet from `y` and
+/// writes `z = 1`; the tasklet `after` runs after `mark` through an empty
+/// memlet and writes `w = 2`.
+fn ordering() -> Sdfg {
+    let mut b = SdfgBuilder::new("ordering");
+    b.symbol("N")
+        .array("x", F64, "N")
+        .array("y", F64, "N")
+        .scalar("z", F64)
+        .scalar("w", F64);
+    b.state("s", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        let z = s.access("z");
+        let w = s.access("w");
+        let (entry, exit) = s.map("fill", "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "mul",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+        );
+        s.path(&[x, entry, t], None, Some("a"), "x[i]");
+        s.path(&[t, exit, y], Some("b"), None, "y[i]");
+        let mark = s.tasklet(
+            "mark",
+            vec![],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::f64(1.0))],
+        );
+        s.empty_edge(y, mark);
+        s.edge(mark, Some("o"), z, None, "z[0]");
+        let after = s.tasklet(
+            "after",
+            vec![],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::f64(2.0))],
+        );
+        s.empty_edge(mark, after);
+        s.edge(after, Some("o"), w, None, "w[0]");
+    });
+    b.build().unwrap()
+}
+
+/// Names that twins must avoid: containers `x` and `dev_x` (both
+/// arguments), `y` next to the symbol `dev_y`, and the return value
+/// `__return`. Map `combine` computes `y = x + dev_x`, `__return = x - dev_x`.
+fn colliding_names() -> Sdfg {
+    let mut b = SdfgBuilder::new("colliding_names");
+    b.symbol("N")
+        .local_symbol("dev_y")
+        .array("x", F64, "N")
+        .array("dev_x", F64, "N")
+        .array("y", F64, "N")
+        .transient("__return", F64, "N");
+    b.state("combine", |s| {
+        let (x, dx, y, r) = (
+            s.access("x"),
+            s.access("dev_x"),
+            s.access("y"),
+            s.access("__return"),
+        );
+        let (entry, exit) = s.map("combine", "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "combine",
+            vec![f64c("a"), f64c("b")],
+            vec![f64c("sum"), f64c("diff")],
+            vec![
+                Stmt::assign("sum", Expr::var("a") + Expr::var("b")),
+                Stmt::assign("diff", Expr::var("a") - Expr::var("b")),
+            ],
+        );
+        s.path(&[x, entry, t], None, Some("a"), "x[i]");
+        s.path(&[dx, entry, t], None, Some("b"), "dev_x[i]");
+        s.path(&[t, exit, y], Some("sum"), None, "y[i]");
+        s.path(&[t, exit, r], Some("diff"), None, "__return[i]");
+    });
+    b.build().unwrap()
+}
+
+/// `tmp = 2x` in state `first`, `y = tmp + 1` in state `second`: `tmp` is a
+/// transient only kernels use.
+fn device_transient() -> Sdfg {
+    let mut b = SdfgBuilder::new("device_transient");
+    b.symbol("N")
+        .array("x", F64, "N")
+        .array("y", F64, "N")
+        .transient("tmp", F64, "N");
+    for (label, from, to, code) in [
+        ("first", "x", "tmp", Expr::var("a") * Expr::f64(2.0)),
+        ("second", "tmp", "y", Expr::var("a") + Expr::f64(1.0)),
+    ] {
+        b.state(label, |s| {
+            let src = s.access(from);
+            let dst = s.access(to);
+            let (entry, exit) = s.map(label, "i = 0:N", Schedule::Default);
+            let t = s.tasklet(
+                label,
+                vec![f64c("a")],
+                vec![f64c("b")],
+                vec![Stmt::assign("b", code)],
+            );
+            s.path(&[src, entry, t], None, Some("a"), &*format!("{from}[i]"));
+            s.path(&[t, exit, dst], Some("b"), None, &*format!("{to}[i]"));
+        });
+    }
+    b.build().unwrap()
+}
+
+/// Adds to `b` a state `label` doubling `x` in place with map `label`.
+fn double_state(b: &mut SdfgBuilder, label: &str) {
+    b.state(label, |s| {
+        let x_in = s.access("x");
+        let x_out = s.access("x");
+        let (entry, exit) = s.map(label, "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            label,
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+        );
+        s.path(&[x_in, entry, t], None, Some("a"), "x[i]");
+        s.path(&[t, exit, x_out], Some("b"), None, "x[i]");
+    });
+}
+
+/// Doubles `x`, returns early when `N > 3`, doubles `x` again.
+fn early_return() -> Sdfg {
+    let mut b = SdfgBuilder::new("early_return");
+    b.symbol("N").array("x", F64, "N");
+    double_state(&mut b, "double");
+    b.if_else(
+        "maybe",
+        "N > 3",
+        |b| {
+            b.return_("leave");
+        },
+        None,
+    );
+    double_state(&mut b, "again");
+    b.build().unwrap()
+}
+
+/// State `count` (a top-level tasklet) sets `cnt[0] = x[0]`; the transition
+/// after it assigns `k = cnt[0]` (a host read); state `use` sets `y[0:k] = 1`.
+fn interstate_read() -> Sdfg {
+    let mut b = SdfgBuilder::new("interstate_read");
+    b.symbol("N")
+        .local_symbol("k")
+        .array("x", DType::Int64, "N")
+        .array("cnt", DType::Int64, "1")
+        .array("y", F64, "N");
+    b.state("count", |s| {
+        let x = s.access("x");
+        let cnt = s.access("cnt");
+        let t = s.tasklet(
+            "pick",
+            vec![Connector::scalar("xi", DType::Int64)],
+            vec![Connector::scalar("c", DType::Int64)],
+            vec![Stmt::assign("c", Expr::var("xi"))],
+        );
+        s.edge(x, None, t, Some("xi"), "x[0]");
+        s.edge(t, Some("c"), cnt, None, "cnt[0]");
+    })
+    .assign("k", "cnt[0]");
+    b.state("use", |s| {
+        let y = s.access("y");
+        let (entry, exit) = s.map("head", "i = 0:k", Schedule::Default);
+        let t = s.tasklet(
+            "one",
+            vec![],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::f64(1.0))],
+        );
+        s.empty_edge(entry, t);
+        s.path(&[t, exit, y], Some("o"), None, "y[i]");
+    });
+    b.build().unwrap()
+}
+
+fn interstate_args(first: i64) -> Arguments {
+    Arguments::default()
+        .symbol("N", 5)
+        .array("x", ArrayValue::i64(vec![5], vec![first, 9, 9, 9, 9]))
+        .array("cnt", ArrayValue::i64(vec![1], vec![-1]))
+        .array("y", vector(5, 3))
+}
+
+/// `out[0] += x[i]` over a map: a write-conflict resolution into an argument
+/// the device never reads through a connector.
+fn accumulate() -> Sdfg {
+    let mut b = SdfgBuilder::new("accumulate");
+    b.symbol("N").array("x", F64, "N").scalar("out", F64);
+    b.state("sum", |s| {
+        let x = s.access("x");
+        let out = s.access("out");
+        let (entry, exit) = s.map("sum", "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "acc",
+            vec![f64c("v")],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::var("v"))],
+        );
+        s.path(&[x, entry, t], None, Some("v"), "x[i]");
+        s.path(&[t, exit, out], Some("o"), None, ("out[0]", Wcr::Sum));
+    });
+    b.build().unwrap()
+}
+
+/// `y[i] = x[i]` for `i` in `1:N`: `y[0]` keeps its value.
+fn partial_write() -> Sdfg {
+    let mut b = SdfgBuilder::new("partial_write");
+    b.symbol("N").array("x", F64, "N").array("y", F64, "N");
+    b.state("shift", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        let (entry, exit) = s.map("shift", "i = 1:N", Schedule::Default);
+        let t = s.tasklet(
+            "copy",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a"))],
+        );
+        s.path(&[x, entry, t], None, Some("a"), "x[i]");
+        s.path(&[t, exit, y], Some("b"), None, "y[i]");
+    });
+    b.build().unwrap()
+}
+
+/// `y = x` (the whole of `y`), but only when `N > 3`; with `return_first`,
+/// the program returns early when `N > 5` before writing `y` at all.
+fn conditional_write(return_first: bool) -> Sdfg {
+    let mut b = SdfgBuilder::new("conditional_write");
+    b.symbol("N").array("x", F64, "N").array("y", F64, "N");
+    let fill = |b: &mut SdfgBuilder| {
+        b.state("fill", |s| {
+            let x = s.access("x");
+            let y = s.access("y");
+            let (entry, exit) = s.map("fill", "i = 0:N", Schedule::Default);
+            let t = s.tasklet(
+                "copy",
+                vec![f64c("a")],
+                vec![f64c("b")],
+                vec![Stmt::assign("b", Expr::var("a"))],
+            );
+            s.path(&[x, entry, t], None, Some("a"), "x[i]");
+            s.path(&[t, exit, y], Some("b"), None, "y[i]");
+        });
+    };
+    if return_first {
+        b.if_else(
+            "maybe_leave",
+            "N > 5",
+            |b| {
+                b.return_("leave");
+            },
+            None,
+        );
+        fill(&mut b);
+    } else {
+        b.if_else("maybe_fill", "N > 3", fill, None);
+    }
+    b.build().unwrap()
+}
+
+/// `y[i] = 3 * (x[i] + 1)` as two tasklets inside map `m`, passing the
+/// transient scalar `t` directly from one to the other (no access node).
+fn tasklet_chain_in_map() -> Sdfg {
+    let mut b = SdfgBuilder::new("tasklet_chain_in_map");
+    b.symbol("N")
+        .array("x", F64, "N")
+        .array("y", F64, "N")
+        .transient_scalar("t", F64);
+    b.state("s", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        let (entry, exit) = s.map("m", "i = 0:N", Schedule::Default);
+        let (t1, t2) = add_chain(s);
+        s.path(&[x, entry, t1], None, Some("a"), "x[i]");
+        s.path(&[t2, exit, y], Some("b"), None, "y[i]");
+    });
+    b.build().unwrap()
+}
+
+/// The same two tasklets at the top level of a state, for `y[1] = 3 * (x[0] + 1)`.
+fn tasklet_chain() -> Sdfg {
+    let mut b = SdfgBuilder::new("tasklet_chain");
+    b.symbol("N")
+        .array("x", F64, "N")
+        .array("y", F64, "N")
+        .transient_scalar("t", F64);
+    b.state("s", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        let (t1, t2) = add_chain(s);
+        s.edge(x, None, t1, Some("a"), "x[0]");
+        s.edge(t2, Some("b"), y, None, "y[1]");
+    });
+    b.build().unwrap()
+}
+
+/// Tasklets `t1` (`b = a + 1`) and `t2` (`b = 3a`), `t1.b -> t2.a` through `t[0]`.
+fn add_chain(s: &mut sdfg_ir::builder::StateBuilder<'_>) -> (sdfg_ir::NodeId, sdfg_ir::NodeId) {
+    let t1 = s.tasklet(
+        "t1",
+        vec![f64c("a")],
+        vec![f64c("b")],
+        vec![Stmt::assign("b", Expr::var("a") + Expr::f64(1.0))],
+    );
+    let t2 = s.tasklet(
+        "t2",
+        vec![f64c("a")],
+        vec![f64c("b")],
+        vec![Stmt::assign("b", Expr::var("a") * Expr::f64(3.0))],
+    );
+    s.edge(t1, Some("b"), t2, Some("a"), "t[0]");
+    (t1, t2)
+}
+
+/// Arguments `N = n`, and `x`, `y` of length `n`.
+fn xy_args(n: usize) -> Arguments {
+    Arguments::default()
+        .symbol("N", n as i64)
+        .array("x", vector(n, 1))
+        .array("y", vector(n, 2))
+}
+
+// ---------------------------------------------------------------------------
+// Phase 1: schedules.
+
+#[test]
+fn a_top_level_map_becomes_a_kernel() {
+    let (out, report) = offload_ok(&scale(false));
+    assert_eq!(map_schedules(&out)["scale"], Schedule::DeviceKernel);
+    assert_eq!(report.kernels, ["scale (state `compute`)"]);
+    assert!(report.library_calls.is_empty());
+    // Negative control: the input is untouched and still host code.
+    assert_eq!(map_schedules(&scale(false))["scale"], Schedule::Default);
+}
+
+#[test]
+fn a_map_inside_a_kernel_runs_sequentially_and_is_no_kernel() {
+    let sdfg = nested_maps();
+    let checked = check_offload(
+        &sdfg,
+        &Arguments::default()
+            .symbol("N", 3)
+            .symbol("M", 4)
+            .array("A", ArrayValue::f64(vec![3, 4], f64s(12, 5))),
+        &Simulator::new(),
+    );
+    let schedules = map_schedules(&checked.offloaded);
+    assert_eq!(schedules["rows"], Schedule::DeviceKernel);
+    assert_eq!(schedules["cols"], Schedule::Sequential);
+    assert_eq!(checked.report.kernels, ["rows (state `compute`)"]);
+    assert_eq!(checked.run.report.launches, 1);
+    assert_eq!(transfers(&checked.run), (96, 96, 192));
+}
+
+#[test]
+fn a_map_holding_a_host_callback_stays_on_the_host() {
+    let sim = sim_with_twice();
+    let n = 6;
+    let args = xy_args(n).array("z", vector(n, 3));
+    let checked = check_offload(&callback_map(true), &args, &sim);
+    let schedules = map_schedules(&checked.offloaded);
+    assert_eq!(schedules["host_loop"], Schedule::Sequential);
+    assert_eq!(schedules["other"], Schedule::DeviceKernel);
+    assert_eq!(checked.report.kernels, ["other (state `device`)"]);
+    // The callback's data stays on the host, without twins or copies.
+    assert_eq!(accessed(state(&checked.offloaded, "host")), ["x", "y"]);
+    for c in ["x", "y"] {
+        assert!(
+            checked.report.placements.iter().all(|p| p.container != c),
+            "`{c}` was placed:\n{}",
+            checked.report
+        );
+        assert!(copies_of(&checked.report, c).is_empty());
+    }
+    assert_eq!(checked.run.report.launches, 1);
+    // Only `z` moves: in and out.
+    assert_eq!(transfers(&checked.run), (48, 48, 96));
+}
+
+#[test]
+fn the_same_map_without_the_callback_is_offloaded() {
+    let n = 6;
+    let args = xy_args(n).array("z", vector(n, 3));
+    let checked = check_offload(&callback_map(false), &args, &Simulator::new());
+    let schedules = map_schedules(&checked.offloaded);
+    assert_eq!(schedules["host_loop"], Schedule::DeviceKernel);
+    assert_eq!(schedules["other"], Schedule::DeviceKernel);
+    assert_eq!(
+        checked.report.kernels,
+        ["host_loop (state `host`)", "other (state `device`)"]
+    );
+    assert_eq!(
+        accessed(state(&checked.offloaded, "host")),
+        ["dev_x", "dev_y"]
+    );
+    assert_eq!(checked.run.report.launches, 2);
+    // x in; y out; z in and out.
+    assert_eq!(transfers(&checked.run), (96, 96, 192));
+}
+
+#[test]
+fn a_top_level_library_node_becomes_a_device_wide_call() {
+    let n = 4;
+    let args = Arguments::default()
+        .symbol("N", n as i64)
+        .array("A", ArrayValue::f64(vec![n, n], f64s(n * n, 1)))
+        .array("B", ArrayValue::f64(vec![n, n], f64s(n * n, 2)))
+        .array("C", ArrayValue::f64(vec![n, n], f64s(n * n, 3)))
+        .array("r", vector(n, 4));
+    let checked = check_offload(&library_program(), &args, &Simulator::new());
+    let libs = library_schedules(&checked.offloaded);
+    assert_eq!(libs["mm"], Schedule::DeviceKernel);
+    assert_eq!(
+        checked.report.library_calls,
+        ["matmul `mm` -> pure expansion (state `product`)"]
+    );
+    // Negative control: a library node inside a map is part of the kernel,
+    // not a device-wide call of its own.
+    assert_eq!(libs["row_dot"], Schedule::Default);
+    assert_eq!(
+        map_schedules(&checked.offloaded)["rows"],
+        Schedule::DeviceKernel
+    );
+    assert_eq!(checked.report.kernels, ["rows (state `row_dots`)"]);
+    assert_eq!(checked.run.report.launches, 2);
+    // A and B in; C and r written whole: out only.
+    assert_eq!(transfers(&checked.run), (256, 160, 416));
+}
+
+// ---------------------------------------------------------------------------
+// Phase 2: partitions.
+
+/// The map entry labelled `label` in `state`.
+#[track_caller]
+fn map_entry(state: &State, label: &str) -> (sdfg_ir::NodeId, sdfg_ir::Map) {
+    state
+        .nodes()
+        .find_map(|(id, n)| match n {
+            Node::MapEntry(e) if e.map.label == label => Some((id, e.map.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no map `{label}`"))
+}
+
+/// The code node (tasklet, library node, callback) labelled `label`.
+#[track_caller]
+fn node_named(state: &State, label: &str) -> sdfg_ir::NodeId {
+    state
+        .nodes()
+        .find(|(_, n)| n.is_code() && n.label() == label)
+        .map(|(id, _)| id)
+        .unwrap_or_else(|| panic!("no node `{label}`"))
+}
+
+#[test]
+fn a_top_level_tasklet_is_wrapped_in_a_single_thread_kernel() {
+    let sdfg = top_tasklet();
+    let args = Arguments::default()
+        .symbol("N", 3)
+        .array("x", vector(3, 1))
+        .array("s", scalar(0.25));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    let st = state(&checked.offloaded, "bump");
+    let (entry, map) = map_entry(st, "inc_single");
+    assert_eq!(map.params, ["__s"]);
+    assert_eq!(map.ranges, [Range::index(SymExpr::int(0))]);
+    assert_eq!(map.schedule, Schedule::DeviceKernel);
+    let tree = st.scope_tree().unwrap();
+    assert_eq!(tree.parent(node_named(st, "inc")), Some(entry));
+    assert_eq!(
+        checked.report.kernels,
+        ["inc_single (single-thread kernel for host tasklet `inc`, state `bump`)"]
+    );
+    assert_eq!(checked.run.report.launches, 1);
+    // x in (the memlet reads one element, the copy moves all of x); s out.
+    assert_eq!(transfers(&checked.run), (24, 8, 32));
+}
+
+#[test]
+fn the_single_thread_parameter_avoids_symbols() {
+    let mut sdfg = top_tasklet();
+    sdfg.symbols.insert("__s".to_owned(), DType::Int64);
+    let (out, _) = offload_ok(&sdfg);
+    let (_, map) = map_entry(state(&out, "bump"), "inc_single");
+    assert_eq!(map.params, ["__s_"]);
+    sdfg_ir::validate(&out).unwrap();
+}
+
+#[test]
+fn a_tasklet_inside_a_map_is_not_wrapped() {
+    let (out, report) = offload_ok(&scale(false));
+    let st = state(&out, "compute");
+    let maps: Vec<_> = st
+        .nodes()
+        .filter_map(|(_, n)| match n {
+            Node::MapEntry(e) => Some(e.map.label.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(maps, ["scale"]);
+    assert!(report.kernels.iter().all(|k| !k.contains("single")));
+}
+
+#[test]
+fn empty_memlets_into_a_wrapped_tasklet_survive_without_connectors() {
+    let n = 5;
+    let args = xy_args(n).array("z", scalar(-1.0)).array("w", scalar(-2.0));
+    let checked = check_offload(&ordering(), &args, &Simulator::new());
+    let st = state(&checked.offloaded, "s");
+
+    // `y -> mark` became `y -> mark_single` (entry), empty and without connectors.
+    let (mark_entry, _) = map_entry(st, "mark_single");
+    let ins: Vec<_> = st.in_edges(mark_entry).collect();
+    assert_eq!(ins.len(), 1, "edges into mark_single");
+    let (_, src, e) = ins[0];
+    assert_eq!(st.node(src).and_then(Node::as_access), Some("dev_y"));
+    assert_eq!((&e.src_conn, &e.dst_conn, &e.memlet), (&None, &None, &None));
+    match st.node(mark_entry) {
+        Some(Node::MapEntry(m)) => {
+            assert!(m.in_connectors.is_empty() && m.out_connectors.is_empty())
+        }
+        other => panic!("{other:?}"),
+    }
+    // The entry orders the tasklet by an empty memlet too.
+    let mark = node_named(st, "mark");
+    let into_mark: Vec<_> = st.in_edges(mark).collect();
+    assert_eq!(into_mark.len(), 1);
+    assert_eq!(into_mark[0].1, mark_entry);
+    assert!(into_mark[0].2.memlet.is_none());
+
+    // `mark -> after` became `mark_single` (exit) -> `after_single` (entry), empty.
+    let (after_entry, _) = map_entry(st, "after_single");
+    let ins: Vec<_> = st.in_edges(after_entry).collect();
+    assert_eq!(ins.len(), 1, "edges into after_single");
+    let (_, src, e) = ins[0];
+    assert!(
+        matches!(st.node(src), Some(Node::MapExit(x)) if x.entry == mark_entry),
+        "the edge into after_single comes from {:?}",
+        st.node(src)
+    );
+    assert_eq!((&e.src_conn, &e.dst_conn, &e.memlet), (&None, &None, &None));
+    assert_eq!(checked.run.report.launches, 3);
+}
+
+#[test]
+fn a_tasklet_without_outputs_is_wrapped_into_a_valid_scope() {
+    // Fixed in partitions.rs: the new exit had no edge from inside its scope.
+    let mut b = SdfgBuilder::new("no_outputs");
+    b.symbol("N").array("x", F64, "N");
+    b.state("s", |s| {
+        let x = s.access("x");
+        let t = s.tasklet("sink", vec![f64c("a")], vec![], vec![]);
+        s.edge(x, None, t, Some("a"), "x[0]");
+    });
+    let sdfg = b.build().unwrap();
+    let args = Arguments::default().symbol("N", 2).array("x", vector(2, 1));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    let st = state(&checked.offloaded, "s");
+    let sink = node_named(st, "sink");
+    let outs: Vec<_> = st.out_edges(sink).collect();
+    assert_eq!(outs.len(), 1);
+    assert!(matches!(st.node(outs[0].1), Some(Node::MapExit(x)) if x.label == "sink_single"));
+    assert!(outs[0].2.memlet.is_none());
+    assert_eq!(checked.run.report.launches, 1);
+}
+
+#[test]
+fn wrapped_tasklets_connected_by_a_memlet_keep_their_data_on_the_device() {
+    let args = xy_args(3);
+    let checked = check_offload(&tasklet_chain(), &args, &Simulator::new());
+    assert_eq!(
+        checked.report.kernels,
+        [
+            "t1_single (single-thread kernel for host tasklet `t1`, state `s`)",
+            "t2_single (single-thread kernel for host tasklet `t2`, state `s`)"
+        ]
+    );
+    assert_eq!(
+        checked.offloaded.containers["t"].storage,
+        Storage::DeviceGlobal
+    );
+    assert_eq!(checked.run.report.launches, 2);
+    let want = 3.0 * (args.arrays["x"].get(0).unwrap().to_f64() + 1.0);
+    assert_eq!(checked.run.outputs["y"].get(1).unwrap().to_f64(), want);
+}
+
+// ---------------------------------------------------------------------------
+// Phases 3 and 4: locations and placement.
+
+#[test]
+fn a_signature_container_gets_a_device_twin_and_keeps_its_host_storage() {
+    let sdfg = scale(false);
+    let checked = check_offload(&sdfg, &xy_args(7), &Simulator::new());
+    let (out, report) = (&checked.offloaded, &checked.report);
+    for (c, twin) in [("x", "dev_x"), ("y", "dev_y")] {
+        let p = placement(report, c);
+        assert_eq!(p.twin.as_deref(), Some(twin));
+        assert_eq!(p.storage, sdfg.containers[c].storage);
+        assert!(p.reason.contains("signature"), "{}", p.reason);
+        assert_eq!(out.containers[c], sdfg.containers[c], "`{c}` changed");
+        let t = &out.containers[twin];
+        assert_eq!(
+            (t.transient, t.storage, t.lifetime, t.dtype, t.shape()),
+            (
+                true,
+                Storage::DeviceGlobal,
+                Lifetime::Sdfg,
+                F64,
+                vec![sym("N")]
+            )
+        );
+    }
+    assert_eq!(out.arguments, sdfg.arguments);
+    assert_eq!(accessed(state(out, "compute")), ["dev_x", "dev_y"]);
+    assert_eq!(
+        labels(&out.body),
+        ["offload_copy_in", "compute", "offload_copy_out"]
+    );
+    assert_eq!(
+        copies_of(report, "x"),
+        [h2d("x", "dev_x", "8*N", "offload_copy_in")]
+    );
+    assert_eq!(
+        copies_of(report, "y"),
+        [d2h("dev_y", "y", "8*N", "offload_copy_out")]
+    );
+    // 7 float64 in, 7 out, nothing twice.
+    assert_eq!(checked.run.report.launches, 1);
+    assert_eq!(transfers(&checked.run), (56, 56, 112));
+    assert_eq!(checked.run.report.transfer_ratio(), Some(1.0));
+}
+
+#[test]
+fn twin_names_collide_with_no_container_symbol_or_return_name() {
+    let sdfg = colliding_names();
+    let n = 4;
+    let args = xy_args(n).array("dev_x", vector(n, 7));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    let report = &checked.report;
+    let twins: BTreeMap<_, _> = report
+        .placements
+        .iter()
+        .map(|p| (p.container.as_str(), p.twin.as_deref()))
+        .collect();
+    assert_eq!(
+        twins,
+        BTreeMap::from([
+            ("__return", Some("dev_return")),
+            ("dev_x", Some("dev_dev_x")),
+            ("x", Some("dev_x_1")),
+            ("y", Some("dev_y_1")),
+        ])
+    );
+    for (_, twin) in twins {
+        let twin = twin.unwrap();
+        assert!(!sdfg.containers.contains_key(twin) && !sdfg.symbols.contains_key(twin));
+        assert!(!twin.starts_with("__return"));
+    }
+    // Each argument is read from its own twin: swapping two would change `y`
+    // and `__return` (checked by the simulation) or fail to validate.
+    assert_eq!(
+        accessed(state(&checked.offloaded, "combine")),
+        ["dev_dev_x", "dev_return", "dev_x_1", "dev_y_1"]
+    );
+    // `__return` is a signature container: twin, copy back, own storage kept.
+    assert_eq!(
+        checked.offloaded.containers["__return"],
+        sdfg.containers["__return"]
+    );
+    assert_eq!(
+        copies_of(report, "__return"),
+        [d2h("dev_return", "__return", "8*N", "offload_copy_out")]
+    );
+    assert!(placement(report, "__return").reason.contains("signature"));
+    assert_eq!(transfers(&checked.run), (64, 64, 128));
+}
+
+#[test]
+fn a_transient_only_kernels_use_lives_in_device_memory_without_a_twin() {
+    let sdfg = device_transient();
+    let checked = check_offload(&sdfg, &xy_args(5), &Simulator::new());
+    let (out, report) = (&checked.offloaded, &checked.report);
+    let p = placement(report, "tmp");
+    assert_eq!(
+        (p.twin.as_deref(), p.storage),
+        (None, Storage::DeviceGlobal)
+    );
+    assert_eq!(out.containers["tmp"].storage, Storage::DeviceGlobal);
+    assert!(out.containers["tmp"].transient);
+    assert!(!out.containers.contains_key("dev_tmp"));
+    assert!(copies_of(report, "tmp").is_empty());
+    assert_eq!(accessed(state(out, "first")), ["dev_x", "tmp"]);
+    assert_eq!(accessed(state(out, "second")), ["dev_y", "tmp"]);
+    assert_eq!(transfers(&checked.run), (40, 40, 80));
+}
+
+#[test]
+fn a_transient_passed_between_tasklets_of_a_kernel_lives_in_device_memory() {
+    // Fixed in locations.rs: memlets between two tasklets were not looked at,
+    // `t` stayed in host memory and the kernel faulted on it.
+    let checked = check_offload(&tasklet_chain_in_map(), &xy_args(4), &Simulator::new());
+    let p = placement(&checked.report, "t");
+    assert_eq!(
+        (p.twin.as_deref(), p.storage),
+        (None, Storage::DeviceGlobal)
+    );
+    assert_eq!(
+        checked.offloaded.containers["t"].storage,
+        Storage::DeviceGlobal
+    );
+    assert!(copies_of(&checked.report, "t").is_empty());
+    assert_eq!(transfers(&checked.run), (32, 32, 64));
+}
+
+#[test]
+fn a_transient_the_host_reads_gets_a_twin_instead() {
+    // Negative control: `done` in `converge` is a transient, but a loop
+    // condition reads it on the host.
+    let sdfg = sdfg_ir::examples::converge().unwrap();
+    let (out, report) = offload_ok(&sdfg);
+    let p = placement(&report, "done");
+    assert_eq!(p.twin.as_deref(), Some("dev_done"));
+    assert!(p.reason.contains("interstate"), "{}", p.reason);
+    assert_eq!(out.containers["done"], sdfg.containers["done"]);
+    assert_eq!(out.containers["dev_done"].storage, Storage::DeviceGlobal);
+    // Its sibling `err` is only used by kernels.
+    let err = placement(&report, "err");
+    assert_eq!(
+        (err.twin.as_deref(), err.storage),
+        (None, Storage::DeviceGlobal)
+    );
+}
+
+#[test]
+fn a_container_the_device_only_reads_is_copied_in_and_not_back() {
+    let (out, report) = offload_ok(&scale(false));
+    let copies = copies_of(&report, "x");
+    assert_eq!(copies, [h2d("x", "dev_x", "8*N", "offload_copy_in")]);
+    assert!(
+        report
+            .copies
+            .iter()
+            .all(|c| c.from != "dev_x" && c.kind != CopyKind::HostToHost),
+        "no copy back for a twin nothing wrote:\n{report}"
+    );
+    // The copy-out state moves y alone.
+    assert_eq!(accessed(state(&out, "offload_copy_out")), ["dev_y", "y"]);
+    assert_eq!(accessed(state(&out, "offload_copy_in")), ["dev_x", "x"]);
+}
+
+#[test]
+fn a_container_the_device_writes_is_copied_back_at_the_exit_and_before_every_return() {
+    let sdfg = early_return();
+    let (out, report) = offload_ok(&sdfg);
+    assert_eq!(
+        labels(&out.body),
+        [
+            "offload_copy_in",
+            "double",
+            "maybe",
+            "again",
+            "offload_copy_out"
+        ]
+    );
+    assert_eq!(
+        labels(inner_region(&out.body, "maybe")),
+        ["offload_copy_out_return", "leave"]
+    );
+    assert_eq!(
+        copies_of(&report, "x"),
+        [
+            h2d("x", "dev_x", "8*N", "offload_copy_in"),
+            d2h("dev_x", "x", "8*N", "offload_copy_out_return"),
+            d2h("dev_x", "x", "8*N", "offload_copy_out"),
+        ]
+    );
+    assert!(
+        copy_record(&report, "dev_x", "x", "offload_copy_out_return")
+            .reason
+            .contains("return")
+    );
+    // Both paths compute what the original computes, copying x back once.
+    for n in [2usize, 5] {
+        let args = Arguments::default()
+            .symbol("N", n as i64)
+            .array("x", vector(n, 1));
+        let checked = check_offload(&sdfg, &args, &Simulator::new());
+        let launches = if n > 3 { 1 } else { 2 };
+        assert_eq!(checked.run.report.launches, launches, "N = {n}");
+        let bytes = 8 * n as u64;
+        assert_eq!(
+            transfers(&checked.run),
+            (bytes, bytes, 2 * bytes),
+            "N = {n}"
+        );
+    }
+}
+
+#[test]
+fn a_final_return_needs_no_copy_at_the_exit() {
+    // Negative control of the exit copy: the region ends in `return`, which
+    // already copied back.
+    let sdfg = compile(
+        "@dc.program\ndef f(A: dc.float64[N, N], B: dc.float64[N, N]):\n    return A @ B + 1.0\n",
+    );
+    let (out, report) = offload_ok(&sdfg);
+    assert!(!labels(&out.body).contains(&"offload_copy_out"));
+    assert_eq!(
+        copies_of(&report, "__return"),
+        [d2h(
+            "dev_return",
+            "__return",
+            "8*N**2",
+            "offload_copy_out_return"
+        )]
+    );
+}
+
+#[test]
+fn a_container_read_by_a_transition_is_copied_back_after_each_state_writing_it() {
+    let sdfg = interstate_read();
+    let (out, report) = offload_ok(&sdfg);
+    assert_eq!(
+        labels(&out.body),
+        [
+            "offload_copy_in",
+            "count",
+            "count_to_host",
+            "use",
+            "offload_copy_out"
+        ]
+    );
+    // The assignment `k = cnt[0]` now leaves the copy state.
+    let count = &out.body.blocks[1];
+    let copy = &out.body.blocks[2];
+    assert!(count.transition.is_empty());
+    assert_eq!(copy.transition, sdfg.body.blocks[0].transition);
+    assert_eq!(copy.transition.assignments[0].symbol, "k");
+    assert_eq!(accessed(state(&out, "count_to_host")), ["cnt", "dev_cnt"]);
+    // Copied back there and only there: not again at the exit.
+    assert_eq!(
+        copies_of(&report, "cnt"),
+        [d2h("dev_cnt", "cnt", "8", "count_to_host")]
+    );
+    let record = copy_record(&report, "dev_cnt", "cnt", "count_to_host");
+    assert!(record.reason.contains("interstate"), "{}", record.reason);
+    // Negative control: `x`, which interstate code never reads, is not
+    // copied back after `count` (nor at all: the device only reads it).
+    assert_eq!(
+        copies_of(&report, "x"),
+        [h2d("x", "dev_x", "8*N", "offload_copy_in")]
+    );
+    for first in [0, 3, 5] {
+        let checked = check_offload(&sdfg, &interstate_args(first), &Simulator::new());
+        // cnt back (8), y in and out (40 each), x in (40).
+        assert_eq!(transfers(&checked.run), (80, 48, 128), "x[0] = {first}");
+    }
+}
+
+#[test]
+fn a_container_read_by_loop_and_branch_conditions_is_copied_back_after_each_write() {
+    let sdfg = sdfg_ir::examples::converge().unwrap();
+    let (out, report) = offload_ok(&sdfg);
+    assert_eq!(
+        labels(&out.body),
+        [
+            "offload_copy_in",
+            "init",
+            "init_to_host",
+            "iterate",
+            "early_exit",
+            "finish",
+            "finish_to_host",
+            "offload_copy_out"
+        ]
+    );
+    let body = inner_region(&out.body, "iterate");
+    assert_eq!(
+        labels(body),
+        [
+            "reset",
+            "halve",
+            "check",
+            "check_to_host",
+            "limit",
+            "parity"
+        ]
+    );
+    // `it = it + 1` and `it = 0` moved onto the copy states.
+    assert!(body.blocks[2].transition.is_empty());
+    assert_eq!(body.blocks[3].transition.assignments[0].symbol, "it");
+    assert_eq!(out.body.blocks[2].transition.assignments[0].symbol, "it");
+    assert_eq!(
+        copies_of(&report, "done"),
+        [
+            d2h("dev_done", "done", "1", "init_to_host"),
+            d2h("dev_done", "done", "1", "check_to_host"),
+        ]
+    );
+    // `flag` is read by a branch condition and written by `finish`.
+    assert_eq!(
+        copies_of(&report, "flag"),
+        [d2h("dev_flag", "flag", "4", "finish_to_host")]
+    );
+    assert_eq!(
+        labels(inner_region(&out.body, "early_exit")),
+        ["offload_copy_out_return", "leave"]
+    );
+    for flag in [0, 1] {
+        let args = Arguments::default()
+            .symbol("N", 4)
+            .array("x", ArrayValue::f64(vec![4], vec![1.0, -2.0, 0.5, 3.0]))
+            .array("flag", ArrayValue::new(vec![], Elements::I32(vec![flag])));
+        let checked = check_offload(&sdfg, &args, &Simulator::new());
+        assert!(checked.run.report.launches > 1);
+        assert_eq!(checked.run.report.per_container["x"].to_host.bytes, 32);
+    }
+}
+
+#[test]
+fn a_loop_bound_read_from_data_is_copied_back_after_the_body_writes_it() {
+    // `for i in range(0, n[0])` whose body decrements `n[0]` on the device.
+    let mut b = SdfgBuilder::new("loop_bound");
+    b.local_symbol("i").array("n", DType::Int64, "1");
+    b.for_loop("l", "i", "0", "n[0]", 1, |b| {
+        b.state("body", |s| {
+            let n_in = s.access("n");
+            let n_out = s.access("n");
+            let t = s.tasklet(
+                "dec",
+                vec![Connector::scalar("a", DType::Int64)],
+                vec![Connector::scalar("o", DType::Int64)],
+                vec![Stmt::assign("o", Expr::var("a") - Expr::i64(1))],
+            );
+            s.edge(n_in, None, t, Some("a"), "n[0]");
+            s.edge(t, Some("o"), n_out, None, "n[0]");
+        });
+    });
+    let sdfg = b.build().unwrap();
+    let args = Arguments::default().array("n", ArrayValue::i64(vec![1], vec![6]));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    assert_eq!(labels(&checked.offloaded.body), ["offload_copy_in", "l"]);
+    assert_eq!(
+        labels(inner_region(&checked.offloaded.body, "l")),
+        ["body", "body_to_host"]
+    );
+    assert_eq!(
+        copies_of(&checked.report, "n"),
+        [
+            h2d("n", "dev_n", "8", "offload_copy_in"),
+            d2h("dev_n", "n", "8", "body_to_host"),
+        ]
+    );
+    // i = 0, 1, 2 run (n = 5, 4, 3); i = 3 stops.
+    assert_eq!(checked.run.outputs["n"], ArrayValue::i64(vec![1], vec![3]));
+    assert_eq!(checked.run.report.launches, 3);
+    assert_eq!(transfers(&checked.run), (8, 24, 16));
+}
+
+// Regression tests for write-only twins (fixed in placement.rs): the copy
+// back must not carry elements the device never wrote.
+
+#[test]
+fn a_combining_write_copies_the_old_value_in() {
+    let sdfg = accumulate();
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("x", vector(4, 1))
+        .array("out", scalar(10.0));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    assert_eq!(
+        copies_of(&checked.report, "out"),
+        [
+            h2d("out", "dev_out", "8", "offload_copy_in"),
+            d2h("dev_out", "out", "8", "offload_copy_out"),
+        ]
+    );
+    let r = &copy_record(&checked.report, "out", "dev_out", "offload_copy_in").reason;
+    assert!(r.contains("part of it"), "{r}");
+    let got = checked.run.outputs["out"].get(0).unwrap().to_f64();
+    let want = 10.0 + f64s(4, 1).iter().sum::<f64>();
+    assert!((got - want).abs() < 1e-12, "{got} != {want}");
+}
+
+#[test]
+fn a_partial_write_copies_the_rest_in() {
+    let checked = check_offload(&partial_write(), &xy_args(5), &Simulator::new());
+    assert_eq!(
+        copies_of(&checked.report, "y"),
+        [
+            h2d("y", "dev_y", "8*N", "offload_copy_in"),
+            d2h("dev_y", "y", "8*N", "offload_copy_out"),
+        ]
+    );
+    assert_eq!(
+        checked.run.outputs["y"].get(0),
+        xy_args(5).arrays["y"].get(0)
+    );
+}
+
+#[test]
+fn a_write_the_run_may_skip_copies_the_old_value_in() {
+    for return_first in [false, true] {
+        let sdfg = conditional_write(return_first);
+        for n in [2usize, 4, 7] {
+            // Written when `N > 3`, or unless `N > 5` returns first.
+            let writes = if return_first { n <= 5 } else { n > 3 };
+            let checked = check_offload_on_path(&sdfg, &xy_args(n), &Simulator::new(), writes);
+            assert_eq!(checked.run.report.launches, u64::from(writes), "N = {n}");
+            assert_eq!(
+                copies_of(&checked.report, "y")[0],
+                h2d("y", "dev_y", "8*N", "offload_copy_in"),
+                "return_first = {return_first}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_whole_unconditional_write_needs_no_copy_in() {
+    // Negative control of the three tests above.
+    let (_, report) = offload_ok(&scale(false));
+    assert_eq!(
+        copies_of(&report, "y"),
+        [d2h("dev_y", "y", "8*N", "offload_copy_out")]
+    );
+    // ... also when a `return` follows the write.
+    let sdfg = compile(
+        "@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = A\n    if A[0] > 0.5:\n        return\n    B[:] = 3.0 * A\n",
+    );
+    let (_, report) = offload_ok(&sdfg);
+    assert!(
+        copies_of(&report, "B")
+            .iter()
+            .all(|c| c.2 == CopyKind::DeviceToHost),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_whole_copy_between_access_nodes_is_a_whole_write() {
+    // `y` is written whole by a copy named by its source `x`: no copy-in.
+    let mut b = SdfgBuilder::new("whole_copy");
+    b.symbol("N").array("x", F64, "N").array("y", F64, "N");
+    b.state("copy", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        s.edge(x, None, y, None, "x");
+    });
+    let checked = check_offload(&b.build().unwrap(), &xy_args(3), &Simulator::new());
+    assert_eq!(
+        copies_of(&checked.report, "y"),
+        [d2h("dev_y", "y", "8*N", "offload_copy_out")]
+    );
+    assert_eq!(transfers(&checked.run), (24, 24, 48));
+    assert_eq!(checked.run.report.device_to_device.bytes, 24);
+}
+
+#[test]
+fn copy_states_get_labels_no_block_has() {
+    // Blocks already called like the copy states the pass inserts.
+    let mut b = SdfgBuilder::new("labels");
+    b.symbol("N").array("x", F64, "N");
+    b.state("offload_copy_in", |_| {});
+    double_state(&mut b, "offload_copy_out");
+    let sdfg = b.build().unwrap();
+    let args = Arguments::default().symbol("N", 3).array("x", vector(3, 1));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    assert_eq!(
+        labels(&checked.offloaded.body),
+        [
+            "offload_copy_in_1",
+            "offload_copy_in",
+            "offload_copy_out",
+            "offload_copy_out_1"
+        ]
+    );
+    assert_eq!(
+        copies_of(&checked.report, "x"),
+        [
+            h2d("x", "dev_x", "8*N", "offload_copy_in_1"),
+            d2h("dev_x", "x", "8*N", "offload_copy_out_1"),
+        ]
+    );
+}
+
+#[test]
+fn a_view_used_by_a_kernel_takes_device_storage_and_its_origin_a_twin() {
+    let mut b = SdfgBuilder::new("view");
+    b.symbol("N").array("A", F64, "N, N").array("y", F64, "N");
+    b.container(
+        "row",
+        sdfg_ir::DataDesc::view(F64, sdfg_ir::Layout::contiguous(vec![sym("N")])),
+    );
+    b.state("s", |s| {
+        let a = s.access("A");
+        let row = s.access("row");
+        let y = s.access("y");
+        s.edge(a, None, row, Some(sdfg_ir::VIEW_CONNECTOR), "A[1, 0:N]");
+        let (entry, exit) = s.map("m", "j = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "c",
+            vec![f64c("r")],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::var("r"))],
+        );
+        s.path(&[row, entry, t], None, Some("r"), "row[j]");
+        s.path(&[t, exit, y], Some("o"), None, "y[j]");
+    });
+    let sdfg = b.build().unwrap();
+    let n = 3;
+    let args = xy_args(n).array("A", ArrayValue::f64(vec![n, n], f64s(n * n, 9)));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    let p = placement(&checked.report, "row");
+    assert_eq!(
+        (p.twin.as_deref(), p.storage),
+        (None, Storage::DeviceGlobal)
+    );
+    assert_eq!(
+        placement(&checked.report, "A").twin.as_deref(),
+        Some("dev_A")
+    );
+    assert_eq!(
+        accessed(state(&checked.offloaded, "s")),
+        ["dev_A", "dev_y", "row"]
+    );
+    // A whole in (the view reads one row of it), y out.
+    assert_eq!(transfers(&checked.run), (72, 24, 96));
+}
+
+#[test]
+fn every_copy_has_a_direction_a_size_and_a_reason() {
+    for sdfg in [
+        scale(false),
+        scale(true),
+        early_return(),
+        interstate_read(),
+        accumulate(),
+        colliding_names(),
+        sdfg_ir::examples::converge().unwrap(),
+        sdfg_ir::examples::axpy().unwrap(),
+    ] {
+        let (out, report) = offload_ok(&sdfg);
+        assert!(!report.copies.is_empty(), "`{}`", sdfg.name);
+        for c in &report.copies {
+            assert!(!c.reason.trim().is_empty(), "`{}`: {c:?}", sdfg.name);
+            assert_ne!(c.bytes, SymExpr::int(0), "`{}`: {c:?}", sdfg.name);
+            let (host, dev) = match c.kind {
+                CopyKind::HostToDevice => (&c.from, &c.to),
+                CopyKind::DeviceToHost => (&c.to, &c.from),
+                other => panic!("`{}`: unexpected copy kind {other:?}", sdfg.name),
+            };
+            assert_eq!(
+                out.containers[dev].storage,
+                Storage::DeviceGlobal,
+                "`{}`: {c:?}",
+                sdfg.name
+            );
+            assert_ne!(
+                out.containers[host].storage.side(),
+                Some(sdfg_ir::Side::Device)
+            );
+            let bytes = out.containers[host].total_bytes().unwrap();
+            assert_eq!(c.bytes, bytes, "`{}`: {c:?}", sdfg.name);
+            // The recorded block exists and is a state that copies exactly this.
+            let st = state(&out, &c.block);
+            assert!(accessed(st).contains(&c.from) && accessed(st).contains(&c.to));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Whole programs: the examples and frontend-compiled programs.
+
+const HEADER: &str = "import numpy as np\n\
+                      import dace as dc\n\
+                      N, M, K = (dc.symbol(s, dtype=dc.int64) for s in ('N', 'M', 'K'))\n";
+
+#[track_caller]
+fn compile(body: &str) -> Sdfg {
+    sdfg_frontend::Module::parse("t.py", &format!("{HEADER}{body}"))
+        .and_then(|m| m.compile("f"))
+        .unwrap_or_else(|e| panic!("frontend: {e}"))
+}
+
+/// Arguments for every argument of `sdfg`: the given symbols, and the
+/// simulator's deterministic fill for containers, then `overrides`.
+fn fill_args(
+    sdfg: &Sdfg,
+    symbols: &[(&str, i64)],
+    overrides: Vec<(&str, ArrayValue)>,
+) -> Arguments {
+    let symbols: BTreeMap<String, i64> =
+        symbols.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+    let mut args = Arguments::default();
+    for a in &sdfg.arguments {
+        if let Some(v) = symbols.get(a) {
+            args = args.symbol(a, *v);
+        }
+    }
+    for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols).unwrap() {
+        args = args.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
+    }
+    for (name, v) in overrides {
+        args = args.array(name, v);
+    }
+    args
+}
+
+/// Arguments for the examples; `None` for the ones the pass refuses.
+fn example_args(name: &str, sdfg: &Sdfg) -> Arguments {
+    let symbols = [("N", 5), ("M", 4), ("K", 3), ("TSTEPS", 4), ("nnz", 6)];
+    let overrides = match name {
+        // A CSR matrix with an empty row, columns below N.
+        "spmv_indirect" => vec![
+            (
+                "A_row",
+                ArrayValue::new(vec![5], Elements::U32(vec![0, 2, 3, 3, 6])),
+            ),
+            (
+                "A_col",
+                ArrayValue::new(vec![6], Elements::U32(vec![0, 4, 1, 2, 3, 4])),
+            ),
+        ],
+        // Symmetric positive definite, for the Cholesky factorisation.
+        "linear_algebra" => {
+            let n = 5;
+            let a = (0..n * n)
+                .map(|k| {
+                    let (i, j) = (k / n, k % n);
+                    1.0 / (1 + i + j) as f64 + if i == j { n as f64 } else { 0.0 }
+                })
+                .collect();
+            vec![("A", ArrayValue::f64(vec![n, n], a))]
+        }
+        _ => vec![],
+    };
+    fill_args(sdfg, &symbols, overrides)
+}
+
+#[test]
+fn every_example_is_offloaded_correctly_or_refused_by_name() {
+    // Examples the pass refuses, with what the refusal must name.
+    let refused = BTreeMap::from([
+        ("nested_flip", "nested SDFG `flip`"),
+        ("containers_and_callbacks", "container `mag`"),
+    ]);
+    // Exact transfers (in, out, lower bound) and launches where they are small.
+    let expected: BTreeMap<&str, ((u64, u64, u64), u64)> = BTreeMap::from([
+        // a, x, y in; y out.
+        ("axpy", ((88, 40, 128), 1)),
+        // A, B, total in and out; 3 time steps of 2 sweeps, 5 accumulations.
+        ("jacobi_1d", ((88, 88, 176), 11)),
+        // Already offloaded: what the hand-written copies move.
+        ("offloaded_scale", ((1280, 1280, 2560), 1)),
+    ]);
+    let mut accepted = Vec::new();
+    for (name, make) in sdfg_ir::examples::all() {
+        let sdfg = make().unwrap();
+        match offload(&sdfg, &SimAccelerator, &Options::default()) {
+            Err(OffloadError::Unsupported { what, location }) => {
+                let want = refused.get(name).unwrap_or_else(|| {
+                    panic!("`{name}` refused unexpectedly: {what} (in `{location}`)")
+                });
+                assert!(what.contains(want), "`{name}`: {what}");
+                assert!(!location.is_empty());
+            }
+            Err(other) => panic!("`{name}`: {other}"),
+            Ok(_) => {
+                assert!(!refused.contains_key(name), "`{name}` should be refused");
+                let checked = check_offload(&sdfg, &example_args(name, &sdfg), &Simulator::new());
+                if let Some((bytes, launches)) = expected.get(name) {
+                    assert_eq!(transfers(&checked.run), *bytes, "`{name}`");
+                    assert_eq!(checked.run.report.launches, *launches, "`{name}`");
+                }
+                if name == "offloaded_scale" {
+                    assert!(checked.report.already_offloaded);
+                    assert_eq!(checked.offloaded, sdfg);
+                } else {
+                    // The original runs entirely on the host.
+                    assert_eq!(checked.original_run.report.launches, 0, "`{name}`");
+                    assert_eq!(transfers(&checked.original_run), (0, 0, 0), "`{name}`");
+                }
+                accepted.push(name);
+            }
+        }
+    }
+    assert_eq!(
+        accepted,
+        [
+            "axpy",
+            "linear_algebra",
+            "jacobi_1d",
+            "converge",
+            "offloaded_scale",
+            "spmv_indirect"
+        ]
+    );
+}
+
+/// Frontend programs, with exact (in, out) bytes for `N = 6, M = 4, K = 3` where given.
+/// A frontend program: name, source, exact `(in, out)` bytes if checked.
+type Program = (&'static str, &'static str, Option<(u64, u64)>);
+
+const PROGRAMS: &[Program] = &[
+    (
+        "double_in_place",
+        "@dc.program\ndef f(A: dc.float64[N]):\n    A[:] = 2.0 * A\n",
+        Some((48, 48)),
+    ),
+    (
+        "double_into",
+        "@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = 2.0 * A\n",
+        Some((48, 48)),
+    ),
+    (
+        "temporary",
+        "@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    tmp = A * 2.0\n    B[:] = tmp + 1.0\n",
+        Some((48, 48)),
+    ),
+    (
+        "matmul_return",
+        "@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[M, N]):\n    return A @ B + 1.0\n",
+        Some((384, 288)),
+    ),
+    (
+        "sum",
+        "@dc.program\ndef f(A: dc.float64[N], out: dc.float64[1]):\n    out[0] = np.sum(A)\n",
+        Some((48, 8)),
+    ),
+    (
+        "slice_write",
+        "@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[1:] = A[1:]\n",
+        Some((96, 48)),
+    ),
+    (
+        "while_on_data",
+        "@dc.program\ndef f(x: dc.float64[1], n: dc.int64[1]):\n    while x[0] < 100.0:\n        x[0] = x[0] * 2.0\n        n[0] += 1\n",
+        None,
+    ),
+    (
+        "conditional_elements",
+        "@dc.program\ndef f(A: dc.float64[N], out: dc.float64[N]):\n    for i in range(N):\n        if A[i] > 0.3:\n            out[i] = A[i]\n",
+        None,
+    ),
+    (
+        "early_return",
+        "@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = A\n    if A[0] > 0.01:\n        return\n    B[:] = 3.0 * A\n",
+        // B back before the return, and the one-byte condition the host reads.
+        Some((48, 49)),
+    ),
+    (
+        "jacobi",
+        "@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    for t in range(1, K):\n        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])\n        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])\n",
+        Some((96, 96)),
+    ),
+];
+
+#[test]
+fn frontend_programs_compute_the_same_after_offloading() {
+    for (name, text, bytes) in PROGRAMS {
+        let sdfg = compile(text);
+        let args = fill_args(&sdfg, &[("N", 6), ("M", 4), ("K", 3)], vec![]);
+        let checked = check_offload(&sdfg, &args, &Simulator::new());
+        assert!(checked.run.report.launches > 0, "`{name}`");
+        if let Some((to_device, to_host)) = bytes {
+            let (i, o, lower) = transfers(&checked.run);
+            assert_eq!(
+                (i, o),
+                (*to_device, *to_host),
+                "`{name}`:\n{}",
+                checked.report
+            );
+            assert_eq!(lower, i + o, "`{name}`: something moved twice");
+        }
+    }
+}
+
+#[test]
+fn a_frontend_temporary_is_placed_in_device_memory() {
+    let (out, report) = offload_ok(&compile(PROGRAMS[2].1));
+    let tmp: Vec<_> = report
+        .placements
+        .iter()
+        .filter(|p| p.twin.is_none())
+        .collect();
+    assert!(!tmp.is_empty(), "{report}");
+    for p in tmp {
+        assert!(out.containers[&p.container].transient);
+        assert_eq!(out.containers[&p.container].storage, Storage::DeviceGlobal);
+        assert!(copies_of(&report, &p.container).is_empty());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors.
+
+#[test]
+fn host_maps_are_not_implemented_yet() {
+    for host_maps in [HostMaps::Auto, HostMaps::Named(vec!["scale".to_owned()])] {
+        let options = Options {
+            host_maps: host_maps.clone(),
+            verbose: false,
+        };
+        let (what, location) = refusal(&scale(false), &options);
+        assert!(what.contains("host maps"), "{host_maps:?}: {what}");
+        assert_eq!(location, "scale");
+    }
+    // Negative control: `None` is the default and works.
+    let options = Options {
+        host_maps: HostMaps::None,
+        verbose: false,
+    };
+    assert!(offload(&scale(false), &SimAccelerator, &options).is_ok());
+}
+
+#[test]
+fn a_container_shared_by_a_callback_and_a_kernel_is_refused_by_name() {
+    // `y` is written by a kernel in `produce` and read by a callback in `consume`.
+    let mut b = SdfgBuilder::new("shared");
+    b.symbol("N").array("x", F64, "N").array("y", F64, "N");
+    b.state("produce", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        let (entry, exit) = s.map("produce", "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "copy",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a"))],
+        );
+        s.path(&[x, entry, t], None, Some("a"), "x[i]");
+        s.path(&[t, exit, y], Some("b"), None, "y[i]");
+    });
+    b.state("consume", |s| {
+        let y = s.access("y");
+        let cb = s.callback("show", "show", vec![Connector::pointer("v", F64)], vec![]);
+        s.edge(y, None, cb, Some("v"), "y");
+    });
+    let sdfg = b.build().unwrap();
+    let (what, _) = refusal(&sdfg, &Options::default());
+    assert!(what.contains("`y`"), "{what}");
+    assert!(!what.contains("`x`"), "{what}");
+    // The example with a callback is refused the same way.
+    let (what, _) = refusal(
+        &sdfg_ir::examples::containers_and_callbacks().unwrap(),
+        &Options::default(),
+    );
+    assert!(what.contains("container `mag`"), "{what}");
+}
+
+#[test]
+fn a_nested_sdfg_is_refused_by_name() {
+    let (what, location) = refusal(
+        &sdfg_ir::examples::nested_flip().unwrap(),
+        &Options::default(),
+    );
+    assert!(what.contains("nested SDFG `flip`"), "{what}");
+    assert_eq!(location, "flip");
+}
+
+// ---------------------------------------------------------------------------
+// The report.
+
+#[test]
+fn the_report_text_lists_every_copy_with_its_reason() {
+    for sdfg in [
+        scale(false),
+        early_return(),
+        interstate_read(),
+        accumulate(),
+        sdfg_ir::examples::converge().unwrap(),
+    ] {
+        let (_, report) = offload_ok(&sdfg);
+        let text = report.to_string();
+        assert!(text.starts_with("offload report (sim)\n"), "{text}");
+        for c in &report.copies {
+            let line = text
+                .lines()
+                .find(|l| {
+                    l.contains(&format!("copy {} -> {} ", c.from, c.to))
+                        && l.contains(&format!("at `{}`", c.block))
+                })
+                .unwrap_or_else(|| panic!("no line for {c:?} in\n{text}"));
+            assert!(line.ends_with(&c.reason), "{line}");
+            assert!(line.contains(&format!("{} bytes", c.bytes)), "{line}");
+            let dir = match c.kind {
+                CopyKind::HostToDevice => "host -> device",
+                CopyKind::DeviceToHost => "device -> host",
+                _ => unreachable!(),
+            };
+            assert!(line.contains(dir), "{line}");
+        }
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.trim_start().starts_with("copy "))
+                .count(),
+            report.copies.len()
+        );
+        for k in &report.kernels {
+            assert!(text.contains(&format!("kernel: {k}")), "{text}");
+        }
+    }
+    let (_, report) = offload_ok(&scale(false));
+    assert!(report.to_string().contains(
+        "copy x -> dev_x (host -> device, 8*N bytes) at `offload_copy_in`: the device reads `x`"
+    ));
+    // An already offloaded SDFG says so and lists nothing.
+    let (out, _) = offload_ok(&scale(false));
+    let (_, again) = offload_ok(&out);
+    assert_eq!(
+        again.to_string(),
+        "offload report (sim)\n  the SDFG is already offloaded; nothing changed\n"
+    );
+}
