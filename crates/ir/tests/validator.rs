@@ -3022,3 +3022,48 @@ fn node_isolated_access() {
         ),
     );
 }
+
+#[test]
+fn data_passed_between_tasklets_of_a_kernel_must_be_device_memory() {
+    // Two tasklets inside a kernel pass a value through the transient `t`
+    // without an access node: the memlet's container is still touched by
+    // device code.
+    let build = |storage: Storage| {
+        let mut b = SdfgBuilder::new("chain");
+        b.symbol("N")
+            .container("x", array("N", Storage::DeviceGlobal))
+            .container("y", array("N", Storage::DeviceGlobal))
+            .container(
+                "t",
+                DataDesc::scalar(F64).into_transient().with_storage(storage),
+            );
+        b.state("k", |s| {
+            let (x, y) = (s.access("x"), s.access("y"));
+            let (entry, exit) = s.map("k", "i = 0:N", Schedule::DeviceKernel);
+            let first = s.tasklet(
+                "first",
+                vec![f64c("a")],
+                vec![f64c("b")],
+                vec![Stmt::assign("b", Expr::var("a"))],
+            );
+            let second = s.tasklet(
+                "second",
+                vec![f64c("c")],
+                vec![f64c("d")],
+                vec![Stmt::assign("d", Expr::var("c"))],
+            );
+            s.path(&[x, entry, first], None, Some("a"), "x[i]");
+            s.edge(first, Some("b"), second, Some("c"), "t[0]");
+            s.path(&[second, exit, y], Some("d"), None, "y[i]");
+        });
+        b.build().unwrap()
+    };
+    assert_valid(&build(Storage::DeviceGlobal));
+    assert_valid(&build(Storage::Register));
+    let found = errors(&build(Storage::Host));
+    let inaccessible: Vec<_> = found
+        .iter()
+        .filter(|e| matches!(e, ValidationError::Edge { error: EdgeError::Inaccessible { side: Side::Device, container, storage: Storage::Host, .. }, .. } if container == "t"))
+        .collect();
+    assert_eq!(inaccessible.len(), 2, "both tasklets touch `t`: {found:#?}");
+}

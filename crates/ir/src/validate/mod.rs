@@ -33,7 +33,8 @@
 //!   access node they touch, have the container's rank, stay in bounds where
 //!   that is decidable symbolically, use defined symbols, put write-conflict
 //!   resolution only on writes, and agree with connector types; and storage is
-//!   reachable in *both* directions: device code (kernels, device-wide
+//!   reachable in *both* directions (also for data passed directly between
+//!   two code nodes): device code (kernels, device-wide
 //!   library calls, anything inside them) never touches host storage, and
 //!   host code never touches device storage. DaCe finds the second kind only
 //!   at code generation, as "Illegal copy!".
@@ -1197,6 +1198,26 @@ impl<'a> Validator<'a, '_> {
                     data: m.data.clone(),
                     data_type: desc.dtype,
                 });
+            }
+        }
+
+        // Data passed directly between two code nodes (no access node) is
+        // still held by the memlet's container: the code on either end
+        // touches it.
+        if src_node.is_code() && dst_node.is_code() {
+            for (end, node) in [(src, src_node), (dst, dst_node)] {
+                let side = self.side_of(cx, end);
+                if !desc.storage.accessible_from(side) {
+                    let e = EdgeError::Inaccessible {
+                        side,
+                        by: node.label().to_owned(),
+                        container: m.data.clone(),
+                        storage: desc.storage,
+                    };
+                    if !errs.contains(&e) {
+                        errs.push(e);
+                    }
+                }
             }
         }
 
