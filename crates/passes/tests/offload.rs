@@ -1974,3 +1974,67 @@ fn the_report_text_lists_every_copy_with_its_reason() {
         "offload report (sim)\n  the SDFG is already offloaded; nothing changed\n"
     );
 }
+
+#[test]
+fn host_maps_are_refused_on_an_already_offloaded_sdfg_too() {
+    let (offloaded, _) = offload_ok(&scale(false));
+    let options = Options {
+        host_maps: HostMaps::Auto,
+        ..Options::default()
+    };
+    let (what, _) = refusal(&offloaded, &options);
+    assert!(what.contains("host maps"), "{what}");
+}
+
+#[test]
+fn twin_names_avoid_map_parameters() {
+    // A map parameter named like the twin the pass would choose.
+    let mut sdfg = scale(false);
+    let sdfg_ir::BlockKind::State(st) = &mut sdfg.body.blocks[0].kind else {
+        unreachable!()
+    };
+    for node in st.graph.node_weights_mut() {
+        if let sdfg_ir::Node::MapEntry(m) = node {
+            m.map.params = vec!["dev_x".to_owned()];
+        }
+    }
+    for e in st.graph.edge_weights_mut() {
+        if let Some(m) = &mut e.memlet {
+            m.subset = m
+                .subset
+                .subs(&[("i".to_owned(), sym("dev_x"))].into_iter().collect());
+            m.volume = m
+                .volume
+                .subs(&[("i".to_owned(), sym("dev_x"))].into_iter().collect());
+        }
+    }
+    sdfg_ir::validate(&sdfg).unwrap();
+    let (out, report) = offload_ok(&sdfg);
+    let twin = placement(&report, "x").twin.clone().unwrap();
+    assert_ne!(twin, "dev_x");
+    assert!(out.containers.contains_key(&twin));
+}
+
+#[test]
+fn a_stream_in_device_code_is_refused_by_name() {
+    let mut b = SdfgBuilder::new("streamed");
+    b.symbol("N").array("x", F64, "N").container(
+        "q",
+        sdfg_ir::DataDesc::stream(F64, vec![SymExpr::int(1)], SymExpr::int(0)).into_transient(),
+    );
+    b.state("push", |s| {
+        let (x, q) = (s.access("x"), s.access("q"));
+        let (entry, exit) = s.map("push", "i = 0:N", Schedule::Default);
+        let t = s.tasklet(
+            "push",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a"))],
+        );
+        s.path(&[x, entry, t], None, Some("a"), "x[i]");
+        s.path(&[t, exit, q], Some("b"), None, "q[0]");
+    });
+    let sdfg = b.build().unwrap();
+    let (what, _) = refusal(&sdfg, &Options::default());
+    assert!(what.contains("stream `q`"), "{what}");
+}

@@ -174,15 +174,15 @@ pub fn offload(
         accelerator: acc.name().to_owned(),
         ..Report::default()
     };
-    if is_offloaded(sdfg) {
-        report.already_offloaded = true;
-        return Ok((sdfg.clone(), report));
-    }
     if options.host_maps != HostMaps::None {
         return Err(OffloadError::Unsupported {
             what: "host maps (only `--host-maps none` is implemented)".to_owned(),
             location: sdfg.name.clone(),
         });
+    }
+    if is_offloaded(sdfg) {
+        report.already_offloaded = true;
+        return Ok((sdfg.clone(), report));
     }
     let mut out = sdfg.clone();
     schedules::assign(&mut out, acc, &mut report)?;

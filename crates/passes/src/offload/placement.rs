@@ -32,6 +32,17 @@ pub(crate) fn place(
             location: sdfg.name.clone(),
         });
     }
+    if let Some((name, desc)) = used.iter().find_map(|x| {
+        sdfg.containers
+            .get(x)
+            .filter(|d| d.total_elements().is_none())
+            .map(|d| (x, d))
+    }) {
+        return Err(OffloadError::Unsupported {
+            what: format!("the {} `{name}` in device code", desc.kind_name()),
+            location: sdfg.name.clone(),
+        });
+    }
     let global = acc.global_storage();
     let mut twins: BTreeMap<String, String> = BTreeMap::new();
     for x in &used {
@@ -448,10 +459,20 @@ fn rename(state: &mut State, from: &str, to: &str) {
 /// A container name starting with `base` that is not a container or symbol,
 /// and not a reserved return name.
 fn fresh_name(sdfg: &Sdfg, base: &str) -> String {
+    // Map parameters are symbols inside their scopes: a container may not share their names.
+    let mut params = BTreeSet::new();
+    for (_, state) in sdfg.states() {
+        for (_, node) in state.nodes() {
+            if let Node::MapEntry(m) = node {
+                params.extend(m.map.params.iter().cloned());
+            }
+        }
+    }
     let mut name = base.to_owned();
     let mut k = 1;
     while sdfg.containers.contains_key(&name)
         || sdfg.symbols.contains_key(&name)
+        || params.contains(&name)
         || name.starts_with("__return")
     {
         name = format!("{base}_{k}");

@@ -51,6 +51,10 @@ pub(crate) fn assign(
                                 .push(format!("{} (state `{label}`)", e.map.label));
                             acc.kernel_schedule()
                         }
+                        // Inside a map kept on the host, inner maps stay on the host too.
+                        Some(_) if tree.ancestors(id).iter().any(|a| host_bound.contains(a)) => {
+                            Schedule::Sequential
+                        }
                         Some(_) => acc.inner_schedule(),
                     };
                 }
