@@ -1,8 +1,8 @@
 //! Transformations over the SDFG.
 //!
-//! Today this crate holds the [`Accelerator`](accelerator::Accelerator)
+//! Today this crate holds the [`Accelerator`]
 //! description every device-specific decision goes through, and the first
-//! version of the generic **offload pass** ([`offload`]). The rest of the
+//! version of the generic **offload pass** ([`mod@offload`]). The rest of the
 //! GPU pipeline (simplification, loop-to-map, map fusion, library
 //! specialization and lowering, register promotion) arrives with its issues.
 //! Every pass keeps the SDFG valid (`sdfg_ir::validate`) and serializable.
