@@ -1335,29 +1335,40 @@ impl<'m> Lowerer<'m> {
                 self.assign_region(c, out.clone(), Elem::Ref(r))?;
                 Ok(Elem::Ref(out))
             }
-            "sum" | "max" | "min" | "mean" | "prod" => {
-                let axis = match Self::kwarg(c, "axis").or(args.first()) {
-                    None | Some(Expr::NoneLiteral(_)) => None,
-                    Some(Expr::Tuple(t)) => Some(
-                        t.elts
-                            .iter()
-                            .map(|a| self.sym(a))
-                            .collect::<Result<Vec<_>>>()?,
-                    ),
-                    Some(a) => Some(vec![self.sym(a)?]),
-                };
-                let keepdims =
-                    matches!(Self::kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
-                let op = match name {
-                    "sum" | "mean" => Wcr::Sum,
-                    "prod" => Wcr::Product,
-                    "max" => Wcr::Max,
-                    _ => Wcr::Min,
-                };
-                self.reduce(c, x, op, axis, keepdims, name == "mean")
-            }
+            "sum" | "max" | "min" | "mean" | "prod" => self.reduction(c, x, name, args.first()),
             other => Err(self.err(c, unsupported(format!("the array method `{other}`")))),
         }
+    }
+
+    /// A NumPy reduction (`np.sum(x, axis, keepdims=...)`, `x.sum(...)`,
+    /// `mean` as a sum over the count); `positional_axis` is the axis when
+    /// given without its keyword.
+    fn reduction(
+        &mut self,
+        c: &ast::ExprCall,
+        x: Elem,
+        name: &str,
+        positional_axis: Option<&Expr>,
+    ) -> Result<Elem> {
+        let axis = match Self::kwarg(c, "axis").or(positional_axis) {
+            None | Some(Expr::NoneLiteral(_)) => None,
+            Some(Expr::Tuple(t)) => Some(
+                t.elts
+                    .iter()
+                    .map(|a| self.sym(a))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            Some(a) => Some(vec![self.sym(a)?]),
+        };
+        let keepdims =
+            matches!(Self::kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
+        let op = match name {
+            "sum" | "mean" => Wcr::Sum,
+            "prod" => Wcr::Product,
+            "max" | "amax" => Wcr::Max,
+            _ => Wcr::Min,
+        };
+        self.reduce(c, x, op, axis, keepdims, name == "mean")
     }
 
     /// A contiguous reshape, evaluated into a new array (element `k` of the
@@ -1537,26 +1548,7 @@ impl<'m> Lowerer<'m> {
             }
             ("np", "sum" | "max" | "amax" | "min" | "amin" | "mean" | "prod") => {
                 let x = self.elem(arg(0)?)?;
-                let axis = match Self::kwarg(c, "axis").or(args.get(1)) {
-                    None => None,
-                    Some(Expr::NoneLiteral(_)) => None,
-                    Some(Expr::Tuple(t)) => Some(
-                        t.elts
-                            .iter()
-                            .map(|a| self.sym(a))
-                            .collect::<Result<Vec<_>>>()?,
-                    ),
-                    Some(a) => Some(vec![self.sym(a)?]),
-                };
-                let keepdims =
-                    matches!(Self::kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
-                let op = match name {
-                    "sum" | "mean" => Wcr::Sum,
-                    "prod" => Wcr::Product,
-                    "max" | "amax" => Wcr::Max,
-                    _ => Wcr::Min,
-                };
-                self.reduce(c, x, op, axis, keepdims, name == "mean")
+                self.reduction(c, x, name, args.get(1))
             }
             ("np", "dot") => {
                 let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
