@@ -1856,23 +1856,130 @@ fn a_frontend_temporary_is_placed_in_device_memory() {
 // ---------------------------------------------------------------------------
 // Errors.
 
-#[test]
-fn host_maps_are_not_implemented_yet() {
-    for host_maps in [HostMaps::Auto, HostMaps::Named(vec!["scale".to_owned()])] {
-        let options = Options {
-            host_maps: host_maps.clone(),
-            verbose: false,
-        };
-        let (what, location) = refusal(&scale(false), &options);
-        assert!(what.contains("host maps"), "{host_maps:?}: {what}");
-        assert_eq!(location, "scale");
-    }
-    // Negative control: `None` is the default and works.
-    let options = Options {
-        host_maps: HostMaps::None,
+fn with_host_maps(host_maps: HostMaps) -> Options {
+    Options {
+        host_maps,
         verbose: false,
-    };
-    assert!(offload(&scale(false), &SimAccelerator, &options).is_ok());
+    }
+}
+
+/// Rows and columns, where the inner map's range depends on the outer parameter.
+fn triangular_maps() -> Sdfg {
+    let mut b = SdfgBuilder::new("triangular");
+    b.symbol("N").array("A", F64, "N, N");
+    b.state("compute", |s| {
+        let a_in = s.access("A");
+        let a_out = s.access("A");
+        let (rows, rows_exit) = s.map("rows", "i = 0:N", Schedule::Default);
+        let (cols, cols_exit) = s.map("cols", "j = 0:i + 1", Schedule::Default);
+        let t = s.tasklet(
+            "mul",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+        );
+        s.path(&[a_in, rows, cols, t], None, Some("a"), "A[i, j]");
+        s.path(
+            &[t, cols_exit, rows_exit, a_out],
+            Some("b"),
+            None,
+            "A[i, j]",
+        );
+    });
+    let mut sdfg = b.build().unwrap();
+    // The builder's volumes of a triangular nest name `i` outside its map;
+    // the subsets are exact, so bound the volumes by them.
+    if let sdfg_ir::BlockKind::State(st) = &mut sdfg.body.blocks[0].kind {
+        for e in st.graph.edge_weights_mut() {
+            if let Some(m) = &mut e.memlet
+                && m.volume.free_symbols().contains("i")
+                && !m.subset.free_symbols().contains("i")
+            {
+                m.volume = m.subset.num_elements();
+                m.dynamic = true;
+            }
+        }
+    }
+    sdfg
+}
+
+#[test]
+fn a_named_host_map_launches_its_inner_map_as_a_kernel_per_iteration() {
+    let sdfg = nested_maps();
+    let options = with_host_maps(HostMaps::Named(vec!["rows".to_owned()]));
+    let (out, report) = offload(&sdfg, &SimAccelerator, &options).unwrap();
+    let schedules = map_schedules(&out);
+    assert_eq!(schedules["rows"], Schedule::Sequential);
+    assert_eq!(schedules["cols"], Schedule::DeviceKernel);
+    assert_eq!(report.host_maps.len(), 1, "{report}");
+    assert!(report.to_string().contains("host map: rows"), "{report}");
+    // It computes the same, launching one kernel per row.
+    let (n, m) = (3usize, 4usize);
+    let args = Arguments::default()
+        .symbol("N", n as i64)
+        .symbol("M", m as i64)
+        .array("A", ArrayValue::f64(vec![n, m], f64s(n * m, 7)));
+    let sim = Simulator::new();
+    let host = simulate(&sim, &sdfg, &args);
+    let device = simulate(&sim, &out, &args);
+    assert_same_outputs("host map", &host, &device);
+    assert_eq!(device.report.launches, n as u64);
+    // Negative control: without host maps the outer map is the kernel, launched once.
+    let (plain, _) = offload_ok(&sdfg);
+    let schedules = map_schedules(&plain);
+    assert_eq!(schedules["rows"], Schedule::DeviceKernel);
+    assert_eq!(schedules["cols"], Schedule::Sequential);
+    assert_eq!(simulate(&sim, &plain, &args).report.launches, 1);
+}
+
+#[test]
+fn auto_host_maps_pick_only_maps_that_launch_work() {
+    // `rows` only holds `cols`: a launcher.
+    let (out, _) = offload(
+        &nested_maps(),
+        &SimAccelerator,
+        &with_host_maps(HostMaps::Auto),
+    )
+    .unwrap();
+    assert_eq!(map_schedules(&out)["rows"], Schedule::Sequential);
+    assert_eq!(map_schedules(&out)["cols"], Schedule::DeviceKernel);
+    // Negative control: a map doing its own work (a tasklet directly inside)
+    // is not a launcher and is offloaded whole.
+    let (out, report) = offload(
+        &scale(false),
+        &SimAccelerator,
+        &with_host_maps(HostMaps::Auto),
+    )
+    .unwrap();
+    assert_eq!(map_schedules(&out)["scale"], Schedule::DeviceKernel);
+    assert!(report.host_maps.is_empty());
+}
+
+#[test]
+fn host_maps_are_refused_with_reasons() {
+    // An inner extent that names the outer parameter.
+    let (what, _) = refusal(
+        &triangular_maps(),
+        &with_host_maps(HostMaps::Named(vec!["rows".to_owned()])),
+    );
+    assert!(
+        what.contains("`cols`") && what.contains("parameter `i`"),
+        "{what}"
+    );
+    // A named map that does its own work.
+    let (what, _) = refusal(
+        &scale(false),
+        &with_host_maps(HostMaps::Named(vec!["scale".to_owned()])),
+    );
+    assert!(what.contains("does work of its own"), "{what}");
+    // A name that matches no map.
+    let (what, _) = refusal(
+        &scale(false),
+        &with_host_maps(HostMaps::Named(vec!["nope".to_owned()])),
+    );
+    assert!(what.contains("`nope`"), "{what}");
+    // Negative control: the triangular nest offloads whole without host maps.
+    assert!(offload(&triangular_maps(), &SimAccelerator, &Options::default()).is_ok());
 }
 
 #[test]
@@ -1976,14 +2083,12 @@ fn the_report_text_lists_every_copy_with_its_reason() {
 }
 
 #[test]
-fn host_maps_are_refused_on_an_already_offloaded_sdfg_too() {
+fn host_maps_leave_an_already_offloaded_sdfg_unchanged() {
     let (offloaded, _) = offload_ok(&scale(false));
-    let options = Options {
-        host_maps: HostMaps::Auto,
-        ..Options::default()
-    };
-    let (what, _) = refusal(&offloaded, &options);
-    assert!(what.contains("host maps"), "{what}");
+    let (again, report) =
+        offload(&offloaded, &SimAccelerator, &with_host_maps(HostMaps::Auto)).unwrap();
+    assert!(report.already_offloaded);
+    assert_eq!(again, offloaded);
 }
 
 #[test]

@@ -34,7 +34,8 @@
 //!   that is decidable symbolically, use defined symbols, put write-conflict
 //!   resolution only on writes, and agree with connector types; and storage is
 //!   reachable in *both* directions (also for data passed directly between
-//!   two code nodes): device code (kernels, device-wide
+//!   two code nodes; the boundary of a host map that launches kernels
+//!   carries their data, so it counts as device code): device code (kernels, device-wide
 //!   library calls, anything inside them) never touches host storage, and
 //!   host code never touches device storage. DaCe finds the second kind only
 //!   at code generation, as "Illegal copy!".
@@ -495,7 +496,19 @@ impl<'a> Validator<'a, '_> {
         let inside_device = cx.scopes.ancestors(node).into_iter().any(
             |e| matches!(cx.state.node(e), Some(Node::MapEntry(m)) if m.map.schedule.is_device()),
         );
-        if own.is_device() || inside_device {
+        // A host map that launches kernels passes its data to them: its
+        // boundary edges carry device data (DaCe's "host map" of kernels).
+        let entry = match cx.state.node(node) {
+            Some(Node::MapEntry(_)) => Some(node),
+            Some(Node::MapExit(x)) => Some(x.entry),
+            _ => None,
+        };
+        let launches = entry.is_some_and(|e| {
+            cx.scopes.children(Some(e)).into_iter().any(|c| {
+                matches!(cx.state.node(c), Some(Node::MapEntry(m)) if m.map.schedule.is_device())
+            })
+        });
+        if own.is_device() || inside_device || launches {
             Side::Device
         } else {
             Side::Host

@@ -5,8 +5,8 @@
 //!
 //! 1. [`schedules`]: one walk over every state; maps at host level become
 //!    kernels, library nodes at host level device-wide calls, maps inside
-//!    kernels run sequentially per thread. Host maps (`--host-maps`) are
-//!    not implemented yet and are refused with an error.
+//!    kernels run sequentially per thread. Host maps (`--host-maps auto`
+//!    or by label) stay on the host and launch the maps inside them.
 //! 2. [`partitions`]: host tasklets left at host level in a state are each
 //!    wrapped in a single-thread kernel, so no state mixes host and device
 //!    computation (callbacks stay on the host).
@@ -20,8 +20,7 @@
 //!    after every state that writes its twin; transients only kernels use are
 //!    placed in device memory; views take their origin's storage.
 //!
-//! Still to come (later versions of this pass): host maps (`Auto` and by
-//! name), grouping host tasklets into one kernel per partition, loop-aware
+//! Still to come (later versions of this pass): grouping host tasklets into one kernel per partition, loop-aware
 //! placement and copy hoisting for transients shared by host and device,
 //! copy-in elision for containers overwritten before they are read, register
 //! promotion, nested SDFGs. Where the input needs one of them the pass
@@ -115,6 +114,8 @@ pub struct Report {
     pub accelerator: String,
     /// Maps that became kernels, by label, and host tasklets wrapped into single-thread kernels.
     pub kernels: Vec<String>,
+    /// Maps kept on the host that launch the kernels inside them.
+    pub host_maps: Vec<String>,
     /// Library nodes that became device-wide calls, with the vendor call if any.
     pub library_calls: Vec<String>,
     /// Container placements.
@@ -130,6 +131,9 @@ impl fmt::Display for Report {
         writeln!(f, "offload report ({})", self.accelerator)?;
         if self.already_offloaded {
             return writeln!(f, "  the SDFG is already offloaded; nothing changed");
+        }
+        for h in &self.host_maps {
+            writeln!(f, "  host map: {h}")?;
         }
         for k in &self.kernels {
             writeln!(f, "  kernel: {k}")?;
@@ -174,18 +178,12 @@ pub fn offload(
         accelerator: acc.name().to_owned(),
         ..Report::default()
     };
-    if options.host_maps != HostMaps::None {
-        return Err(OffloadError::Unsupported {
-            what: "host maps (only `--host-maps none` is implemented)".to_owned(),
-            location: sdfg.name.clone(),
-        });
-    }
     if is_offloaded(sdfg) {
         report.already_offloaded = true;
         return Ok((sdfg.clone(), report));
     }
     let mut out = sdfg.clone();
-    schedules::assign(&mut out, acc, &mut report)?;
+    schedules::assign(&mut out, acc, &options.host_maps, &mut report)?;
     partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
     let usage = locations::analyse(&out);
     placement::place(&mut out, acc, &usage, &mut report)?;

@@ -5,20 +5,108 @@
 //! kernel cannot issue one, so the map stays on the host whatever is said);
 //! maps inside a kernel run sequentially per thread; library nodes at host
 //! level become device-wide calls.
+//!
+//! Host maps (`--host-maps auto` or by label) stay on the host and launch
+//! the maps directly inside them as kernels, once per iteration. `auto`
+//! picks the maps that only launch work: their scope holds inner maps and
+//! nothing else. A named map that does work of its own, or whose inner map's
+//! range depends on its parameter (the inner kernel's launch geometry would
+//! change per iteration), is refused with an error naming both.
 
-use super::{OffloadError, Report, for_each_state_mut};
+use super::{HostMaps, OffloadError, Report, for_each_state_mut};
 use crate::accelerator::Accelerator;
-use sdfg_ir::{Node, Schedule, Sdfg};
+use sdfg_ir::{Node, NodeId, Schedule, ScopeTree, Sdfg, State};
+use std::collections::BTreeSet;
+
+/// The host maps of a state chosen by `option`, checked.
+fn host_maps(
+    state: &State,
+    tree: &ScopeTree,
+    option: &HostMaps,
+    label: &str,
+    matched: &mut BTreeSet<String>,
+) -> Result<Vec<NodeId>, OffloadError> {
+    let mut out = Vec::new();
+    for (id, node) in state.nodes() {
+        let Node::MapEntry(h) = node else { continue };
+        if tree.parent(id).is_some() || h.map.schedule != Schedule::Default {
+            continue;
+        }
+        let children: Vec<NodeId> = tree
+            .children(Some(id))
+            .into_iter()
+            .filter(|c| !matches!(state.node(*c), Some(Node::MapExit(x)) if x.entry == id))
+            .collect();
+        let inner_maps: Vec<NodeId> = children
+            .iter()
+            .copied()
+            .filter(|c| matches!(state.node(*c), Some(Node::MapEntry(_))))
+            .collect();
+        let only_launches = !inner_maps.is_empty() && children.iter().all(|c| {
+            matches!(state.node(*c), Some(Node::MapEntry(_)))
+                || matches!(state.node(*c), Some(Node::MapExit(x)) if inner_maps.contains(&x.entry))
+        });
+        let chosen = match option {
+            HostMaps::None => false,
+            HostMaps::Auto => only_launches,
+            HostMaps::Named(names) => names.contains(&h.map.label),
+        };
+        if !chosen {
+            continue;
+        }
+        matched.insert(h.map.label.clone());
+        if !only_launches {
+            return Err(OffloadError::Unsupported {
+                what: format!(
+                    "host map `{}`: it does work of its own (a host map may only hold maps that become kernels)",
+                    h.map.label
+                ),
+                location: label.to_owned(),
+            });
+        }
+        for c in &inner_maps {
+            if let Some(Node::MapEntry(inner)) = state.node(*c) {
+                let used: BTreeSet<String> = inner
+                    .map
+                    .ranges
+                    .iter()
+                    .flat_map(|r| r.free_symbols())
+                    .collect();
+                if let Some(p) = h.map.params.iter().find(|p| used.contains(*p)) {
+                    return Err(OffloadError::Unsupported {
+                        what: format!(
+                            "host map `{}`: the range of inner map `{}` depends on its parameter `{p}`",
+                            h.map.label, inner.map.label
+                        ),
+                        location: label.to_owned(),
+                    });
+                }
+            }
+        }
+        out.push(id);
+    }
+    Ok(out)
+}
 
 pub(crate) fn assign(
     sdfg: &mut Sdfg,
     acc: &dyn Accelerator,
+    option: &HostMaps,
     report: &mut Report,
 ) -> Result<(), OffloadError> {
+    let mut matched = BTreeSet::new();
     for_each_state_mut(&mut sdfg.body, &mut |label, state| {
         let tree = state
             .scope_tree()
             .map_err(|e| OffloadError::Invalid(e.to_string()))?;
+        let launchers = host_maps(state, &tree, option, label, &mut matched)?;
+        for h in &launchers {
+            if let Some(Node::MapEntry(e)) = state.node(*h) {
+                report
+                    .host_maps
+                    .push(format!("{} (state `{label}`)", e.map.label));
+            }
+        }
         let ids: Vec<_> = state.nodes().map(|(id, _)| id).collect();
         // Maps whose scope holds something a kernel cannot issue stay on the host.
         let host_bound: Vec<_> = ids
@@ -44,7 +132,16 @@ pub(crate) fn assign(
                 }
                 Some(Node::MapEntry(e)) if e.map.schedule == Schedule::Default => {
                     e.map.schedule = match parent {
-                        None if host_bound.contains(&id) => Schedule::Sequential,
+                        None if host_bound.contains(&id) || launchers.contains(&id) => {
+                            Schedule::Sequential
+                        }
+                        Some(p) if launchers.contains(&p) => {
+                            report.kernels.push(format!(
+                                "{} (launched by a host map, state `{label}`)",
+                                e.map.label
+                            ));
+                            acc.kernel_schedule()
+                        }
                         None => {
                             report
                                 .kernels
@@ -75,5 +172,14 @@ pub(crate) fn assign(
             }
         }
         Ok(())
-    })
+    })?;
+    if let HostMaps::Named(names) = option
+        && let Some(missing) = names.iter().find(|n| !matched.contains(*n))
+    {
+        return Err(OffloadError::Unsupported {
+            what: format!("host map `{missing}`: no map at host level has this label"),
+            location: sdfg.name.clone(),
+        });
+    }
+    Ok(())
 }
