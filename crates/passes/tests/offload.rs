@@ -2143,3 +2143,137 @@ fn a_stream_in_device_code_is_refused_by_name() {
     let (what, _) = refusal(&sdfg, &Options::default());
     assert!(what.contains("stream `q`"), "{what}");
 }
+
+/// `y[i] = 2 * x[i]` through a transient `t` inside the map (`local`), or
+/// through a transient array written by one map and read by another.
+fn through_transient(local: bool) -> Sdfg {
+    let mut b = SdfgBuilder::new("through");
+    b.symbol("N").array("x", F64, "N").array("y", F64, "N");
+    if local {
+        b.transient_scalar("t", F64);
+        b.state("compute", |s| {
+            let (x, y, t) = (s.access("x"), s.access("y"), s.access("t"));
+            let (entry, exit) = s.map("m", "i = 0:N", Schedule::Default);
+            let first = s.tasklet(
+                "first",
+                vec![f64c("a")],
+                vec![f64c("b")],
+                vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            );
+            let second = s.tasklet(
+                "second",
+                vec![f64c("c")],
+                vec![f64c("d")],
+                vec![Stmt::assign("d", Expr::var("c"))],
+            );
+            s.path(&[x, entry, first], None, Some("a"), "x[i]");
+            s.edge(first, Some("b"), t, None, "t[0]");
+            s.edge(t, None, second, Some("c"), "t[0]");
+            s.path(&[second, exit, y], Some("d"), None, "y[i]");
+        });
+    } else {
+        b.transient("t", F64, "N");
+        b.state("first", |s| {
+            let (x, t) = (s.access("x"), s.access("t"));
+            let (entry, exit) = s.map("first", "i = 0:N", Schedule::Default);
+            let k = s.tasklet(
+                "first",
+                vec![f64c("a")],
+                vec![f64c("b")],
+                vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            );
+            s.path(&[x, entry, k], None, Some("a"), "x[i]");
+            s.path(&[k, exit, t], Some("b"), None, "t[i]");
+        });
+        b.state("second", |s| {
+            let (t, y) = (s.access("t"), s.access("y"));
+            let (entry, exit) = s.map("second", "i = 0:N", Schedule::Default);
+            let k = s.tasklet(
+                "second",
+                vec![f64c("c")],
+                vec![f64c("d")],
+                vec![Stmt::assign("d", Expr::var("c"))],
+            );
+            s.path(&[t, entry, k], None, Some("c"), "t[i]");
+            s.path(&[k, exit, y], Some("d"), None, "y[i]");
+        });
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn a_transient_live_inside_one_kernel_becomes_a_register() {
+    let sdfg = through_transient(true);
+    let (out, report) = offload_ok(&sdfg);
+    assert_eq!(out.containers["t"].storage, Storage::Register);
+    assert!(
+        placement(&report, "t").reason.contains("register"),
+        "{report}"
+    );
+    let n = 5;
+    let args = Arguments::default()
+        .symbol("N", n as i64)
+        .array("x", vector(n, 3))
+        .array("y", vector(n, 4));
+    let sim = Simulator::new();
+    assert_same_outputs(
+        "register",
+        &simulate(&sim, &sdfg, &args),
+        &simulate(&sim, &out, &args),
+    );
+    // Negative control: a transient passed from one kernel to another lives in global memory.
+    let (out, _) = offload_ok(&through_transient(false));
+    assert_eq!(out.containers["t"].storage, Storage::DeviceGlobal);
+}
+
+#[test]
+fn a_scalar_kernels_write_becomes_a_length_one_device_array() {
+    // `s` is written by one single-thread kernel and read by another.
+    let mut b = SdfgBuilder::new("scalar_chain");
+    b.array("x", F64, "1")
+        .array("y", F64, "1")
+        .transient_scalar("s", F64);
+    b.state("write", |st| {
+        let (x, s) = (st.access("x"), st.access("s"));
+        let t = st.tasklet(
+            "w",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a") + Expr::f64(1.0))],
+        );
+        st.edge(x, None, t, Some("a"), "x[0]");
+        st.edge(t, Some("b"), s, None, "s[0]");
+    });
+    b.state("read", |st| {
+        let (s, y) = (st.access("s"), st.access("y"));
+        let t = st.tasklet(
+            "r",
+            vec![f64c("c")],
+            vec![f64c("d")],
+            vec![Stmt::assign("d", Expr::var("c"))],
+        );
+        st.edge(s, None, t, Some("c"), "s[0]");
+        st.edge(t, Some("d"), y, None, "y[0]");
+    });
+    let sdfg = b.build().unwrap();
+    let (out, report) = offload_ok(&sdfg);
+    let s = &out.containers["s"];
+    assert_eq!(s.storage, Storage::DeviceGlobal);
+    assert!(
+        !s.is_scalar() && s.shape() == vec![SymExpr::int(1)],
+        "{s:?}"
+    );
+    assert!(
+        placement(&report, "s").reason.contains("length-one"),
+        "{report}"
+    );
+    let args = Arguments::default()
+        .array("x", ArrayValue::f64(vec![1], vec![2.5]))
+        .array("y", ArrayValue::f64(vec![1], vec![0.0]));
+    let sim = Simulator::new();
+    assert_same_outputs(
+        "scalar",
+        &simulate(&sim, &sdfg, &args),
+        &simulate(&sim, &out, &args),
+    );
+}

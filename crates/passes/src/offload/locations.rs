@@ -24,6 +24,9 @@ pub struct Usage {
     pub per_state: BTreeMap<String, BTreeSet<String>>,
     /// Per state label: the containers its device code writes.
     pub per_state_written: BTreeMap<String, BTreeSet<String>>,
+    /// Containers whose every access node lies inside one and the same
+    /// kernel (one state, one top-level device map): candidates for registers.
+    pub kernel_local: BTreeSet<String>,
 }
 
 impl Usage {
@@ -62,12 +65,25 @@ fn is_device(state: &State, tree: &sdfg_ir::ScopeTree, n: NodeId) -> bool {
 /// Analyses every state and every piece of interstate code.
 pub fn analyse(sdfg: &Sdfg) -> Usage {
     let mut u = Usage::default();
+    // Per container: the kernels (state, top-level device map) its access
+    // nodes are in; `None` for an access node outside every kernel.
+    let mut homes: BTreeMap<String, BTreeSet<Option<(String, NodeId)>>> = BTreeMap::new();
     sdfg.walk_blocks(&mut |_, _, block| {
         match &block.kind {
             BlockKind::State(state) => {
                 let Ok(tree) = state.scope_tree() else { return };
                 let mut here = BTreeSet::new();
                 let mut written = BTreeSet::new();
+                for (id, node) in state.nodes() {
+                    let Some(data) = node.as_access() else { continue };
+                    let kernel = tree.ancestors(id).last().copied().filter(|top| {
+                        matches!(state.node(*top), Some(Node::MapEntry(m)) if m.map.schedule.is_device())
+                    });
+                    homes
+                        .entry(data.to_owned())
+                        .or_default()
+                        .insert(kernel.map(|k| (block.label.clone(), k)));
+                }
                 for (_, src, dst, edge) in state.edges() {
                     let (Some(s), Some(d)) = (state.node(src), state.node(dst)) else {
                         continue;
@@ -151,5 +167,10 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
         }
         u.host_read.extend(block.transition.reads());
     });
+    u.kernel_local = homes
+        .into_iter()
+        .filter(|(_, h)| h.len() == 1 && h.iter().all(Option::is_some))
+        .map(|(c, _)| c)
+        .collect();
     u
 }

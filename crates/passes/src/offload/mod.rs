@@ -18,13 +18,18 @@
 //!    and copied back at the exit and before every `return` when the device
 //!    wrote it; a container the host reads in interstate code is copied back
 //!    after every state that writes its twin; transients only kernels use are
-//!    placed in device memory; views take their origin's storage.
+//!    placed in device memory (a transient live only inside one kernel
+//!    becomes a register, a scalar kernels write a length-one array since
+//!    scalars are passed by value); views take their origin's storage. A
+//!    twin the device may not overwrite entirely is copied in first.
 //!
-//! Still to come (later versions of this pass): grouping host tasklets into one kernel per partition, loop-aware
-//! placement and copy hoisting for transients shared by host and device,
-//! copy-in elision for containers overwritten before they are read, register
-//! promotion, nested SDFGs. Where the input needs one of them the pass
-//! returns [`OffloadError::Unsupported`] rather than a wrong program.
+//! Still to come (later versions of this pass): grouping host tasklets of a
+//! state into one kernel per partition; loop-aware placement and copy
+//! hoisting for containers shared by host and device (today a container the
+//! host reads in a loop condition is copied back in every iteration); the
+//! twin of a view viewing the twin; nested SDFGs. Where the input needs one
+//! of them the pass returns [`OffloadError::Unsupported`] rather than a
+//! wrong program.
 //!
 //! The pass is idempotent: an SDFG that already uses device storage or
 //! schedules is returned unchanged.

@@ -14,7 +14,9 @@
 use super::locations::Usage;
 use super::{CopyRecord, OffloadError, Placement, Report, for_each_state_mut};
 use crate::accelerator::{Accelerator, CopyKind};
-use sdfg_ir::{BlockKind, ControlBlock, Lifetime, Memlet, Node, Region, Sdfg, State, Subset};
+use sdfg_ir::{
+    BlockKind, ControlBlock, Lifetime, Memlet, Node, Region, Sdfg, State, Storage, Subset,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn place(
@@ -82,15 +84,36 @@ pub(crate) fn place(
                 reason: reason.to_owned(),
             });
             twins.insert(x.clone(), twin);
+        } else if usage.kernel_local.contains(x) && !is_return {
+            // Live only inside one kernel: a variable of each thread.
+            if let Some(d) = sdfg.containers.get_mut(x) {
+                d.storage = Storage::Register;
+                d.lifetime = Lifetime::Scope;
+            }
+            report.placements.push(Placement {
+                container: x.clone(),
+                twin: None,
+                storage: Storage::Register,
+                reason: "live only inside one kernel: a register".to_owned(),
+            });
         } else {
+            let mut reason = "transient used only by device code".to_owned();
             if let Some(d) = sdfg.containers.get_mut(x) {
                 d.storage = global;
+                if d.is_scalar() && usage.device_written.contains(x) && acc.scalars_by_value() {
+                    // Scalars are passed to kernels by value: one a kernel
+                    // writes must be memory the next kernel can read.
+                    d.kind = sdfg_ir::DataKind::Array(sdfg_ir::Layout::contiguous(vec![
+                        sdfg_ir::SymExpr::int(1),
+                    ]));
+                    reason = "a scalar kernels write (scalars are passed by value): a length-one device array".to_owned();
+                }
             }
             report.placements.push(Placement {
                 container: x.clone(),
                 twin: None,
                 storage: global,
-                reason: "transient used only by device code".to_owned(),
+                reason,
             });
         }
     }
