@@ -4,7 +4,7 @@ use crate::module::Module;
 use crate::values::{ArrayRef, Dim, Elem, broadcast, promote, sym_code};
 use crate::{ErrorKind, FrontendError};
 use ruff_python_ast::{self as ast, Expr, Stmt};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::Ranged;
 use sdfg_ir::builder::{BuildError, StateBuilder};
 use sdfg_ir::code::{self, BinaryOp, Intrinsic, UnaryOp};
 use sdfg_ir::{
@@ -1108,7 +1108,7 @@ impl<'m> Lowerer<'m> {
                     Elem::Ref(r) => r,
                     other => self.materialize(s, other)?,
                 };
-                self.index(s, base, &s.slice).map(Elem::Ref)
+                self.index(base, &s.slice).map(Elem::Ref)
             }
             Expr::Attribute(a) if a.attr.id.as_str() == "T" => {
                 let base = self.elem(&a.value)?;
@@ -1157,7 +1157,7 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Applies a subscript to a region.
-    fn index(&mut self, node: &impl Ranged, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
+    fn index(&mut self, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
         let items: Vec<&Expr> = match slice {
             Expr::Tuple(t) => t.elts.iter().collect(),
             one => vec![one],
@@ -1240,7 +1240,6 @@ impl<'m> Lowerer<'m> {
             }
         }
         order.extend(visible);
-        let _ = node;
         Ok(ArrayRef {
             data: base.data,
             dtype: base.dtype,
@@ -1577,8 +1576,8 @@ impl<'m> Lowerer<'m> {
                 let r = self.new_transient("eye_", dtype, &[n.clone(), n.clone()]);
                 let idx = self.new_transient("eye_idx_", DType::Int64, std::slice::from_ref(&n));
                 self.elementwise_fill(c, &idx, &SymExpr::symbol("__k"))?;
-                let row = Elem::Ref(self.index(c, idx.clone(), &newaxis_last())?);
-                let col = Elem::Ref(self.index(c, idx, &newaxis_first())?);
+                let row = Elem::Ref(self.index(idx.clone(), &newaxis_last())?);
+                let col = Elem::Ref(self.index(idx, &newaxis_first())?);
                 let eq = Elem::Binary(BinaryOp::Eq, Box::new(row), Box::new(col), DType::Int64);
                 let v = Elem::Select(
                     Box::new(eq),
@@ -2503,9 +2502,4 @@ fn join(items: &[SymExpr]) -> String {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
-}
-
-#[allow(dead_code)]
-fn range_of(node: &impl Ranged) -> TextRange {
-    node.range()
 }

@@ -288,7 +288,6 @@ pub fn run_kernel(
         device_report = r;
         Ok(())
     });
-    let _ = &run_report;
     report.launches = device_report.launches;
     report.transfer_bytes = device_report.transfer_bytes();
     report.lower_bound_bytes = device_report.lower_bound_bytes;
