@@ -1,8 +1,9 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
-//! - `corpus [--kernel NAME] [--preset NAME] [--json FILE]`: runs every
-//!   kernel of `corpus/npbench/` through the pipeline (parse, compile,
-//!   validate, JSON round trip, simulation, comparison with NumPy) and prints
+//! - `corpus [--kernel NAME] [--preset NAME] [--backend sim] [--json FILE]`:
+//!   runs every kernel of `corpus/npbench/` through the pipeline (parse,
+//!   compile, validate, JSON round trip, host simulation, offload for the
+//!   backend, device simulation, comparison with NumPy) and prints
 //!   one row per kernel. Exits non-zero when any stage fails or no kernel
 //!   matches. `--json` also writes the full report for machines.
 
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME] [--preset NAME] [--json FILE]\n            run the corpus through the pipeline and print a table";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME] [--preset NAME] [--backend sim] [--json FILE]\n            run the corpus through the pipeline and print a table";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,6 +47,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut kernel = None;
     let mut preset = "test".to_owned();
     let mut json = None;
+    let mut backend = "sim".to_owned();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
@@ -53,6 +55,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             "--kernel" => kernel = Some(value()?),
             "--preset" => preset = value()?,
             "--json" => json = Some(PathBuf::from(value()?)),
+            "--backend" => backend = value()?,
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -73,6 +76,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             None => "the corpus is empty".to_owned(),
         });
     }
+    let accelerator = sdfg_harness::accelerator(&backend)?;
     let python = corpus::python_available();
     if let Err(why) = &python {
         println!("note: the NumPy stage is skipped for every kernel: {why}");
@@ -89,7 +93,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let start = Instant::now();
     let mut reports = Vec::new();
     for f in &files {
-        let r = corpus::run_kernel(f, &preset, &script, &python);
+        let r = corpus::run_kernel(f, &preset, accelerator.as_ref(), &script, &python);
         print!("{:<28}", r.kernel);
         for (_, stage) in &r.stages {
             let v = match &stage.verdict {

@@ -126,10 +126,12 @@ pub fn python_available() -> Result<(), String> {
     }
 }
 
-/// Runs every stage for one kernel.
+/// Runs every stage for one kernel, offloading for `accelerator` (the
+/// device stage runs on the simulated accelerator whatever placed the data).
 pub fn run_kernel(
     kernel: &KernelFile,
     preset: &str,
+    accelerator: &dyn sdfg_passes::Accelerator,
     reference_script: &Path,
     python: &Result<(), String>,
 ) -> KernelReport {
@@ -244,9 +246,9 @@ pub fn run_kernel(
         let (k, _) = sdfgs
             .as_ref()
             .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        let acc = sdfg_sim::SimAccelerator;
+        let acc = accelerator;
         let options = sdfg_passes::Options::default();
-        let (out, _) = sdfg_passes::offload(k, &acc, &options).map_err(|e| fail(&e))?;
+        let (out, _) = sdfg_passes::offload(k, acc, &options).map_err(|e| fail(&e))?;
         sdfg_ir::validate(&out).map_err(|e| fail(&e))?;
         let text = out.to_json();
         let back = Sdfg::from_json(&text).map_err(|e| fail(&e))?;
@@ -255,7 +257,7 @@ pub fn run_kernel(
                 "the offloaded SDFG changed in a JSON round trip".to_owned(),
             ));
         }
-        let (again, _) = sdfg_passes::offload(&out, &acc, &options).map_err(|e| fail(&e))?;
+        let (again, _) = sdfg_passes::offload(&out, acc, &options).map_err(|e| fail(&e))?;
         if again != out {
             return Err(Verdict::Fail(
                 "a second offload changed the SDFG (not idempotent)".to_owned(),
