@@ -54,6 +54,9 @@ fn is_device(state: &State, tree: &sdfg_ir::ScopeTree, n: NodeId) -> bool {
                 || launches_kernels(state, tree, x.entry)
         }
         Some(Node::Library(l)) => l.schedule.is_device(),
+        // A nested SDFG at host level was offloaded as a host level of its
+        // own: the data it is given is used by its kernels.
+        Some(Node::NestedSdfg(_)) => true,
         _ => false,
     };
     own || tree

@@ -7,6 +7,8 @@
 //!    kernels, library nodes at host level device-wide calls, maps inside
 //!    kernels run sequentially per thread. Host maps (`--host-maps auto`
 //!    or by label) stay on the host and launch the maps inside them.
+//!    A nested SDFG at host level is a host level of its own ([`nested`]):
+//!    its maps become kernels on data the caller keeps on the device.
 //! 2. [`partitions`]: host tasklets left at host level in a state are each
 //!    wrapped in a single-thread kernel, so no state mixes host and device
 //!    computation (callbacks stay on the host).
@@ -27,7 +29,8 @@
 //! state into one kernel per partition; loop-aware placement and copy
 //! hoisting for containers shared by host and device (today a container the
 //! host reads in a loop condition is copied back in every iteration); the
-//! twin of a view viewing the twin; nested SDFGs. Where the input needs one
+//! twin of a view viewing the twin; nested SDFGs inside kernels and nested
+//! SDFGs whose interstate code reads data. Where the input needs one
 //! of them the pass returns [`OffloadError::Unsupported`] rather than a
 //! wrong program.
 //!
@@ -35,6 +38,7 @@
 //! schedules is returned unchanged.
 
 pub mod locations;
+pub mod nested;
 pub mod partitions;
 pub mod placement;
 pub mod schedules;

@@ -121,10 +121,26 @@ pub(crate) fn assign(
         for id in ids {
             let parent = tree.parent(id);
             match state.graph.node_weight_mut(id) {
+                Some(Node::NestedSdfg(n)) if parent.is_none() => {
+                    // A nested SDFG at host level is a host level of its own:
+                    // its maps become kernels on the data the caller passes,
+                    // which the caller keeps on the device.
+                    super::nested::offload_inner(&mut n.sdfg, acc, report).map_err(
+                        |e| match e {
+                            OffloadError::Unsupported { what, location } => {
+                                OffloadError::Unsupported {
+                                    what,
+                                    location: format!("{label}/{location}"),
+                                }
+                            }
+                            other => other,
+                        },
+                    )?;
+                }
                 Some(Node::NestedSdfg(n)) => {
                     return Err(OffloadError::Unsupported {
                         what: format!(
-                            "the nested SDFG `{}` (nested SDFGs are not offloaded yet)",
+                            "the nested SDFG `{}` inside a map (only nested SDFGs at host level are offloaded)",
                             n.label
                         ),
                         location: label.to_owned(),

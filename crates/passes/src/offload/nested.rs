@@ -1,0 +1,90 @@
+//! Nested SDFGs at host level: a host level of their own.
+//!
+//! The caller runs the nested SDFG on the host, so its maps at host level
+//! become kernels and its host tasklets single-thread kernels, exactly as at
+//! the top level. Its connectors are bound to the caller's device data (the
+//! caller's placement gives them device twins), so its non-transient
+//! containers are device memory; its transients are placed by the same rules
+//! as the caller's. Interstate code of the nested SDFG that reads data would
+//! need host copies of device data inside it, and is refused for now.
+
+use super::locations;
+use super::{OffloadError, Placement, Report, partitions, schedules};
+use crate::accelerator::Accelerator;
+use sdfg_ir::{Lifetime, Sdfg, Storage};
+
+pub(crate) fn offload_inner(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+    report: &mut Report,
+) -> Result<(), OffloadError> {
+    let mut inner = Report::default();
+    schedules::assign(sdfg, acc, &super::HostMaps::None, &mut inner)?;
+    partitions::wrap_host_tasklets(sdfg, acc, &mut inner)?;
+    let usage = locations::analyse(sdfg);
+    if let Some(x) = usage.host_read.iter().next() {
+        return Err(OffloadError::Unsupported {
+            what: format!(
+                "nested SDFG `{}`: its interstate code reads `{x}`",
+                sdfg.name
+            ),
+            location: sdfg.name.clone(),
+        });
+    }
+    if let Some(x) = usage.host_used.iter().next() {
+        return Err(OffloadError::Unsupported {
+            what: format!(
+                "nested SDFG `{}`: host code inside it uses `{x}`",
+                sdfg.name
+            ),
+            location: sdfg.name.clone(),
+        });
+    }
+    let global = acc.global_storage();
+    for x in usage.device_used() {
+        let Some(d) = sdfg.containers.get_mut(&x) else {
+            continue;
+        };
+        let (storage, reason) = if !d.transient {
+            (
+                global,
+                "connector of a nested SDFG: bound to the caller's device data",
+            )
+        } else if usage.kernel_local.contains(&x) && !d.is_view() {
+            (Storage::Register, "live only inside one kernel: a register")
+        } else {
+            (global, "transient used only by device code")
+        };
+        d.storage = storage;
+        if d.transient {
+            d.lifetime = if storage == Storage::Register {
+                Lifetime::Scope
+            } else {
+                Lifetime::Sdfg
+            };
+        }
+        inner.placements.push(Placement {
+            container: x,
+            twin: None,
+            storage,
+            reason: reason.to_owned(),
+        });
+    }
+    let name = sdfg.name.clone();
+    report
+        .kernels
+        .extend(inner.kernels.into_iter().map(|k| format!("{name}/{k}")));
+    report.library_calls.extend(
+        inner
+            .library_calls
+            .into_iter()
+            .map(|k| format!("{name}/{k}")),
+    );
+    report
+        .placements
+        .extend(inner.placements.into_iter().map(|p| Placement {
+            container: format!("{name}/{}", p.container),
+            ..p
+        }));
+    Ok(())
+}
