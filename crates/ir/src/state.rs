@@ -234,6 +234,35 @@ impl ScopeTree {
         out
     }
 
+    /// Whether `node` is strictly inside a device-scheduled map (in a kernel).
+    pub fn inside_device_map(&self, state: &State, node: NodeId) -> bool {
+        self.ancestors(node)
+            .into_iter()
+            .any(|e| matches!(state.node(e), Some(Node::MapEntry(m)) if m.map.schedule.is_device()))
+    }
+
+    /// Whether the data `node` touches is touched by device code: `node` is
+    /// a device map's entry or exit, a device-wide library call, inside a
+    /// device map, or the entry or exit of a host map that launches device
+    /// maps (it only passes their data through). The validator, the offload
+    /// pass and the emitters share this one definition.
+    pub fn runs_on_device(&self, state: &State, node: NodeId) -> bool {
+        let entry = match state.node(node) {
+            Some(Node::MapEntry(_)) => Some(node),
+            Some(Node::MapExit(x)) => Some(x.entry),
+            _ => None,
+        };
+        let is_device_map = |e: NodeId| matches!(state.node(e), Some(Node::MapEntry(m)) if m.map.schedule.is_device());
+        let own = match (state.node(node), entry) {
+            (Some(Node::Library(l)), _) => l.schedule.is_device(),
+            (_, Some(e)) => {
+                is_device_map(e) || self.children(Some(e)).into_iter().any(is_device_map)
+            }
+            _ => false,
+        };
+        own || self.inside_device_map(state, node)
+    }
+
     /// Nodes directly in the scope of `entry` (excluding the entry itself, including its exit).
     pub fn children(&self, entry: Option<NodeId>) -> Vec<NodeId> {
         self.parent

@@ -481,34 +481,7 @@ impl<'a> Validator<'a, '_> {
     /// a device-wide library call, inside a device map, or in an SDFG nested
     /// in device code.
     fn side_of(&self, cx: &StateCx<'_>, node: NodeId) -> Side {
-        if self.base == Side::Device {
-            return Side::Device;
-        }
-        let own = match cx.state.node(node) {
-            Some(Node::MapEntry(m)) => m.map.schedule,
-            Some(Node::MapExit(x)) => match cx.state.node(x.entry) {
-                Some(Node::MapEntry(m)) => m.map.schedule,
-                _ => Schedule::Default,
-            },
-            Some(Node::Library(l)) => l.schedule,
-            _ => Schedule::Default,
-        };
-        let inside_device = cx.scopes.ancestors(node).into_iter().any(
-            |e| matches!(cx.state.node(e), Some(Node::MapEntry(m)) if m.map.schedule.is_device()),
-        );
-        // A host map that launches kernels passes its data to them: its
-        // boundary edges carry device data (DaCe's "host map" of kernels).
-        let entry = match cx.state.node(node) {
-            Some(Node::MapEntry(_)) => Some(node),
-            Some(Node::MapExit(x)) => Some(x.entry),
-            _ => None,
-        };
-        let launches = entry.is_some_and(|e| {
-            cx.scopes.children(Some(e)).into_iter().any(|c| {
-                matches!(cx.state.node(c), Some(Node::MapEntry(m)) if m.map.schedule.is_device())
-            })
-        });
-        if own.is_device() || inside_device || launches {
+        if self.base == Side::Device || cx.scopes.runs_on_device(cx.state, node) {
             Side::Device
         } else {
             Side::Host
@@ -518,10 +491,7 @@ impl<'a> Validator<'a, '_> {
     /// Whether `node` is inside a kernel (strictly within a device map, or in
     /// an SDFG nested in device code).
     fn inside_kernel(&self, cx: &StateCx<'_>, node: NodeId) -> bool {
-        self.base == Side::Device
-            || cx.scopes.ancestors(node).into_iter().any(|e| {
-                matches!(cx.state.node(e), Some(Node::MapEntry(m)) if m.map.schedule.is_device())
-            })
+        self.base == Side::Device || cx.scopes.inside_device_map(cx.state, node)
     }
 
     fn check_node(&mut self, cx: &StateCx<'_>, id: NodeId, node: &Node) {

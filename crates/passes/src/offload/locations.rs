@@ -39,30 +39,10 @@ impl Usage {
     }
 }
 
-/// Whether the host map `entry` launches kernels (its data is theirs).
-fn launches_kernels(state: &State, tree: &sdfg_ir::ScopeTree, entry: NodeId) -> bool {
-    tree.children(Some(entry))
-        .into_iter()
-        .any(|c| matches!(state.node(c), Some(Node::MapEntry(m)) if m.map.schedule.is_device()))
-}
-
 fn is_device(state: &State, tree: &sdfg_ir::ScopeTree, n: NodeId) -> bool {
-    let own = match state.node(n) {
-        Some(Node::MapEntry(m)) => m.map.schedule.is_device() || launches_kernels(state, tree, n),
-        Some(Node::MapExit(x)) => {
-            matches!(state.node(x.entry), Some(Node::MapEntry(m)) if m.map.schedule.is_device())
-                || launches_kernels(state, tree, x.entry)
-        }
-        Some(Node::Library(l)) => l.schedule.is_device(),
-        // A nested SDFG at host level was offloaded as a host level of its
-        // own: the data it is given is used by its kernels.
-        Some(Node::NestedSdfg(_)) => true,
-        _ => false,
-    };
-    own || tree
-        .ancestors(n)
-        .into_iter()
-        .any(|e| matches!(state.node(e), Some(Node::MapEntry(m)) if m.map.schedule.is_device()))
+    // A nested SDFG at host level was offloaded as a host level of its own:
+    // the data it is given is used by its kernels.
+    matches!(state.node(n), Some(Node::NestedSdfg(_))) || tree.runs_on_device(state, n)
 }
 
 /// Analyses every state and every piece of interstate code.
