@@ -179,6 +179,31 @@ impl Region {
     pub fn new(blocks: Vec<ControlBlock>) -> Region {
         Region { blocks }
     }
+
+    /// Calls `f` on this region, then on every region nested in its loops and
+    /// conditionals (in program order; regions `f` adds are visited too).
+    /// Passes that insert or rewrite blocks region by region use it instead
+    /// of writing the recursion over block kinds again.
+    pub fn for_each_region_mut(&mut self, f: &mut dyn FnMut(&mut Region)) {
+        f(self);
+        for block in &mut self.blocks {
+            match &mut block.kind {
+                BlockKind::Loop(l) => l.body.for_each_region_mut(f),
+                BlockKind::Conditional(c) => {
+                    for (_, r) in &mut c.branches {
+                        r.for_each_region_mut(f);
+                    }
+                    if let Some(r) = &mut c.otherwise {
+                        r.for_each_region_mut(f);
+                    }
+                }
+                BlockKind::State(_)
+                | BlockKind::Break
+                | BlockKind::Continue
+                | BlockKind::Return => {}
+            }
+        }
+    }
 }
 
 impl ControlBlock {

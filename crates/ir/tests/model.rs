@@ -616,3 +616,23 @@ fn state_propagation_recomputes_outer_memlets_as_unions() {
     assert_eq!(into_map.subset, subset("0:N"));
     sdfg_ir::validate(&sdfg).unwrap();
 }
+
+#[test]
+fn every_region_is_visited_once_in_program_order() {
+    let mut sdfg = sdfg_ir::examples::converge().unwrap();
+    let mut firsts = Vec::new();
+    sdfg.body.for_each_region_mut(&mut |r| {
+        firsts.push(
+            r.blocks
+                .first()
+                .map(|b| b.label.clone())
+                .unwrap_or_default(),
+        );
+    });
+    // The root, the loop body, the `limit` branch, both arms of `parity`,
+    // and the `early_exit` branch.
+    assert_eq!(
+        firsts,
+        ["init", "reset", "give_up", "skip_odd", "odd", "leave"]
+    );
+}

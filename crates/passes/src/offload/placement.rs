@@ -184,7 +184,7 @@ pub(crate) fn place(
                 reason: reason.clone(),
             });
         }
-        let state = copy_state(sdfg, &copy_in);
+        let state = copy_state(&sdfg.containers, &copy_in);
         sdfg.body
             .blocks
             .insert(0, ControlBlock::new(label, BlockKind::State(state)));
@@ -238,7 +238,7 @@ pub(crate) fn place(
                 "the device wrote it: copied back once, at the exit",
                 report,
             );
-            let state = copy_state_with(&containers, &copy_out);
+            let state = copy_state(&containers, &copy_out);
             body.blocks
                 .push(ControlBlock::new(label, BlockKind::State(state)));
         }
@@ -271,17 +271,17 @@ fn record_out(
 
 /// Inserts a device-to-host copy state after every state that writes one of the twins.
 fn copy_back_after_writes(
-    region: &mut Region,
+    body: &mut Region,
     pairs: &[(String, String)],
     usage: &Usage,
     containers: &BTreeMap<String, sdfg_ir::DataDesc>,
     labels: &mut BTreeSet<String>,
     report: &mut Report,
 ) {
-    let mut i = 0;
-    while i < region.blocks.len() {
-        match &mut region.blocks[i].kind {
-            BlockKind::State(_) => {
+    body.for_each_region_mut(&mut |region| {
+        let mut i = 0;
+        while i < region.blocks.len() {
+            if matches!(region.blocks[i].kind, BlockKind::State(_)) {
                 let label = region.blocks[i].label.clone();
                 let written = usage.per_state_written.get(&label);
                 let copies: Vec<(String, String)> = pairs
@@ -300,7 +300,7 @@ fn copy_back_after_writes(
                         ),
                         report,
                     );
-                    let state = copy_state_with(containers, &copies);
+                    let state = copy_state(containers, &copies);
                     // The transition after the state may read the copied data:
                     // it now leaves the copy state instead.
                     let transition = std::mem::take(&mut region.blocks[i].transition);
@@ -310,35 +310,23 @@ fn copy_back_after_writes(
                     i += 1;
                 }
             }
-            BlockKind::Loop(l) => {
-                copy_back_after_writes(&mut l.body, pairs, usage, containers, labels, report)
-            }
-            BlockKind::Conditional(c) => {
-                for (_, r) in &mut c.branches {
-                    copy_back_after_writes(r, pairs, usage, containers, labels, report);
-                }
-                if let Some(r) = &mut c.otherwise {
-                    copy_back_after_writes(r, pairs, usage, containers, labels, report);
-                }
-            }
-            _ => {}
+            i += 1;
         }
-        i += 1;
-    }
+    });
 }
 
 /// Inserts the copy-out state before every `return` block.
 fn copy_out_before_returns(
-    region: &mut Region,
+    body: &mut Region,
     pairs: &[(String, String)],
     containers: &BTreeMap<String, sdfg_ir::DataDesc>,
     labels: &mut BTreeSet<String>,
     report: &mut Report,
 ) {
-    let mut i = 0;
-    while i < region.blocks.len() {
-        match &mut region.blocks[i].kind {
-            BlockKind::Return => {
+    body.for_each_region_mut(&mut |region| {
+        let mut i = 0;
+        while i < region.blocks.len() {
+            if matches!(region.blocks[i].kind, BlockKind::Return) {
                 let label = fresh_label(labels, "offload_copy_out_return");
                 record_out(
                     pairs,
@@ -347,27 +335,15 @@ fn copy_out_before_returns(
                     "the device wrote it: copied back before `return`",
                     report,
                 );
-                let state = copy_state_with(containers, pairs);
+                let state = copy_state(containers, pairs);
                 region
                     .blocks
                     .insert(i, ControlBlock::new(label, BlockKind::State(state)));
                 i += 1;
             }
-            BlockKind::Loop(l) => {
-                copy_out_before_returns(&mut l.body, pairs, containers, labels, report)
-            }
-            BlockKind::Conditional(c) => {
-                for (_, r) in &mut c.branches {
-                    copy_out_before_returns(r, pairs, containers, labels, report);
-                }
-                if let Some(r) = &mut c.otherwise {
-                    copy_out_before_returns(r, pairs, containers, labels, report);
-                }
-            }
-            _ => {}
+            i += 1;
         }
-        i += 1;
-    }
+    });
 }
 
 /// Whether the twin of `x`, which the device writes but never reads, must
@@ -438,11 +414,7 @@ fn contains_return(block: &ControlBlock) -> bool {
 }
 
 /// A state copying each `(from, to)` pair whole.
-fn copy_state(sdfg: &Sdfg, pairs: &[(String, String)]) -> State {
-    copy_state_with(&sdfg.containers, pairs)
-}
-
-fn copy_state_with(
+fn copy_state(
     containers: &BTreeMap<String, sdfg_ir::DataDesc>,
     pairs: &[(String, String)],
 ) -> State {
