@@ -82,7 +82,7 @@ fn divmod_f(a: f64, b: f64) -> (f64, f64) {
 }
 
 /// NumPy's `minimum`/`maximum`: NaN propagates.
-fn min_f(a: f64, b: f64) -> f64 {
+pub(crate) fn min_f(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {
@@ -90,7 +90,7 @@ fn min_f(a: f64, b: f64) -> f64 {
     }
 }
 
-fn max_f(a: f64, b: f64) -> f64 {
+pub(crate) fn max_f(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {

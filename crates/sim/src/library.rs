@@ -416,53 +416,37 @@ trait Num: Copy + PartialEq {
     fn maximum(self, o: Self) -> Self;
 }
 
-impl Num for i64 {
-    fn zero() -> Self {
-        0
-    }
-    fn load(v: Value) -> Self {
-        v.to_i64()
-    }
-    fn store(self) -> Value {
-        Value::Int(self)
-    }
-    fn plus(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    fn times(self, o: Self) -> Self {
-        self.wrapping_mul(o)
-    }
-    fn minimum(self, o: Self) -> Self {
-        Ord::min(self, o)
-    }
-    fn maximum(self, o: Self) -> Self {
-        Ord::max(self, o)
-    }
+/// Integers: wrapping arithmetic and plain order.
+macro_rules! integer_num {
+    ($t:ty, $to:ident, $variant:ident) => {
+        impl Num for $t {
+            fn zero() -> Self {
+                0
+            }
+            fn load(v: Value) -> Self {
+                v.$to()
+            }
+            fn store(self) -> Value {
+                Value::$variant(self)
+            }
+            fn plus(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn times(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            fn minimum(self, o: Self) -> Self {
+                Ord::min(self, o)
+            }
+            fn maximum(self, o: Self) -> Self {
+                Ord::max(self, o)
+            }
+        }
+    };
 }
 
-impl Num for u64 {
-    fn zero() -> Self {
-        0
-    }
-    fn load(v: Value) -> Self {
-        v.to_u64()
-    }
-    fn store(self) -> Value {
-        Value::UInt(self)
-    }
-    fn plus(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    fn times(self, o: Self) -> Self {
-        self.wrapping_mul(o)
-    }
-    fn minimum(self, o: Self) -> Self {
-        Ord::min(self, o)
-    }
-    fn maximum(self, o: Self) -> Self {
-        Ord::max(self, o)
-    }
-}
+integer_num!(i64, to_i64, Int);
+integer_num!(u64, to_u64, UInt);
 
 impl Num for f64 {
     fn zero() -> Self {
@@ -481,22 +465,10 @@ impl Num for f64 {
         self * o
     }
     fn minimum(self, o: Self) -> Self {
-        if self.is_nan() || o.is_nan() {
-            f64::NAN
-        } else if o < self {
-            o
-        } else {
-            self
-        }
+        crate::arith::min_f(self, o)
     }
     fn maximum(self, o: Self) -> Self {
-        if self.is_nan() || o.is_nan() {
-            f64::NAN
-        } else if o > self {
-            o
-        } else {
-            self
-        }
+        crate::arith::max_f(self, o)
     }
 }
 
