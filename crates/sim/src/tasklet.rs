@@ -179,14 +179,7 @@ fn compile_stmt(scope: &mut Scope<'_>, stmt: &Stmt) -> Result<StmtFn, TypeError>
             })
         }
         Stmt::Store { conn, index, value } => {
-            let (k, dtype) = *scope
-                .pointers
-                .get(conn)
-                .ok_or_else(|| TypeError::UnknownName { name: conn.clone() })?;
-            let idx = index
-                .iter()
-                .map(|i| compile_expr(scope, i))
-                .collect::<Result<Vec<_>, _>>()?;
+            let (k, dtype, idx) = pointer_access(scope, conn, index)?;
             let v = compile_expr(scope, value)?;
             Box::new(move |f| {
                 let addr = address(f, k, &idx)?;
@@ -211,6 +204,26 @@ fn compile_stmt(scope: &mut Scope<'_>, stmt: &Stmt) -> Result<StmtFn, TypeError>
             })
         }
     })
+}
+
+/// A pointer connector's index in `Frame::ptrs`, its element type, and its
+/// compiled indices (for loads and stores alike).
+fn pointer_access(
+    scope: &Scope<'_>,
+    conn: &str,
+    index: &[Expr],
+) -> Result<(usize, DType, Vec<ExprFn>), TypeError> {
+    let (k, dtype) = *scope
+        .pointers
+        .get(conn)
+        .ok_or_else(|| TypeError::UnknownName {
+            name: conn.to_owned(),
+        })?;
+    let idx = index
+        .iter()
+        .map(|i| compile_expr(scope, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((k, dtype, idx))
 }
 
 /// Linear index of a pointer access.
@@ -321,14 +334,7 @@ fn compile_expr(scope: &Scope<'_>, e: &Expr) -> Result<ExprFn, TypeError> {
             }
         }
         Expr::Load { conn, index } => {
-            let (k, _) = *scope
-                .pointers
-                .get(conn)
-                .ok_or_else(|| TypeError::UnknownName { name: conn.clone() })?;
-            let idx = index
-                .iter()
-                .map(|i| compile_expr(scope, i))
-                .collect::<Result<Vec<_>, _>>()?;
+            let (k, _, idx) = pointer_access(scope, conn, index)?;
             Box::new(move |f| {
                 let addr = address(f, k, &idx)?;
                 load(f, k, addr)
