@@ -489,6 +489,49 @@ impl<'a> StateBuilder<'a> {
         }))
     }
 
+    /// Adds one map around one tasklet and wires it to access nodes, like
+    /// DaCe's `add_mapped_tasklet`: the shape most element-wise dataflow
+    /// takes, written as one call instead of a map, a tasklet and a memlet
+    /// path per connector.
+    ///
+    /// `inputs` are `(source access node, connector, innermost memlet)` and
+    /// `outputs` `(connector, destination access node, innermost memlet)`;
+    /// each becomes a [`path`](Self::path) through the map, so outer memlets
+    /// are propagated. A tasklet without inputs (or outputs) is ordered inside
+    /// the scope by an empty memlet, as the validator requires. Both the map
+    /// and the tasklet are labelled `label`. Input memlets are text (reads
+    /// carry no write-conflict resolution); outputs take anything
+    /// [`IntoMemlet`], such as `("s[0]", Wcr::Sum)`, one form per call (to mix
+    /// forms, pass [`Memlet`]s or add the write paths by hand). Returns
+    /// `(entry, tasklet, exit)`.
+    pub fn mapped_tasklet<O: IntoMemlet>(
+        &mut self,
+        label: &str,
+        params: &str,
+        schedule: Schedule,
+        inputs: Vec<(NodeId, Connector, &str)>,
+        body: Vec<Stmt>,
+        outputs: Vec<(Connector, NodeId, O)>,
+    ) -> (NodeId, NodeId, NodeId) {
+        let (entry, exit) = self.map(label, params, schedule);
+        let in_conns = inputs.iter().map(|(_, c, _)| c.clone()).collect();
+        let out_conns = outputs.iter().map(|(c, _, _)| c.clone()).collect();
+        let tasklet = self.tasklet(label, in_conns, out_conns, body);
+        if inputs.is_empty() {
+            self.empty_edge(entry, tasklet);
+        }
+        for (src, conn, memlet) in inputs {
+            self.path(&[src, entry, tasklet], None, Some(&conn.name), memlet);
+        }
+        if outputs.is_empty() {
+            self.empty_edge(tasklet, exit);
+        }
+        for (conn, dst, memlet) in outputs {
+            self.path(&[tasklet, exit, dst], Some(&conn.name), None, memlet);
+        }
+        (entry, tasklet, exit)
+    }
+
     /// Adds a library node with the default schedule.
     pub fn library(&mut self, label: &str, op: LibraryOp) -> NodeId {
         self.state.add_node(Node::Library(LibraryNode {

@@ -291,6 +291,76 @@ fn memlet_paths_through_nested_maps_get_connectors_and_propagated_memlets() {
 }
 
 #[test]
+fn mapped_tasklets_wire_every_connector_and_order_a_tasklet_without_inputs() {
+    let f64c = |n: &str| Connector::scalar(n, DType::Float64);
+    let mut b = SdfgBuilder::new("mapped");
+    b.symbol("N")
+        .array("x", DType::Float64, "N")
+        .array("y", DType::Float64, "N")
+        .array("s", DType::Float64, "1");
+    b.state("sum", |s| {
+        let (x, y) = (s.access("x"), s.access("y"));
+        s.mapped_tasklet(
+            "double",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, f64c("a"), "x[i]")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), y, "y[i]")],
+        );
+        let (y, total) = (s.access("y"), s.access("s"));
+        s.mapped_tasklet(
+            "total",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(y, f64c("a"), "y[i]")],
+            vec![Stmt::assign("b", Expr::var("a"))],
+            vec![(f64c("b"), total, ("s[0]", Wcr::Sum))],
+        );
+    });
+    b.state("fill", |s| {
+        let y = s.access("y");
+        let (entry, t, _) = s.mapped_tasklet(
+            "fill",
+            "i = 0:N",
+            Schedule::Default,
+            vec![],
+            vec![Stmt::assign("b", Expr::f64(1.0))],
+            vec![(f64c("b"), y, "y[i]")],
+        );
+        // No inputs: an empty memlet keeps the tasklet inside the scope.
+        let ordered = s
+            .state_mut()
+            .edges()
+            .any(|(_, src, dst, e)| (src, dst) == (entry, t) && e.memlet.is_none());
+        assert!(ordered);
+    });
+    let sdfg = b.build().unwrap();
+    sdfg_ir::validate(&sdfg).unwrap();
+    let (_, sum) = sdfg.states()[0];
+    let outer: Vec<(String, String)> = sum
+        .edges()
+        .filter_map(|(_, src, _, e)| {
+            let m = e.memlet.as_ref()?;
+            matches!(
+                sum.node(src),
+                Some(Node::Access(_)) | Some(Node::MapExit(_))
+            )
+            .then(|| (m.to_string(), m.volume.to_string()))
+        })
+        .collect();
+    assert_eq!(
+        outer,
+        vec![
+            ("x[0:N]".to_owned(), "N".to_owned()),
+            ("y[0:N]".to_owned(), "N".to_owned()),
+            ("y[0:N]".to_owned(), "N".to_owned()),
+            ("s[0] (wcr: sum)".to_owned(), "N".to_owned()),
+        ]
+    );
+}
+
+#[test]
 fn builder_collects_every_malformed_text_instead_of_panicking() {
     let mut b = SdfgBuilder::new("broken");
     b.symbol("N").array("A", DType::Float64, "N +");

@@ -308,15 +308,14 @@ fn scale_sdfg(schedule: Schedule, x: Storage, y: Storage) -> Sdfg {
     b.state("compute", |s| {
         let x = s.access("x");
         let y = s.access("y");
-        let (entry, exit) = s.map("scale", "i = 0:N", schedule);
-        let t = s.tasklet(
-            "mul",
-            vec![f64c("a")],
-            vec![f64c("b")],
+        s.mapped_tasklet(
+            "scale",
+            "i = 0:N",
+            schedule,
+            vec![(x, f64c("a"), "x[i]")],
             vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), y, "y[i]")],
         );
-        s.path(&[x, entry, t], None, Some("a"), "x[i]");
-        s.path(&[t, exit, y], Some("b"), None, "y[i]");
     });
     b.build().expect("scale builds")
 }
@@ -388,15 +387,14 @@ fn flip(src: Storage, dst: Storage, schedule: Schedule) -> Sdfg {
     b.state("reverse", |s| {
         let a = s.access("src");
         let d = s.access("dst");
-        let (entry, exit) = s.map("reverse", "i = 0:M", schedule);
-        let t = s.tasklet(
-            "copy",
-            vec![f64c("a")],
-            vec![f64c("b")],
+        s.mapped_tasklet(
+            "reverse",
+            "i = 0:M",
+            schedule,
+            vec![(a, f64c("a"), "src[M - 1 - i]")],
             vec![Stmt::assign("b", Expr::var("a"))],
+            vec![(f64c("b"), d, "dst[i]")],
         );
-        s.path(&[a, entry, t], None, Some("a"), "src[M - 1 - i]");
-        s.path(&[t, exit, d], Some("b"), None, "dst[i]");
     });
     b.build().expect("flip builds")
 }
@@ -2034,19 +2032,14 @@ fn node_mapping_undefined_symbol() {
 
 #[test]
 fn node_errors_inside_a_nested_sdfg_carry_its_path() {
+    let mut copy = None;
     let (sdfg, _) = nested_flip_with(|n| {
         let st = state_mut(&mut n.sdfg, "reverse");
-        let copy = node(st, "tasklet", "copy");
-        tasklet_mut(st, copy).body = vec![];
+        let id = node(st, "tasklet", "copy");
+        tasklet_mut(st, id).body = vec![];
+        copy = Some(id);
     });
-    let copy = node(
-        state(
-            &flip(Storage::Default, Storage::Default, Schedule::Default),
-            "reverse",
-        ),
-        "tasklet",
-        "copy",
-    );
+    let copy = copy.expect("the nested SDFG has a tasklet `copy`");
     assert_error(
         &sdfg,
         node_err(

@@ -316,15 +316,14 @@ fn scale(in_place: bool) -> Sdfg {
     b.state("compute", |s| {
         let xa = s.access("x");
         let ya = s.access(y);
-        let (entry, exit) = s.map("scale", "i = 0:N", Schedule::Default);
-        let t = s.tasklet(
-            "mul",
-            vec![f64c("a")],
-            vec![f64c("b")],
+        s.mapped_tasklet(
+            "scale",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(xa, f64c("a"), "x[i]")],
             vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), ya, &*format!("{y}[i]"))],
         );
-        s.path(&[xa, entry, t], None, Some("a"), "x[i]");
-        s.path(&[t, exit, ya], Some("b"), None, &*format!("{y}[i]"));
     });
     b.build().unwrap()
 }
@@ -384,15 +383,14 @@ fn callback_map(callback: bool) -> Sdfg {
     b.state("device", |s| {
         let z_in = s.access("z");
         let z_out = s.access("z");
-        let (entry, exit) = s.map("other", "i = 0:N", Schedule::Default);
-        let t = s.tasklet(
-            "mul",
-            vec![f64c("a")],
-            vec![f64c("b")],
+        s.mapped_tasklet(
+            "other",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(z_in, f64c("a"), "z[i]")],
             vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), z_out, "z[i]")],
         );
-        s.path(&[z_in, entry, t], None, Some("a"), "z[i]");
-        s.path(&[t, exit, z_out], Some("b"), None, "z[i]");
     });
     b.build().unwrap()
 }
@@ -469,15 +467,14 @@ fn ordering() -> Sdfg {
         let y = s.access("y");
         let z = s.access("z");
         let w = s.access("w");
-        let (entry, exit) = s.map("fill", "i = 0:N", Schedule::Default);
-        let t = s.tasklet(
-            "mul",
-            vec![f64c("a")],
-            vec![f64c("b")],
+        s.mapped_tasklet(
+            "fill",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, f64c("a"), "x[i]")],
             vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), y, "y[i]")],
         );
-        s.path(&[x, entry, t], None, Some("a"), "x[i]");
-        s.path(&[t, exit, y], Some("b"), None, "y[i]");
         let mark = s.tasklet(
             "mark",
             vec![],
@@ -516,20 +513,17 @@ fn colliding_names() -> Sdfg {
             s.access("y"),
             s.access("__return"),
         );
-        let (entry, exit) = s.map("combine", "i = 0:N", Schedule::Default);
-        let t = s.tasklet(
+        s.mapped_tasklet(
             "combine",
-            vec![f64c("a"), f64c("b")],
-            vec![f64c("sum"), f64c("diff")],
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, f64c("a"), "x[i]"), (dx, f64c("b"), "dev_x[i]")],
             vec![
                 Stmt::assign("sum", Expr::var("a") + Expr::var("b")),
                 Stmt::assign("diff", Expr::var("a") - Expr::var("b")),
             ],
+            vec![(f64c("sum"), y, "y[i]"), (f64c("diff"), r, "__return[i]")],
         );
-        s.path(&[x, entry, t], None, Some("a"), "x[i]");
-        s.path(&[dx, entry, t], None, Some("b"), "dev_x[i]");
-        s.path(&[t, exit, y], Some("sum"), None, "y[i]");
-        s.path(&[t, exit, r], Some("diff"), None, "__return[i]");
     });
     b.build().unwrap()
 }
@@ -621,15 +615,14 @@ fn interstate_read() -> Sdfg {
     .assign("k", "cnt[0]");
     b.state("use", |s| {
         let y = s.access("y");
-        let (entry, exit) = s.map("head", "i = 0:k", Schedule::Default);
-        let t = s.tasklet(
-            "one",
+        s.mapped_tasklet(
+            "head",
+            "i = 0:k",
+            Schedule::Default,
             vec![],
-            vec![f64c("o")],
             vec![Stmt::assign("o", Expr::f64(1.0))],
+            vec![(f64c("o"), y, "y[i]")],
         );
-        s.empty_edge(entry, t);
-        s.path(&[t, exit, y], Some("o"), None, "y[i]");
     });
     b.build().unwrap()
 }
@@ -650,15 +643,14 @@ fn accumulate() -> Sdfg {
     b.state("sum", |s| {
         let x = s.access("x");
         let out = s.access("out");
-        let (entry, exit) = s.map("sum", "i = 0:N", Schedule::Default);
-        let t = s.tasklet(
-            "acc",
-            vec![f64c("v")],
-            vec![f64c("o")],
+        s.mapped_tasklet(
+            "sum",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, f64c("v"), "x[i]")],
             vec![Stmt::assign("o", Expr::var("v"))],
+            vec![(f64c("o"), out, ("out[0]", Wcr::Sum))],
         );
-        s.path(&[x, entry, t], None, Some("v"), "x[i]");
-        s.path(&[t, exit, out], Some("o"), None, ("out[0]", Wcr::Sum));
     });
     b.build().unwrap()
 }
@@ -670,15 +662,14 @@ fn partial_write() -> Sdfg {
     b.state("shift", |s| {
         let x = s.access("x");
         let y = s.access("y");
-        let (entry, exit) = s.map("shift", "i = 1:N", Schedule::Default);
-        let t = s.tasklet(
-            "copy",
-            vec![f64c("a")],
-            vec![f64c("b")],
+        s.mapped_tasklet(
+            "shift",
+            "i = 1:N",
+            Schedule::Default,
+            vec![(x, f64c("a"), "x[i]")],
             vec![Stmt::assign("b", Expr::var("a"))],
+            vec![(f64c("b"), y, "y[i]")],
         );
-        s.path(&[x, entry, t], None, Some("a"), "x[i]");
-        s.path(&[t, exit, y], Some("b"), None, "y[i]");
     });
     b.build().unwrap()
 }
@@ -692,15 +683,14 @@ fn conditional_write(return_first: bool) -> Sdfg {
         b.state("fill", |s| {
             let x = s.access("x");
             let y = s.access("y");
-            let (entry, exit) = s.map("fill", "i = 0:N", Schedule::Default);
-            let t = s.tasklet(
-                "copy",
-                vec![f64c("a")],
-                vec![f64c("b")],
+            s.mapped_tasklet(
+                "fill",
+                "i = 0:N",
+                Schedule::Default,
+                vec![(x, f64c("a"), "x[i]")],
                 vec![Stmt::assign("b", Expr::var("a"))],
+                vec![(f64c("b"), y, "y[i]")],
             );
-            s.path(&[x, entry, t], None, Some("a"), "x[i]");
-            s.path(&[t, exit, y], Some("b"), None, "y[i]");
         });
     };
     if return_first {
@@ -1558,15 +1548,14 @@ fn a_view_used_by_a_kernel_takes_device_storage_and_its_origin_a_twin() {
         let row = s.access("row");
         let y = s.access("y");
         s.edge(a, None, row, Some(sdfg_ir::VIEW_CONNECTOR), "A[1, 0:N]");
-        let (entry, exit) = s.map("m", "j = 0:N", Schedule::Default);
-        let t = s.tasklet(
-            "c",
-            vec![f64c("r")],
-            vec![f64c("o")],
+        s.mapped_tasklet(
+            "m",
+            "j = 0:N",
+            Schedule::Default,
+            vec![(row, f64c("r"), "row[j]")],
             vec![Stmt::assign("o", Expr::var("r"))],
+            vec![(f64c("o"), y, "y[j]")],
         );
-        s.path(&[row, entry, t], None, Some("r"), "row[j]");
-        s.path(&[t, exit, y], Some("o"), None, "y[j]");
     });
     let sdfg = b.build().unwrap();
     let n = 3;
@@ -1988,15 +1977,14 @@ fn a_container_shared_by_a_callback_and_a_kernel_is_refused_by_name() {
     b.state("produce", |s| {
         let x = s.access("x");
         let y = s.access("y");
-        let (entry, exit) = s.map("produce", "i = 0:N", Schedule::Default);
-        let t = s.tasklet(
-            "copy",
-            vec![f64c("a")],
-            vec![f64c("b")],
+        s.mapped_tasklet(
+            "produce",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, f64c("a"), "x[i]")],
             vec![Stmt::assign("b", Expr::var("a"))],
+            vec![(f64c("b"), y, "y[i]")],
         );
-        s.path(&[x, entry, t], None, Some("a"), "x[i]");
-        s.path(&[t, exit, y], Some("b"), None, "y[i]");
     });
     b.state("consume", |s| {
         let y = s.access("y");
@@ -2177,15 +2165,14 @@ fn a_stream_in_device_code_is_refused_by_name() {
     );
     b.state("push", |s| {
         let (x, q) = (s.access("x"), s.access("q"));
-        let (entry, exit) = s.map("push", "i = 0:N", Schedule::Default);
-        let t = s.tasklet(
+        s.mapped_tasklet(
             "push",
-            vec![f64c("a")],
-            vec![f64c("b")],
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, f64c("a"), "x[i]")],
             vec![Stmt::assign("b", Expr::var("a"))],
+            vec![(f64c("b"), q, "q[0]")],
         );
-        s.path(&[x, entry, t], None, Some("a"), "x[i]");
-        s.path(&[t, exit, q], Some("b"), None, "q[0]");
     });
     let sdfg = b.build().unwrap();
     let (what, _) = refusal(&sdfg, &Options::default());

@@ -23,16 +23,14 @@ fn gemm_map() -> Sdfg {
         .array("C", DType::Float64, "N, N");
     b.state("gemm", |s| {
         let (a, bb, c) = (s.access("A"), s.access("B"), s.access("C"));
-        let (entry, exit) = s.map("gemm", "i = 0:N, j = 0:N, k = 0:N", Schedule::Default);
-        let t = s.tasklet(
-            "mul",
-            vec![f64c("x"), f64c("y")],
-            vec![f64c("z")],
+        s.mapped_tasklet(
+            "gemm",
+            "i = 0:N, j = 0:N, k = 0:N",
+            Schedule::Default,
+            vec![(a, f64c("x"), "A[i, k]"), (bb, f64c("y"), "B[k, j]")],
             vec![Stmt::assign("z", Expr::var("x") * Expr::var("y"))],
+            vec![(f64c("z"), c, ("C[i, j]", Wcr::Sum))],
         );
-        s.path(&[a, entry, t], None, Some("x"), "A[i, k]");
-        s.path(&[bb, entry, t], None, Some("y"), "B[k, j]");
-        s.path(&[t, exit, c], Some("z"), None, ("C[i, j]", Wcr::Sum));
     });
     b.build().expect("gemm builds")
 }
@@ -47,20 +45,21 @@ fn axpy_one_element() -> Sdfg {
         .array("y", DType::Float64, "N");
     b.state("compute", |s| {
         let (a, x, y_in, y) = (s.access("a"), s.access("x"), s.access("y"), s.access("y"));
-        let (entry, exit) = s.map("one", "i = 0:1", Schedule::Default);
-        let t = s.tasklet(
-            "fma",
-            vec![f64c("alpha"), f64c("xi"), f64c("yi")],
-            vec![f64c("out")],
+        s.mapped_tasklet(
+            "one",
+            "i = 0:1",
+            Schedule::Default,
+            vec![
+                (a, f64c("alpha"), "a[0]"),
+                (x, f64c("xi"), "x[i]"),
+                (y_in, f64c("yi"), "y[i]"),
+            ],
             vec![Stmt::assign(
                 "out",
                 Expr::var("alpha") * Expr::var("xi") + Expr::var("yi"),
             )],
+            vec![(f64c("out"), y, "y[i]")],
         );
-        s.path(&[a, entry, t], None, Some("alpha"), "a[0]");
-        s.path(&[x, entry, t], None, Some("xi"), "x[i]");
-        s.path(&[y_in, entry, t], None, Some("yi"), "y[i]");
-        s.path(&[t, exit, y], Some("out"), None, "y[i]");
     });
     b.build().expect("axpy_one builds")
 }

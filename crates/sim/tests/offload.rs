@@ -38,15 +38,14 @@ fn doubled_sum(copy_back: bool) -> Sdfg {
     });
     b.state("kernel", |s| {
         let (xd, td) = (s.access("x_dev"), s.access("t_dev"));
-        let (entry, exit) = s.map("double", "i = 0:N", Schedule::DeviceKernel);
-        let t = s.tasklet(
+        s.mapped_tasklet(
             "double",
-            vec![f64c("a")],
-            vec![f64c("b")],
+            "i = 0:N",
+            Schedule::DeviceKernel,
+            vec![(xd, f64c("a"), "x_dev[i]")],
             vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), td, "t_dev[i]")],
         );
-        s.path(&[xd, entry, t], None, Some("a"), "x_dev[i]");
-        s.path(&[t, exit, td], Some("b"), None, "t_dev[i]");
     });
     if copy_back {
         b.state("copy_out", |s| {
@@ -137,28 +136,26 @@ fn host_code_reading_device_memory_through_a_view_faults() {
         );
     b.state("init", |s| {
         let xd = s.access("x_dev");
-        let (entry, exit) = s.map("fill", "i = 0:N", Schedule::DeviceKernel);
-        let t = s.tasklet(
-            "one",
+        s.mapped_tasklet(
+            "fill",
+            "i = 0:N",
+            Schedule::DeviceKernel,
             vec![],
-            vec![f64c("o")],
             vec![Stmt::assign("o", Expr::f64(1.0))],
+            vec![(f64c("o"), xd, "x_dev[i]")],
         );
-        s.empty_edge(entry, t);
-        s.path(&[t, exit, xd], Some("o"), None, "x_dev[i]");
     });
     b.state("read", |s| {
         let (xd, v, y) = (s.access("x_dev"), s.access("v"), s.access("y"));
         s.edge(xd, None, v, Some(sdfg_ir::VIEW_CONNECTOR), "x_dev");
-        let (entry, exit) = s.map("copy", "i = 0:N", Schedule::Sequential);
-        let t = s.tasklet(
+        s.mapped_tasklet(
             "copy",
-            vec![f64c("a")],
-            vec![f64c("b")],
+            "i = 0:N",
+            Schedule::Sequential,
+            vec![(v, f64c("a"), "v[i]")],
             vec![Stmt::assign("b", Expr::var("a"))],
+            vec![(f64c("b"), y, "y[i]")],
         );
-        s.path(&[v, entry, t], None, Some("a"), "v[i]");
-        s.path(&[t, exit, y], Some("b"), None, "y[i]");
     });
     let sdfg = b.build().unwrap();
     let args = Arguments::default()
