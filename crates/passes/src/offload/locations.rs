@@ -6,7 +6,7 @@
 //! Interstate code (transition assignments, loop and branch conditions) is
 //! host code, and so are callbacks and maps that stay on the host.
 
-use sdfg_ir::{BlockKind, Node, NodeId, Sdfg, State};
+use sdfg_ir::{BlockKind, Node, NodeId, Sdfg, Side, State};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the analysis found.
@@ -45,6 +45,124 @@ fn is_device(state: &State, tree: &sdfg_ir::ScopeTree, n: NodeId) -> bool {
     matches!(state.node(n), Some(Node::NestedSdfg(_))) || tree.runs_on_device(state, n)
 }
 
+/// One access of device or host code in a state to a container, as the
+/// placement walk needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The container.
+    pub data: String,
+    /// Where the code runs.
+    pub side: Side,
+    /// Whether it reads the container.
+    pub read: bool,
+    /// Whether it writes the container.
+    pub write: bool,
+    /// Whether the write replaces the whole container with plain values
+    /// (no write-conflict resolution, not dynamic, the full subset): such a
+    /// write needs no valid copy of the old contents on its side.
+    pub full_write: bool,
+}
+
+/// Every access of a state, one entry per memlet end (a container may appear
+/// several times). Copies between two access nodes are device code; a memlet
+/// between two non-access nodes names a container too (a transient passed
+/// from one tasklet or scope to the next): the node it leaves writes it, the
+/// node it enters reads it.
+pub fn state_accesses(
+    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
+    state: &State,
+) -> Vec<Access> {
+    let Ok(tree) = state.scope_tree() else {
+        return Vec::new();
+    };
+    let side = |n: NodeId| {
+        if is_device(state, &tree, n) {
+            Side::Device
+        } else {
+            Side::Host
+        }
+    };
+    let full = |x: &str, m: Option<&sdfg_ir::Memlet>| {
+        let (Some(m), Some(desc)) = (m, containers.get(x)) else {
+            return false;
+        };
+        // The subset of `x` written: a copy into `x` named by its source
+        // gives it as the other subset.
+        let subset = match &m.other_subset {
+            Some(other) if m.data != x => other,
+            _ => &m.subset,
+        };
+        m.wcr.is_none() && !m.dynamic && *subset == sdfg_ir::Subset::full(&desc.shape())
+    };
+    let read = |data: &str, side| Access {
+        data: data.to_owned(),
+        side,
+        read: true,
+        write: false,
+        full_write: false,
+    };
+    let write = |data: &str, side, full_write| Access {
+        data: data.to_owned(),
+        side,
+        read: false,
+        write: true,
+        full_write,
+    };
+    let mut out = Vec::new();
+    for (_, src, dst, edge) in state.edges() {
+        let (Some(s), Some(d)) = (state.node(src), state.node(dst)) else {
+            continue;
+        };
+        let m = edge.memlet.as_ref();
+        match (s.as_access(), d.as_access()) {
+            (Some(a), Some(b)) => {
+                // The link between a view and its origin belongs to the
+                // code using the view; any other such edge is a device copy.
+                let view = if edge.dst_conn.as_deref() == Some(sdfg_ir::VIEW_CONNECTOR) {
+                    Some(dst)
+                } else if edge.src_conn.as_deref() == Some(sdfg_ir::VIEW_CONNECTOR) {
+                    Some(src)
+                } else {
+                    None
+                };
+                let side = view.map_or(Side::Device, |v| view_side(state, &tree, v));
+                out.push(read(a, side));
+                out.push(write(b, side, full(b, m)));
+                // A memlet naming a third container (a view's origin, say).
+                if let Some(m) = m.filter(|m| m.data != a && m.data != b) {
+                    out.push(read(&m.data, side));
+                }
+            }
+            (Some(a), None) => out.push(read(a, side(dst))),
+            (None, Some(b)) => out.push(write(b, side(src), full(b, m))),
+            (None, None) => {
+                let Some(m) = m else { continue };
+                // What reaches an access node is judged there (a partial
+                // write through a scope exit shows on the exit's outer
+                // edge); a memlet from code to code defines what it passes.
+                if s.is_code() || matches!(s, Node::MapExit(_)) {
+                    out.push(write(&m.data, side(src), true));
+                }
+                if d.is_code() || matches!(d, Node::MapEntry(_)) {
+                    out.push(read(&m.data, side(dst)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The side of the code using view node `v`: the host if any code node
+/// next to it (other than through access nodes) runs on the host.
+fn view_side(state: &State, tree: &sdfg_ir::ScopeTree, v: NodeId) -> Side {
+    let host = state
+        .in_edges(v)
+        .map(|(_, n, _)| n)
+        .chain(state.out_edges(v).map(|(_, n, _)| n))
+        .any(|n| state.node(n).and_then(Node::as_access).is_none() && !is_device(state, tree, n));
+    if host { Side::Host } else { Side::Device }
+}
+
 /// Analyses every state and every piece of interstate code.
 pub fn analyse(sdfg: &Sdfg) -> Usage {
     let mut u = Usage::default();
@@ -55,8 +173,6 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
         match &block.kind {
             BlockKind::State(state) => {
                 let Ok(tree) = state.scope_tree() else { return };
-                let mut here = BTreeSet::new();
-                let mut written = BTreeSet::new();
                 for (id, node) in state.nodes() {
                     let Some(data) = node.as_access() else { continue };
                     let kernel = tree.ancestors(id).last().copied().filter(|top| {
@@ -67,88 +183,32 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
                         .or_default()
                         .insert(kernel.map(|k| (block.label.clone(), k)));
                 }
-                for (_, src, dst, edge) in state.edges() {
-                    let (Some(s), Some(d)) = (state.node(src), state.node(dst)) else {
-                        continue;
-                    };
-                    match (s.as_access(), d.as_access()) {
-                        (Some(a), Some(b)) => {
-                            // A copy: device memory on both ends.
-                            u.device_read.insert(a.to_owned());
-                            u.device_written.insert(b.to_owned());
-                            written.insert(b.to_owned());
-                            here.insert(a.to_owned());
-                            here.insert(b.to_owned());
-                            if let Some(m) = &edge.memlet {
-                                here.insert(m.data.clone());
-                            }
+                let mut here = BTreeSet::new();
+                let mut written = BTreeSet::new();
+                for a in state_accesses(&sdfg.containers, state) {
+                    match a.side {
+                        Side::Host => {
+                            u.host_used.insert(a.data.clone());
                         }
-                        (Some(a), None) => {
-                            if is_device(state, &tree, dst) {
-                                u.device_read.insert(a.to_owned());
-                                here.insert(a.to_owned());
-                            } else {
-                                u.host_used.insert(a.to_owned());
+                        Side::Device => {
+                            if a.read {
+                                u.device_read.insert(a.data.clone());
                             }
-                        }
-                        (None, Some(b)) => {
-                            if is_device(state, &tree, src) {
-                                u.device_written.insert(b.to_owned());
-                                written.insert(b.to_owned());
-                                here.insert(b.to_owned());
-                            } else {
-                                u.host_used.insert(b.to_owned());
+                            if a.write {
+                                u.device_written.insert(a.data.clone());
+                                written.insert(a.data.clone());
                             }
-                        }
-                        (None, None) => {
-                            // Fix (tests/offload.rs): a memlet between two
-                            // non-access nodes (tasklet to tasklet, or across
-                            // the scopes of wrapped tasklets) names a container
-                            // too, typically a transient scalar passed between
-                            // tasklets of a kernel. It used to be ignored, so
-                            // the container stayed in host memory and the
-                            // kernel faulted on it. The code (or scope exit)
-                            // it leaves writes it; the code (or scope entry)
-                            // it enters reads it.
-                            let Some(m) = &edge.memlet else { continue };
-                            let x = &m.data;
-                            if s.is_code() || matches!(s, Node::MapExit(_)) {
-                                if is_device(state, &tree, src) {
-                                    u.device_written.insert(x.clone());
-                                    written.insert(x.clone());
-                                    here.insert(x.clone());
-                                } else {
-                                    u.host_used.insert(x.clone());
-                                }
-                            }
-                            if d.is_code() || matches!(d, Node::MapEntry(_)) {
-                                if is_device(state, &tree, dst) {
-                                    u.device_read.insert(x.clone());
-                                    here.insert(x.clone());
-                                } else {
-                                    u.host_used.insert(x.clone());
-                                }
-                            }
+                            here.insert(a.data);
                         }
                     }
                 }
                 u.per_state.insert(block.label.clone(), here);
                 u.per_state_written.insert(block.label.clone(), written);
             }
-            BlockKind::Loop(l) => {
-                u.host_read.extend(l.condition.reads());
-                for e in [&l.init, &l.update].into_iter().flatten() {
-                    u.host_read.extend(e.reads());
-                }
-            }
-            BlockKind::Conditional(c) => {
-                for (cond, _) in &c.branches {
-                    u.host_read.extend(cond.reads());
-                }
-            }
+            BlockKind::Loop(_) | BlockKind::Conditional(_) => {}
             BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
         }
-        u.host_read.extend(block.transition.reads());
+        u.host_read.extend(interstate_reads(block));
     });
     u.kernel_local = homes
         .into_iter()
@@ -156,4 +216,27 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
         .map(|(c, _)| c)
         .collect();
     u
+}
+
+/// The containers the interstate code of a block reads: a loop's init,
+/// condition and update, a conditional's branch conditions, and the
+/// assignments of the transition leaving the block.
+pub fn interstate_reads(block: &sdfg_ir::ControlBlock) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    match &block.kind {
+        BlockKind::Loop(l) => {
+            out.extend(l.condition.reads());
+            for e in [&l.init, &l.update].into_iter().flatten() {
+                out.extend(e.reads());
+            }
+        }
+        BlockKind::Conditional(c) => {
+            for (cond, _) in &c.branches {
+                out.extend(cond.reads());
+            }
+        }
+        _ => {}
+    }
+    out.extend(block.transition.reads());
+    out
 }

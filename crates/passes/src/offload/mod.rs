@@ -11,28 +11,35 @@
 //!    its maps become kernels on data the caller keeps on the device.
 //! 2. [`partitions`]: host tasklets left at host level in a state are each
 //!    wrapped in a single-thread kernel, so no state mixes host and device
-//!    computation (callbacks stay on the host).
+//!    computation (callbacks stay on the host). A state that only computes
+//!    what interstate code reads, from data no state writes, stays on the
+//!    host whole.
 //! 3. [`locations`]: which containers device code uses, reads and writes,
 //!    and which ones host code (interstate conditions and assignments,
 //!    callbacks) reads.
 //! 4. [`placement`]: signature containers never move: a device *twin* is
-//!    staged beside each one the device uses, copied in once at the start
-//!    and copied back at the exit and before every `return` when the device
-//!    wrote it; a container the host reads in interstate code is copied back
-//!    after every state that writes its twin; transients only kernels use are
-//!    placed in device memory (a transient live only inside one kernel
-//!    becomes a register, a scalar kernels write a length-one array since
-//!    scalars are passed by value); views take their origin's storage. A
-//!    twin the device may not overwrite entirely is copied in first.
+//!    staged beside each one the device uses (and beside each transient
+//!    both sides use); transients only kernels use are placed in device
+//!    memory (a transient live only inside one kernel becomes a register, a
+//!    scalar kernels write a length-one array since scalars are passed by
+//!    value); views take their origin's storage, and a view both sides use
+//!    gets a twin view of the twin. Copies come from one walk over the
+//!    structured control flow that tracks which side holds each twinned
+//!    container's value: a copy goes right before code that needs the value
+//!    on the other side, loops are entered holding what their body uses
+//!    first (so a loop's copy-in runs once) with every back edge, `continue`
+//!    and `break` restoring that, branches meet where they agree (else where
+//!    the first one leaves the container), and `return` and the exit restore
+//!    signature containers on the host. Copy-ins nothing before could affect
+//!    are hoisted into one state at the start.
 //!
-//! Still to come (later versions of this pass): grouping host tasklets of a
-//! state into one kernel per partition; loop-aware placement and copy
-//! hoisting for containers shared by host and device (today a container the
-//! host reads in a loop condition is copied back in every iteration); the
-//! twin of a view viewing the twin; nested SDFGs inside kernels and nested
-//! SDFGs whose interstate code reads data. Where the input needs one
-//! of them the pass returns [`OffloadError::Unsupported`] rather than a
-//! wrong program.
+//! Still to come (later versions of this pass): grouping the host tasklets
+//! of a state into one kernel per partition (today each is a kernel of its
+//! own); nested SDFGs inside kernels, and nested SDFGs whose interstate code
+//! reads data. Where the input needs one of them the pass returns
+//! [`OffloadError::Unsupported`] rather than a wrong program, and so it does
+//! for a container that host code and device code use in the same state (no
+//! copy can sit between them).
 //!
 //! The pass is idempotent: an SDFG that already uses device storage or
 //! schedules is returned unchanged.
@@ -125,6 +132,8 @@ pub struct Report {
     pub kernels: Vec<String>,
     /// Maps kept on the host that launch the kernels inside them.
     pub host_maps: Vec<String>,
+    /// States left on the host whole (see [`partitions`]), by label, with why.
+    pub host_states: Vec<String>,
     /// Library nodes that became device-wide calls, with the vendor call if any.
     pub library_calls: Vec<String>,
     /// Container placements.
@@ -143,6 +152,9 @@ impl fmt::Display for Report {
         }
         for h in &self.host_maps {
             writeln!(f, "  host map: {h}")?;
+        }
+        for h in &self.host_states {
+            writeln!(f, "  host state: {h}")?;
         }
         for k in &self.kernels {
             writeln!(f, "  kernel: {k}")?;

@@ -1,21 +1,43 @@
-//! Phase 4: where every container lives, and the copies between twins.
+//! Phase 4: where every container lives, and the copies between the sides.
 //!
-//! Signature containers (arguments and return values) never move: each one
-//! the device uses gets a *twin* in the accelerator's global storage, with a
-//! name that collides with nothing (and never starts with `__return`). The
-//! twin is copied in once, at the start, if the device reads it or may leave
-//! part of it unwritten (see `needs_copy_in_for_writes`), and copied
-//! back at the exit and before every `return` if the device wrote it. A
-//! container that interstate code reads keeps its host copy current: it is
-//! copied back after every state that writes its twin (and before the
-//! transition that may read it). Transients only device code uses are placed
-//! in device memory directly; views take their origin's storage.
+//! **Where containers live.** Signature containers (arguments and return
+//! values) never move: each one the device uses gets a *twin* in the
+//! accelerator's global storage, with a name that collides with nothing (and
+//! never starts with `__return`). A transient used by both sides (host code
+//! in a state, or interstate code, and device code) gets a twin too.
+//! Transients only device code uses are placed in device memory directly (a
+//! transient live only inside one kernel becomes a register; a scalar kernels
+//! write a length-one array, since scalars are passed to kernels by value).
+//! Views take their origin's storage; a view used by both sides gets a twin
+//! view, which views the twin (device states are renamed consistently).
+//!
+//! **Where copies go.** One walk over the structured control flow tracks,
+//! for every container with a twin, which sides hold its current value
+//! ([`Valid`]). Code that reads a container (or writes only part of it) on a
+//! side that does not hold it gets a copy just before it; a write makes its
+//! side the only valid one. Interstate code (conditions, loop bounds,
+//! transition assignments) reads on the host. Control flow:
+//!
+//! - a loop is entered with each container it uses on the sides its body
+//!   uses it on before first writing it (so a loop's copy-in runs once,
+//!   before the loop); every back edge, `continue` and `break` restores that;
+//! - the branches of a conditional meet where they agree; where they do not,
+//!   where the first branch that falls through leaves the container, the
+//!   others copying at their end;
+//! - `return` and the exit restore signature containers on the host.
+//!
+//! Copy optimization falls out of the walk: no copy back for a twin nothing
+//! wrote (the host copy stays valid), no copy-in before a plain write of the
+//! whole container, read-only data copied once. Copy-ins at the root level
+//! that no earlier block could affect are hoisted into one `offload_copy_in`
+//! state at the start.
 
-use super::locations::Usage;
-use super::{CopyRecord, OffloadError, Placement, Report, for_each_state_mut};
+use super::locations::{Access, Usage, interstate_reads, state_accesses};
+use super::{CopyRecord, OffloadError, Placement, Report};
 use crate::accelerator::{Accelerator, CopyKind};
 use sdfg_ir::{
-    BlockKind, ControlBlock, Lifetime, Memlet, Node, Region, Sdfg, State, Storage, Subset,
+    BlockKind, ConditionalBlock, ControlBlock, DataDesc, Lifetime, LoopBlock, Memlet, Node, Region,
+    Sdfg, Side, State, Storage,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,14 +48,6 @@ pub(crate) fn place(
     report: &mut Report,
 ) -> Result<(), OffloadError> {
     let used = usage.device_used();
-    if let Some(both) = used.intersection(&usage.host_used).next() {
-        return Err(OffloadError::Unsupported {
-            what: format!(
-                "container `{both}`, used by device code and by host code inside states (a callback or a host map)"
-            ),
-            location: sdfg.name.clone(),
-        });
-    }
     if let Some((name, desc)) = used.iter().find_map(|x| {
         sdfg.containers
             .get(x)
@@ -46,26 +60,43 @@ pub(crate) fn place(
         });
     }
     let global = acc.global_storage();
+    let host_too = |x: &str| usage.host_read.contains(x) || usage.host_used.contains(x);
+    // Containers with a data twin (tracked by the walk), and every rename
+    // device states get (data twins and view twins).
     let mut twins: BTreeMap<String, String> = BTreeMap::new();
+    let mut renames: BTreeMap<String, String> = BTreeMap::new();
     for x in &used {
         let Some(desc) = sdfg.containers.get(x).cloned() else {
             continue;
         };
         if desc.is_view() {
-            if let Some(d) = sdfg.containers.get_mut(x) {
-                d.storage = global;
+            if host_too(x) {
+                let twin = fresh_name(sdfg, &format!("dev_{}", x.trim_start_matches('_')));
+                let mut t = desc.clone();
+                t.storage = global;
+                sdfg.containers.insert(twin.clone(), t);
+                report.placements.push(Placement {
+                    container: x.clone(),
+                    twin: Some(twin.clone()),
+                    storage: desc.storage,
+                    reason: "a view used by host and device code: device code uses a twin view of its origin's twin".to_owned(),
+                });
+                renames.insert(x.clone(), twin);
+            } else {
+                if let Some(d) = sdfg.containers.get_mut(x) {
+                    d.storage = global;
+                }
+                report.placements.push(Placement {
+                    container: x.clone(),
+                    twin: None,
+                    storage: global,
+                    reason: "a view used by device code takes its origin's storage".to_owned(),
+                });
             }
-            report.placements.push(Placement {
-                container: x.clone(),
-                twin: None,
-                storage: global,
-                reason: "a view used by device code takes its origin's storage".to_owned(),
-            });
             continue;
         }
         let is_return = x.starts_with("__return");
-        let needs_twin = !desc.transient || is_return || usage.host_read.contains(x);
-        if needs_twin {
+        if !desc.transient || is_return || host_too(x) {
             let twin = fresh_name(sdfg, &format!("dev_{}", x.trim_start_matches('_')));
             let mut t = desc.clone();
             t.transient = true;
@@ -75,7 +106,7 @@ pub(crate) fn place(
             let reason = if !desc.transient || is_return {
                 "signature container: stays on the host, the device works on a twin"
             } else {
-                "read by interstate code on the host: the device works on a twin"
+                "used by host code and device code: the device works on a twin"
             };
             report.placements.push(Placement {
                 container: x.clone(),
@@ -83,8 +114,9 @@ pub(crate) fn place(
                 storage: desc.storage,
                 reason: reason.to_owned(),
             });
-            twins.insert(x.clone(), twin);
-        } else if usage.kernel_local.contains(x) && !is_return {
+            twins.insert(x.clone(), twin.clone());
+            renames.insert(x.clone(), twin);
+        } else if usage.kernel_local.contains(x) {
             // Live only inside one kernel: a variable of each thread.
             if let Some(d) = sdfg.containers.get_mut(x) {
                 d.storage = Storage::Register;
@@ -117,300 +149,664 @@ pub(crate) fn place(
             });
         }
     }
-
-    // Which signature twins are copied in. Decided before the states are
-    // renamed, on the original names.
-    //
-    // Fix (tests/offload.rs): this used to copy in only twins the device
-    // *reads*. A twin the device only writes was left uninitialised, and the
-    // copy back then overwrote the host container with garbage wherever the
-    // device had not written: a write-conflict resolution (`y[i] += ...`,
-    // which combines with the old value), a partial write (`B[1:] = ...`), or
-    // a write the run never reaches (a branch not taken, a loop of zero
-    // trips). A write-only twin now skips its copy-in only when every copy
-    // back is known to follow a plain write of the whole container.
-    let mut copy_in: Vec<(String, String)> = Vec::new();
-    let mut copy_in_reasons: Vec<String> = Vec::new();
-    for (x, t) in &twins {
-        if sdfg.containers.get(x).is_none_or(|d| d.transient) {
-            continue;
-        }
-        let reason = if usage.device_read.contains(x) {
-            format!("the device reads `{x}`: copied in once, before any use")
-        } else if needs_copy_in_for_writes(sdfg, usage, x) {
-            format!(
-                "the device writes `{x}` but may leave part of it as it was \
-                 (a partial, conditional or combining write): copied in once, \
-                 so that copying it back keeps the rest"
-            )
-        } else {
-            continue;
-        };
-        copy_in.push((x.clone(), t.clone()));
-        copy_in_reasons.push(reason);
+    if twins.is_empty() && renames.is_empty() {
+        return Ok(());
     }
 
-    // Device code works on the twins.
-    for_each_state_mut(&mut sdfg.body, &mut |label, state| {
-        let Some(here) = usage.per_state.get(label) else {
-            return Ok(());
-        };
-        for (x, twin) in &twins {
-            if here.contains(x) {
+    let env: Env = twins
+        .keys()
+        .map(|x| {
+            let signature = sdfg.containers.get(x).is_some_and(|d| !d.transient);
+            (
+                x.clone(),
+                if signature {
+                    Valid::Host
+                } else {
+                    Valid::Uninit
+                },
+            )
+        })
+        .collect();
+    let signature: BTreeSet<String> = twins
+        .keys()
+        .filter(|x| {
+            x.starts_with("__return") || sdfg.containers.get(*x).is_some_and(|d| !d.transient)
+        })
+        .cloned()
+        .collect();
+    let mut walk = Walk {
+        containers: sdfg.containers.clone(),
+        labels: all_labels(sdfg),
+        twins: &twins,
+        renames: &renames,
+        signature,
+        loops: Vec::new(),
+        prologue: Vec::new(),
+        report,
+    };
+    let mut body = std::mem::take(&mut sdfg.body);
+    let mut env = env;
+    let result = walk.root(&mut body, &mut env);
+    sdfg.body = body;
+    result
+}
+
+/// Which sides hold the current value of a container with a twin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Valid {
+    /// Nothing written yet (a transient): any side may claim it.
+    Uninit,
+    /// Only the host container.
+    Host,
+    /// Only the device twin.
+    Device,
+    /// Both, equal.
+    Both,
+}
+
+impl Valid {
+    fn of(side: Side) -> Valid {
+        match side {
+            Side::Host => Valid::Host,
+            Side::Device => Valid::Device,
+        }
+    }
+
+    /// Whether code on `side` needs a copy before it may read.
+    fn lacks(self, side: Side) -> bool {
+        matches!(
+            (self, side),
+            (Valid::Host, Side::Device) | (Valid::Device, Side::Host)
+        )
+    }
+
+    /// `self` plus `side` (a copy to `side` was made, or may be claimed).
+    fn with(self, side: Side) -> Valid {
+        match self {
+            Valid::Uninit => Valid::of(side),
+            v if v.lacks(side) => Valid::Both,
+            v => v,
+        }
+    }
+
+    /// Where two paths meeting agree, or `None` if they share no side.
+    fn meet(self, other: Valid) -> Option<Valid> {
+        match (self, other) {
+            (Valid::Uninit, v) | (v, Valid::Uninit) => Some(v),
+            (a, b) if a == b => Some(a),
+            (Valid::Both, v) | (v, Valid::Both) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether the value is known to be on `side` (not merely claimable).
+    fn holds(self, side: Side) -> bool {
+        matches!(
+            (self, side),
+            (Valid::Both, _) | (Valid::Host, Side::Host) | (Valid::Device, Side::Device)
+        )
+    }
+}
+
+type Env = BTreeMap<String, Valid>;
+
+/// A copy the walk asks for: `data` to `to`, and why.
+struct Request {
+    data: String,
+    to: Side,
+    reason: String,
+}
+
+struct LoopFrame {
+    label: String,
+    /// Where the loop head holds each container the loop uses.
+    head: Env,
+    /// Containers the loop's update reads (on the host, before each back edge).
+    update_reads: BTreeSet<String>,
+}
+
+struct Walk<'a> {
+    containers: BTreeMap<String, DataDesc>,
+    labels: BTreeSet<String>,
+    twins: &'a BTreeMap<String, String>,
+    renames: &'a BTreeMap<String, String>,
+    signature: BTreeSet<String>,
+    loops: Vec<LoopFrame>,
+    /// Host-to-device copies hoisted to the start of the program.
+    prologue: Vec<Request>,
+    report: &'a mut Report,
+}
+
+impl Walk<'_> {
+    /// The root region: the prologue of hoisted copy-ins, and the exit
+    /// restoring signature containers.
+    fn root(&mut self, body: &mut Region, env: &mut Env) -> Result<(), OffloadError> {
+        let first_record = self.report.copies.len();
+        let falls = self.region(body, env, true)?;
+        if falls {
+            let reqs =
+                self.restore_signature(env, "the device wrote it: copied back once, at the exit");
+            if let Some(b) = self.copy_block("offload_copy_out", reqs) {
+                body.blocks.push(b);
+            }
+        }
+        let prologue = std::mem::take(&mut self.prologue);
+        let hoisted = prologue.len();
+        if let Some(b) = self.copy_block("offload_copy_in", prologue) {
+            body.blocks.insert(0, b);
+            // The report lists copies in program order.
+            self.report.copies[first_record..].rotate_right(hoisted);
+        }
+        Ok(())
+    }
+
+    /// Walks a region, inserting copies; returns whether control can leave
+    /// it at its end (it does not when it ends in `break`, `continue` or
+    /// `return`, or in a conditional none of whose branches falls through).
+    fn region(
+        &mut self,
+        region: &mut Region,
+        env: &mut Env,
+        root: bool,
+    ) -> Result<bool, OffloadError> {
+        let blocks = std::mem::take(&mut region.blocks);
+        let mut out = Vec::with_capacity(blocks.len());
+        let mut falls = true;
+        // At the root, containers no block so far could have changed: their
+        // copy-ins may move to the start.
+        let mut touched: BTreeSet<String> = BTreeSet::new();
+        for mut block in blocks {
+            let label = block.label.clone();
+            // Copies before a block are recorded after the block's own (the
+            // walk decides them first, emits them last): the report lists
+            // copies in program order.
+            let mark = self.report.copies.len();
+            let mut before: Vec<Request> = Vec::new();
+            match &mut block.kind {
+                BlockKind::State(state) => {
+                    self.state(&label, state, env, &mut before)?;
+                }
+                BlockKind::Loop(l) => self.r#loop(&label, l, env, &mut before)?,
+                BlockKind::Conditional(c) => {
+                    falls &= self.conditional(&label, c, env, &mut before)?;
+                }
+                BlockKind::Break | BlockKind::Continue => {
+                    let continues = matches!(block.kind, BlockKind::Continue);
+                    before.extend(self.back_edge(env, continues));
+                    falls = false;
+                }
+                BlockKind::Return => {
+                    before.extend(self.restore_signature(
+                        env,
+                        "the device wrote it: copied back before `return`",
+                    ));
+                    falls = false;
+                }
+            }
+            if root {
+                let (hoist, keep): (Vec<_>, Vec<_>) = before
+                    .into_iter()
+                    .partition(|r| r.to == Side::Device && !touched.contains(&r.data));
+                self.prologue.extend(hoist.into_iter().map(|r| Request {
+                    reason: format!("{}: copied in once, at the start", r.reason),
+                    ..r
+                }));
+                before = keep;
+            }
+            if matches!(block.kind, BlockKind::Loop(_)) {
+                for r in &mut before {
+                    r.reason.push_str(": copied once, before the loop");
+                }
+                touched.extend(touches(&block));
+            }
+            let base = match &block.kind {
+                BlockKind::Return => "offload_copy_out_return".to_owned(),
+                _ if before.iter().all(|r| r.to == Side::Host) => format!("{label}_to_host"),
+                _ => format!("{label}_to_device"),
+            };
+            let count = before.len();
+            if let Some(b) = self.copy_block(&base, before) {
+                self.report.copies[mark..].rotate_right(count);
+                out.push(b);
+            }
+            // The transition leaving the block is host code.
+            let reads: Vec<Request> = block
+                .transition
+                .reads()
+                .into_iter()
+                .filter_map(|x| {
+                    self.need(env, &x, Side::Host, || {
+                        format!("the transition after `{label}` reads `{x}`")
+                    })
+                })
+                .collect();
+            if let Some(mut copy) = self.copy_block(&format!("{label}_to_host"), reads) {
+                copy.transition = std::mem::take(&mut block.transition);
+                out.push(block);
+                out.push(copy);
+            } else {
+                out.push(block);
+            }
+        }
+        region.blocks = out;
+        Ok(falls)
+    }
+
+    /// A copy to `side` if `x` (tracked) is not valid there; updates `env`.
+    fn need(
+        &self,
+        env: &mut Env,
+        x: &str,
+        side: Side,
+        reason: impl FnOnce() -> String,
+    ) -> Option<Request> {
+        let v = env.get_mut(x)?;
+        if !v.lacks(side) {
+            return None;
+        }
+        *v = v.with(side);
+        Some(Request {
+            data: x.to_owned(),
+            to: side,
+            reason: reason(),
+        })
+    }
+
+    fn state(
+        &mut self,
+        label: &str,
+        state: &mut State,
+        env: &mut Env,
+        before: &mut Vec<Request>,
+    ) -> Result<(), OffloadError> {
+        let accesses = state_accesses(&self.containers, state);
+        // Per container: the side(s) touching it here, whether it needs its
+        // old value there, and whether it is written.
+        let mut per: BTreeMap<&str, (BTreeSet<Side>, bool, bool)> = BTreeMap::new();
+        for a in &accesses {
+            if !self.renames.contains_key(&a.data) {
+                continue;
+            }
+            let e = per.entry(a.data.as_str()).or_default();
+            e.0.insert(a.side);
+            e.1 |= needs_old(a);
+            e.2 |= a.write;
+        }
+        for (x, (sides, old, written)) in &per {
+            if sides.len() > 1 {
+                return Err(OffloadError::Unsupported {
+                    what: format!(
+                        "container `{x}`, used by host code and device code in the same state"
+                    ),
+                    location: label.to_owned(),
+                });
+            }
+            let Some(&side) = sides.iter().next() else {
+                continue;
+            };
+            if *old {
+                before.extend(self.need(env, x, side, || {
+                    let what = if *written { "writes part of" } else { "reads" };
+                    format!("{side} code in `{label}` {what} `{x}`")
+                }));
+            }
+            if *written && let Some(v) = env.get_mut(*x) {
+                *v = Valid::of(side);
+            }
+        }
+        for (x, (sides, ..)) in &per {
+            if sides.contains(&Side::Device)
+                && let Some(twin) = self.renames.get(*x)
+            {
                 rename(state, x, twin);
             }
         }
         Ok(())
-    })?;
-
-    let mut labels = all_labels(sdfg);
-    let bytes = |sdfg: &Sdfg, x: &str| {
-        sdfg.containers
-            .get(x)
-            .and_then(|d| d.total_bytes())
-            .unwrap_or(sdfg_ir::SymExpr::int(0))
-    };
-
-    // Copy-in, once, at the start.
-    if !copy_in.is_empty() {
-        let label = fresh_label(&mut labels, "offload_copy_in");
-        for ((x, t), reason) in copy_in.iter().zip(&copy_in_reasons) {
-            report.copies.push(CopyRecord {
-                from: x.clone(),
-                to: t.clone(),
-                kind: CopyKind::HostToDevice,
-                bytes: bytes(sdfg, x),
-                block: label.clone(),
-                reason: reason.clone(),
-            });
-        }
-        let state = copy_state(&sdfg.containers, &copy_in);
-        sdfg.body
-            .blocks
-            .insert(0, ControlBlock::new(label, BlockKind::State(state)));
     }
 
-    // Host reads of interstate code: copy back after every state that writes the twin.
-    let host_twins: Vec<(String, String)> = twins
-        .iter()
-        .filter(|(x, _)| usage.host_read.contains(*x))
-        .map(|(x, t)| (x.clone(), t.clone()))
-        .collect();
-    if !host_twins.is_empty() {
-        let containers = sdfg.containers.clone();
-        let mut body = std::mem::take(&mut sdfg.body);
-        copy_back_after_writes(
-            &mut body,
-            &host_twins,
-            usage,
-            &containers,
-            &mut labels,
-            report,
-        );
-        sdfg.body = body;
-    }
-
-    // Copy-out at the exit and before every return.
-    let copy_out: Vec<(String, String)> = twins
-        .iter()
-        .filter(|(x, _)| {
-            let signature =
-                sdfg.containers.get(*x).is_some_and(|d| !d.transient) || x.starts_with("__return");
-            signature && usage.device_written.contains(*x) && !usage.host_read.contains(*x)
-        })
-        .map(|(t, x)| (x.clone(), t.clone()))
-        .collect();
-    if !copy_out.is_empty() {
-        let containers = sdfg.containers.clone();
-        let mut body = std::mem::take(&mut sdfg.body);
-        copy_out_before_returns(&mut body, &copy_out, &containers, &mut labels, report);
-        // A region ending in `return` has just copied back: its exit is unreachable.
-        let ends_in_return = body
-            .blocks
-            .last()
-            .is_some_and(|b| matches!(b.kind, BlockKind::Return));
-        if !ends_in_return {
-            let label = fresh_label(&mut labels, "offload_copy_out");
-            record_out(
-                &copy_out,
-                &containers,
-                &label,
-                "the device wrote it: copied back once, at the exit",
-                report,
-            );
-            let state = copy_state(&containers, &copy_out);
-            body.blocks
-                .push(ControlBlock::new(label, BlockKind::State(state)));
-        }
-        sdfg.body = body;
-    }
-    Ok(())
-}
-
-fn record_out(
-    pairs: &[(String, String)],
-    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
-    label: &str,
-    reason: &str,
-    report: &mut Report,
-) {
-    for (t, x) in pairs {
-        report.copies.push(CopyRecord {
-            from: t.clone(),
-            to: x.clone(),
-            kind: CopyKind::DeviceToHost,
-            bytes: containers
-                .get(x)
-                .and_then(|d| d.total_bytes())
-                .unwrap_or(sdfg_ir::SymExpr::int(0)),
-            block: label.to_owned(),
-            reason: reason.to_owned(),
-        });
-    }
-}
-
-/// Inserts a device-to-host copy state after every state that writes one of the twins.
-fn copy_back_after_writes(
-    body: &mut Region,
-    pairs: &[(String, String)],
-    usage: &Usage,
-    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
-    labels: &mut BTreeSet<String>,
-    report: &mut Report,
-) {
-    body.for_each_region_mut(&mut |region| {
-        let mut i = 0;
-        while i < region.blocks.len() {
-            if matches!(region.blocks[i].kind, BlockKind::State(_)) {
-                let label = region.blocks[i].label.clone();
-                let written = usage.per_state_written.get(&label);
-                let copies: Vec<(String, String)> = pairs
-                    .iter()
-                    .filter(|(x, _)| written.is_some_and(|w| w.contains(x)))
-                    .map(|(x, t)| (t.clone(), x.clone()))
-                    .collect();
-                if !copies.is_empty() {
-                    let new_label = fresh_label(labels, &format!("{label}_to_host"));
-                    record_out(
-                        &copies,
-                        containers,
-                        &new_label,
-                        &format!(
-                            "read on the host by interstate code after state `{label}` writes it"
-                        ),
-                        report,
-                    );
-                    let state = copy_state(containers, &copies);
-                    // The transition after the state may read the copied data:
-                    // it now leaves the copy state instead.
-                    let transition = std::mem::take(&mut region.blocks[i].transition);
-                    let mut block = ControlBlock::new(new_label, BlockKind::State(state));
-                    block.transition = transition;
-                    region.blocks.insert(i + 1, block);
-                    i += 1;
-                }
+    fn r#loop(
+        &mut self,
+        label: &str,
+        l: &mut LoopBlock,
+        env: &mut Env,
+        before: &mut Vec<Request>,
+    ) -> Result<(), OffloadError> {
+        if let Some(init) = &l.init {
+            for x in init.reads() {
+                before.extend(self.need(env, &x, Side::Host, || {
+                    format!("the start of loop `{label}` reads `{x}`")
+                }));
             }
-            i += 1;
         }
-    });
-}
-
-/// Inserts the copy-out state before every `return` block.
-fn copy_out_before_returns(
-    body: &mut Region,
-    pairs: &[(String, String)],
-    containers: &BTreeMap<String, sdfg_ir::DataDesc>,
-    labels: &mut BTreeSet<String>,
-    report: &mut Report,
-) {
-    body.for_each_region_mut(&mut |region| {
-        let mut i = 0;
-        while i < region.blocks.len() {
-            if matches!(region.blocks[i].kind, BlockKind::Return) {
-                let label = fresh_label(labels, "offload_copy_out_return");
-                record_out(
-                    pairs,
-                    containers,
-                    &label,
-                    "the device wrote it: copied back before `return`",
-                    report,
-                );
-                let state = copy_state(containers, pairs);
-                region
-                    .blocks
-                    .insert(i, ControlBlock::new(label, BlockKind::State(state)));
-                i += 1;
-            }
-            i += 1;
+        // The loop head: each container the loop uses, on the sides it is
+        // used on before its first write (at least the side of that write).
+        let mut first = FirstUses::default();
+        for x in l.condition.reads() {
+            first.access(&x, Side::Host, true, false);
         }
-    });
-}
-
-/// Whether the twin of `x`, which the device writes but never reads, must
-/// still be copied in: unless every copy back of it follows a plain write of
-/// all of `x` (no write-conflict resolution, not dynamic, the whole subset),
-/// the copy back would carry elements the device never wrote.
-fn needs_copy_in_for_writes(sdfg: &Sdfg, usage: &Usage, x: &str) -> bool {
-    let Some(desc) = sdfg.containers.get(x) else {
-        return true;
-    };
-    let whole = Subset::full(&desc.shape());
-    // (writes x at all, writes all of x with a plain memlet)
-    let writes = |state: &State| {
-        let mut any = false;
-        let mut full = false;
-        for (_, _, dst, edge) in state.edges() {
-            if state.node(dst).and_then(Node::as_access) != Some(x) {
+        first.region(&self.containers, &l.body);
+        let update_reads: BTreeSet<String> =
+            l.update.as_ref().map(|u| u.reads()).unwrap_or_default();
+        for x in &update_reads {
+            first.access(x, Side::Host, true, false);
+        }
+        // A container the loop writes is held at the head only where the
+        // body wants it (anything more would be restored on every back
+        // edge); one it only reads keeps every side it had.
+        let mut head = Env::new();
+        for (x, want) in first.sides {
+            if !env.contains_key(&x) {
                 continue;
             }
-            any = true;
-            full |= edge.memlet.as_ref().is_some_and(|m| {
-                // The subset of `x` written: a copy into `x` named by its
-                // source gives it as the other subset (or the same subset).
-                let subset = match &m.other_subset {
-                    Some(other) if m.data != x => other,
-                    _ => &m.subset,
-                };
-                m.wcr.is_none() && !m.dynamic && *subset == whole
-            });
-        }
-        (any, full)
-    };
-    if usage.host_read.contains(x) {
-        // Copied back after every state that writes it: each must write it all.
-        let mut partial = false;
-        sdfg.walk_blocks(&mut |_, _, b| {
-            if let BlockKind::State(s) = &b.kind {
-                let (any, full) = writes(s);
-                partial |= any && !full;
+            for side in [Side::Host, Side::Device] {
+                if want.holds(side) {
+                    before.extend(self.need(env, &x, side, || {
+                        format!("loop `{label}` uses `{x}` on the {side} before writing it")
+                    }));
+                }
             }
-        });
-        return partial;
-    }
-    // Copied back at the exit and before every `return`: a state of the root
-    // region, reached before any `return`, must write it all.
-    for block in &sdfg.body.blocks {
-        match &block.kind {
-            BlockKind::State(s) if writes(s).1 => return false,
-            BlockKind::State(_) => {}
-            _ if contains_return(block) => return true,
-            _ => {}
+            let at_head = if first.written.contains(&x) {
+                want
+            } else {
+                env[&x]
+            };
+            head.insert(x.clone(), at_head);
+            env.insert(x, at_head);
         }
+        self.loops.push(LoopFrame {
+            label: label.to_owned(),
+            head,
+            update_reads,
+        });
+        let falls = self.region(&mut l.body, env, false);
+        let frame_falls = match falls {
+            Ok(f) => f,
+            Err(e) => {
+                self.loops.pop();
+                return Err(e);
+            }
+        };
+        if frame_falls {
+            let reqs = self.back_edge(env, true);
+            if let Some(b) = self.copy_block(&format!("{label}_back_edge"), reqs) {
+                l.body.blocks.push(b);
+            }
+        }
+        if let Some(frame) = self.loops.pop() {
+            for (x, v) in frame.head {
+                env.insert(x, v);
+            }
+        }
+        Ok(())
     }
-    true
+
+    /// Copies restoring the innermost loop's head: before a `break`, and
+    /// (after the update's host reads) before a `continue` or back edge.
+    fn back_edge(&mut self, env: &mut Env, continues: bool) -> Vec<Request> {
+        let Some(frame) = self.loops.last() else {
+            return Vec::new();
+        };
+        let (label, head, update) = (
+            frame.label.clone(),
+            frame.head.clone(),
+            if continues {
+                frame.update_reads.clone()
+            } else {
+                BTreeSet::new()
+            },
+        );
+        let mut out = Vec::new();
+        for x in update {
+            out.extend(self.need(env, &x, Side::Host, || {
+                format!("the update of loop `{label}` reads `{x}`")
+            }));
+        }
+        out.extend(self.restore(env, &head, &|x, side| {
+            format!("loop `{label}` holds `{x}` on the {side} at its head: restored before going back or leaving")
+        }));
+        out
+    }
+
+    /// Copies making `env` hold at least what `target` holds.
+    fn restore(
+        &self,
+        env: &mut Env,
+        target: &Env,
+        reason: &dyn Fn(&str, Side) -> String,
+    ) -> Vec<Request> {
+        let mut out = Vec::new();
+        for (x, want) in target {
+            for side in [Side::Host, Side::Device] {
+                if want.holds(side) {
+                    out.extend(self.need(env, x, side, || reason(x, side)));
+                }
+            }
+        }
+        out
+    }
+
+    fn restore_signature(&self, env: &mut Env, reason: &str) -> Vec<Request> {
+        let target: Env = self
+            .signature
+            .iter()
+            .map(|x| (x.clone(), Valid::Host))
+            .collect();
+        self.restore(env, &target, &|_, _| reason.to_owned())
+    }
+
+    fn conditional(
+        &mut self,
+        label: &str,
+        c: &mut ConditionalBlock,
+        env: &mut Env,
+        before: &mut Vec<Request>,
+    ) -> Result<bool, OffloadError> {
+        for (cond, _) in &c.branches {
+            for x in cond.reads() {
+                before.extend(self.need(env, &x, Side::Host, || {
+                    format!("a condition of `{label}` reads `{x}`")
+                }));
+            }
+        }
+        // Walk every branch from the same start; `None` is the implicit
+        // empty `else`.
+        let mut ends: Vec<Option<Env>> = Vec::new();
+        for (_, r) in &mut c.branches {
+            let mut e = env.clone();
+            let falls = self.region(r, &mut e, false)?;
+            ends.push(falls.then_some(e));
+        }
+        let mut otherwise = c.otherwise.take().unwrap_or_default();
+        let mut e = env.clone();
+        let falls = self.region(&mut otherwise, &mut e, false)?;
+        ends.push(falls.then_some(e));
+        // Where they meet: agreement, else the first branch falling through.
+        let falling: Vec<&Env> = ends.iter().flatten().collect();
+        let Some(first) = falling.first() else {
+            c.otherwise = (!otherwise.blocks.is_empty()).then_some(otherwise);
+            return Ok(false);
+        };
+        let mut target = Env::new();
+        for (x, v) in first.iter() {
+            let met = falling
+                .iter()
+                .try_fold(*v, |acc, e| e.get(x).and_then(|w| acc.meet(*w)));
+            target.insert(x.clone(), met.unwrap_or(*v));
+        }
+        let count = ends.len();
+        for (k, end) in ends.into_iter().enumerate() {
+            let Some(mut e) = end else { continue };
+            let reqs = self.restore(&mut e, &target, &|x, side| {
+                format!("the branches of `{label}` meet with `{x}` on the {side}")
+            });
+            let Some(b) = self.copy_block(&format!("{label}_meet"), reqs) else {
+                continue;
+            };
+            if k + 1 == count {
+                otherwise.blocks.push(b);
+            } else {
+                c.branches[k].1.blocks.push(b);
+            }
+        }
+        c.otherwise = (!otherwise.blocks.is_empty()).then_some(otherwise);
+        *env = target;
+        Ok(true)
+    }
+
+    /// A state performing `reqs`, recorded in the report; `None` if empty.
+    fn copy_block(&mut self, base: &str, reqs: Vec<Request>) -> Option<ControlBlock> {
+        if reqs.is_empty() {
+            return None;
+        }
+        let label = fresh_label(&mut self.labels, base);
+        let mut pairs = Vec::new();
+        for r in reqs {
+            let Some(twin) = self.twins.get(&r.data) else {
+                continue;
+            };
+            let (from, to, kind) = match r.to {
+                Side::Device => (r.data.clone(), twin.clone(), CopyKind::HostToDevice),
+                Side::Host => (twin.clone(), r.data.clone(), CopyKind::DeviceToHost),
+            };
+            self.report.copies.push(CopyRecord {
+                from: from.clone(),
+                to: to.clone(),
+                kind,
+                bytes: self
+                    .containers
+                    .get(&r.data)
+                    .and_then(|d| d.total_bytes())
+                    .unwrap_or(sdfg_ir::SymExpr::int(0)),
+                block: label.clone(),
+                reason: r.reason,
+            });
+            pairs.push((from, to));
+        }
+        let state = copy_state(&self.containers, &pairs);
+        Some(ControlBlock::new(label, BlockKind::State(state)))
+    }
 }
 
-fn contains_return(block: &ControlBlock) -> bool {
-    let region_has = |r: &Region| r.blocks.iter().any(contains_return);
-    match &block.kind {
-        BlockKind::Return => true,
-        BlockKind::Loop(l) => region_has(&l.body),
-        BlockKind::Conditional(c) => {
-            c.branches.iter().any(|(_, r)| region_has(r))
-                || c.otherwise.as_ref().is_some_and(region_has)
+/// Whether an access needs the container's current value on its side.
+fn needs_old(a: &Access) -> bool {
+    a.read || (a.write && !a.full_write)
+}
+
+/// For a loop body in program order: the sides each container is used on up
+/// to and including its first write.
+#[derive(Default)]
+struct FirstUses {
+    sides: BTreeMap<String, Valid>,
+    /// Containers whose first write has been seen on every path so far.
+    closed: BTreeSet<String>,
+    /// Containers written anywhere.
+    written: BTreeSet<String>,
+}
+
+impl FirstUses {
+    fn access(&mut self, x: &str, side: Side, old: bool, write: bool) {
+        if write {
+            self.written.insert(x.to_owned());
         }
-        BlockKind::State(_) | BlockKind::Break | BlockKind::Continue => false,
+        if self.closed.contains(x) {
+            return;
+        }
+        let v = self.sides.entry(x.to_owned()).or_insert(Valid::Uninit);
+        // A whole write needs no old value; it claims its side only when
+        // nothing was used before it (the head must hold the container
+        // somewhere, or leaving the loop would lose it).
+        if old || *v == Valid::Uninit {
+            *v = v.with(side);
+        }
+        if write {
+            self.closed.insert(x.to_owned());
+        }
     }
+
+    fn region(&mut self, containers: &BTreeMap<String, DataDesc>, region: &Region) {
+        for block in &region.blocks {
+            match &block.kind {
+                BlockKind::State(s) => {
+                    let accesses = state_accesses(containers, s);
+                    // A state's reads come before its writes.
+                    for a in &accesses {
+                        if needs_old(a) {
+                            self.access(&a.data, a.side, true, false);
+                        }
+                    }
+                    for a in &accesses {
+                        if a.write {
+                            self.access(&a.data, a.side, false, true);
+                        }
+                    }
+                }
+                BlockKind::Loop(l) => {
+                    for x in l.init.iter().chain(l.update.iter()).flat_map(|e| e.reads()) {
+                        self.access(&x, Side::Host, true, false);
+                    }
+                    for x in l.condition.reads() {
+                        self.access(&x, Side::Host, true, false);
+                    }
+                    self.region(containers, &l.body);
+                }
+                BlockKind::Conditional(c) => {
+                    for (cond, _) in &c.branches {
+                        for x in cond.reads() {
+                            self.access(&x, Side::Host, true, false);
+                        }
+                    }
+                    // A write in one branch closes neither the other branches
+                    // nor what follows (the branch may not run).
+                    let closed = self.closed.clone();
+                    for r in c.branches.iter().map(|(_, r)| r).chain(c.otherwise.iter()) {
+                        self.closed = closed.clone();
+                        self.region(containers, r);
+                    }
+                    self.closed = closed;
+                }
+                BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+            }
+            for x in block.transition.reads() {
+                self.access(&x, Side::Host, true, false);
+            }
+        }
+    }
+}
+
+/// Every container a block touches: accessed in its states or read by its
+/// interstate code, at any depth.
+fn touches(block: &ControlBlock) -> BTreeSet<String> {
+    let mut out = interstate_reads(block);
+    let mut visit = |r: &Region| {
+        for b in &r.blocks {
+            out.extend(touches(b));
+        }
+    };
+    match &block.kind {
+        BlockKind::State(s) => {
+            for (_, n) in s.nodes() {
+                if let Some(x) = n.as_access() {
+                    out.insert(x.to_owned());
+                }
+            }
+            for (_, _, _, e) in s.edges() {
+                if let Some(m) = &e.memlet {
+                    out.insert(m.data.clone());
+                }
+            }
+        }
+        BlockKind::Loop(l) => visit(&l.body),
+        BlockKind::Conditional(c) => {
+            for (_, r) in &c.branches {
+                visit(r);
+            }
+            if let Some(r) = &c.otherwise {
+                visit(r);
+            }
+        }
+        BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+    }
+    out
 }
 
 /// A state copying each `(from, to)` pair whole.
