@@ -979,18 +979,21 @@ fn empty_memlets_into_a_wrapped_tasklet_survive_without_connectors() {
     assert_eq!(into_mark[0].1, mark_entry);
     assert!(into_mark[0].2.memlet.is_none());
 
-    // `mark -> after` became `mark_single` (exit) -> `after_single` (entry), empty.
-    let (after_entry, _) = map_entry(st, "after_single");
-    let ins: Vec<_> = st.in_edges(after_entry).collect();
-    assert_eq!(ins.len(), 1, "edges into after_single");
-    let (_, src, e) = ins[0];
+    // `mark -> after` orders two host tasklets: one partition, one kernel,
+    // the empty memlet left inside it.
+    let after = node_named(st, "after");
+    let into_after: Vec<_> = st.in_edges(after).collect();
+    assert_eq!(into_after.len(), 1);
+    assert_eq!(into_after[0].1, mark);
+    assert!(into_after[0].2.memlet.is_none());
     assert!(
-        matches!(st.node(src), Some(Node::MapExit(x)) if x.entry == mark_entry),
-        "the edge into after_single comes from {:?}",
-        st.node(src)
+        checked
+            .report
+            .kernels
+            .iter()
+            .all(|k| !k.contains("after_single"))
     );
-    assert_eq!((&e.src_conn, &e.dst_conn, &e.memlet), (&None, &None, &None));
-    assert_eq!(checked.run.report.launches, 3);
+    assert_eq!(checked.run.report.launches, 2);
 }
 
 #[test]
@@ -1016,21 +1019,21 @@ fn a_tasklet_without_outputs_is_wrapped_into_a_valid_scope() {
 }
 
 #[test]
-fn wrapped_tasklets_connected_by_a_memlet_keep_their_data_on_the_device() {
+fn tasklets_connected_by_a_memlet_form_one_partition_on_the_device() {
     let args = xy_args(3);
     let checked = check_offload(&tasklet_chain(), &args, &Simulator::new());
+    // One partition: the two tasklets run in one single-thread kernel.
     assert_eq!(
         checked.report.kernels,
         [
-            "t1_single (single-thread kernel for host tasklet `t1`, state `s`)",
-            "t2_single (single-thread kernel for host tasklet `t2`, state `s`)"
+            "t1_single (single-thread kernel for the partition of host code starting at tasklet `t1`, state `s`)"
         ]
     );
     assert_eq!(
         checked.offloaded.containers["t"].storage,
         Storage::DeviceGlobal
     );
-    assert_eq!(checked.run.report.launches, 2);
+    assert_eq!(checked.run.report.launches, 1);
     let want = 3.0 * (args.arrays["x"].get(0).unwrap().to_f64() + 1.0);
     assert_eq!(checked.run.outputs["y"].get(1).unwrap().to_f64(), want);
 }
@@ -2627,4 +2630,97 @@ fn a_view_used_by_both_sides_gets_a_twin_view_of_the_twin() {
     assert_eq!(seen[0], seen[1]);
     let want: Vec<f64> = f64s(n * n, 9)[n..2 * n].iter().map(|v| 2.0 * v).collect();
     assert_eq!(seen[1], ArrayValue::f64(vec![n], want));
+}
+
+/// State `s`: `t1` computes `p = x[0] + 1`; `t2` computes `y[0] = 3 * p`
+/// (and, when `across`, adds `q[0]`, which kernel `k` computes from `r[0]`,
+/// a value `t1` also writes).
+fn partition(across: bool) -> Sdfg {
+    let mut b = SdfgBuilder::new("partition");
+    b.symbol("N")
+        .array("x", F64, "N")
+        .array("y", F64, "N")
+        .transient_scalar("p", F64)
+        .container(
+            "q",
+            sdfg_ir::DataDesc::array(F64, vec![sym("1")]).into_transient(),
+        )
+        .container(
+            "r",
+            sdfg_ir::DataDesc::array(F64, vec![sym("1")]).into_transient(),
+        );
+    b.state("s", |s| {
+        let x = s.access("x");
+        let y = s.access("y");
+        let p = s.access("p");
+        let mut outs = vec![f64c("b")];
+        let mut body = vec![Stmt::assign("b", Expr::var("a") + Expr::f64(1.0))];
+        if across {
+            outs.push(f64c("c"));
+            body.push(Stmt::assign("c", Expr::var("a") * Expr::f64(2.0)));
+        }
+        let t1 = s.tasklet("t1", vec![f64c("a")], outs, body);
+        let mut ins = vec![f64c("a")];
+        let mut sum = Expr::var("a") * Expr::f64(3.0);
+        if across {
+            ins.push(f64c("d"));
+            sum = sum + Expr::var("d");
+        }
+        let t2 = s.tasklet("t2", ins, vec![f64c("b")], vec![Stmt::assign("b", sum)]);
+        s.edge(x, None, t1, Some("a"), "x[0]");
+        s.edge(t1, Some("b"), p, None, "p");
+        s.edge(p, None, t2, Some("a"), "p");
+        s.edge(t2, Some("b"), y, None, "y[0]");
+        if across {
+            let r = s.access("r");
+            let q = s.access("q");
+            s.edge(t1, Some("c"), r, None, "r[0]");
+            s.mapped_tasklet(
+                "k",
+                "i = 0:1",
+                Schedule::Default,
+                vec![(r, f64c("u"), "r[i]")],
+                vec![Stmt::assign("v", Expr::var("u") + Expr::f64(0.5))],
+                vec![(f64c("v"), q, "q[i]")],
+            );
+            s.edge(q, None, t2, Some("d"), "q[0]");
+        }
+    });
+    b.build().unwrap()
+}
+
+#[test]
+fn host_tasklets_joined_through_data_only_they_touch_form_one_kernel() {
+    let args = xy_args(3);
+    let checked = check_offload(&partition(false), &args, &Simulator::new());
+    assert_eq!(checked.report.kernels.len(), 1, "{}", checked.report);
+    assert!(checked.report.kernels[0].contains("partition"));
+    assert_eq!(checked.run.report.launches, 1);
+    // `p` moved inside the kernel: a register of its thread.
+    assert_eq!(checked.offloaded.containers["p"].storage, Storage::Register);
+    let st = state(&checked.offloaded, "s");
+    let tree = st.scope_tree().unwrap();
+    let p = st
+        .nodes()
+        .find(|(_, n)| n.as_access() == Some("p"))
+        .map(|(id, _)| id)
+        .unwrap();
+    assert!(tree.parent(p).is_some());
+    // Negative control: joining `t1` and `t2` would reach across kernel
+    // `k` (t1 -> r -> k -> q -> t2): each is wrapped on its own, and `p`
+    // stays between them in device memory.
+    let checked = check_offload(&partition(true), &args, &Simulator::new());
+    let singles: Vec<_> = checked
+        .report
+        .kernels
+        .iter()
+        .filter(|k| k.contains("single"))
+        .collect();
+    assert_eq!(singles.len(), 2, "{}", checked.report);
+    assert!(singles.iter().all(|k| k.contains("host tasklet")));
+    assert_eq!(checked.run.report.launches, 3);
+    assert_eq!(
+        checked.offloaded.containers["p"].storage,
+        Storage::DeviceGlobal
+    );
 }

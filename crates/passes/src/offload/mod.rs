@@ -9,11 +9,13 @@
 //!    or by label) stay on the host and launch the maps inside them.
 //!    A nested SDFG at host level is a host level of its own ([`nested`]):
 //!    its maps become kernels on data the caller keeps on the device.
-//! 2. [`partitions`]: host tasklets left at host level in a state are each
-//!    wrapped in a single-thread kernel, so no state mixes host and device
-//!    computation (callbacks stay on the host). A state that only computes
-//!    what interstate code reads, from data no state writes, stays on the
-//!    host whole.
+//! 2. [`partitions`]: host tasklets left at host level in a state are
+//!    grouped into partitions (joined by memlets and by data only they
+//!    touch, never reaching across a kernel or callback) and each partition
+//!    is wrapped in one single-thread kernel, so no state mixes host and
+//!    device computation (callbacks stay on the host). A state that only
+//!    computes what interstate code reads, from data no state writes, stays
+//!    on the host whole.
 //! 3. [`locations`]: which containers device code uses, reads and writes,
 //!    and which ones host code (interstate conditions and assignments,
 //!    callbacks) reads.
@@ -33,10 +35,8 @@
 //!    signature containers on the host. Copy-ins nothing before could affect
 //!    are hoisted into one state at the start.
 //!
-//! Still to come (later versions of this pass): grouping the host tasklets
-//! of a state into one kernel per partition (today each is a kernel of its
-//! own); nested SDFGs inside kernels, and nested SDFGs whose interstate code
-//! reads data. Where the input needs one of them the pass returns
+//! Still to come (later versions of this pass): nested SDFGs inside
+//! kernels, and nested SDFGs whose interstate code reads data. Where the input needs one of them the pass returns
 //! [`OffloadError::Unsupported`] rather than a wrong program, and so it does
 //! for a container that host code and device code use in the same state (no
 //! copy can sit between them).

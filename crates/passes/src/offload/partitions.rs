@@ -1,10 +1,15 @@
 //! Phase 2: host code inside states becomes device code.
 //!
 //! A tasklet at host level of a state would make the state hybrid: device
-//! kernels around host code that reads their results. Each such tasklet is
-//! wrapped in a single-thread kernel (a map over `0:1`), so the data it
-//! touches can stay on the device. Empty (ordering) memlets into it cross
-//! the new map without connectors.
+//! kernels around host code that reads their results. Host tasklets are
+//! grouped into partitions: tasklets joined by a memlet (data or ordering)
+//! or by an access node only host tasklets touch (which moves inside the
+//! partition, so a transient passed along becomes a register). A partition
+//! that a path could leave and re-enter (through a kernel, a callback or
+//! other data) would have to run both before and after that path; it is
+//! split into its tasklets. Each partition is wrapped in a single-thread
+//! kernel (a map over `0:1`), so the data it touches can stay on the
+//! device. Empty (ordering) memlets cross the new map without connectors.
 //!
 //! One kind of state stays on the host whole: a *host state*, holding
 //! nothing but tasklets and access nodes, computing only transients that
@@ -15,9 +20,10 @@
 use super::locations::interstate_reads;
 use super::{OffloadError, Report, for_each_state_mut};
 use crate::accelerator::Accelerator;
+use sdfg_ir::NodeId;
 use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
 use sdfg_ir::{BlockKind, Edge, Map, MapEntry, MapExit, Node, Range, Sdfg, State, SymExpr};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) fn wrap_host_tasklets(
     sdfg: &mut Sdfg,
@@ -36,125 +42,243 @@ pub(crate) fn wrap_host_tasklets(
             ));
             return Ok(());
         }
-        let tree = state
-            .scope_tree()
-            .map_err(|e| OffloadError::Invalid(e.to_string()))?;
-        let tasklets: Vec<_> = state
-            .nodes()
-            .filter(|(id, n)| matches!(n, Node::Tasklet(_)) && tree.parent(*id).is_none())
-            .map(|(id, n)| (id, n.label().to_owned()))
-            .collect();
-        for (t, name) in tasklets {
+        for (members, name) in partitions(state)? {
             let map = Map {
                 label: format!("{name}_single"),
                 params: vec![param.clone()],
                 ranges: vec![Range::index(SymExpr::int(0))],
                 schedule: acc.kernel_schedule(),
             };
+            let what = if members.len() == 1 {
+                format!("host tasklet `{name}`")
+            } else {
+                format!("the partition of host code starting at tasklet `{name}`")
+            };
             report.kernels.push(format!(
-                "{} (single-thread kernel for host tasklet `{name}`, state `{label}`)",
+                "{} (single-thread kernel for {what}, state `{label}`)",
                 map.label
             ));
-            let entry = state.add_node(Node::MapEntry(MapEntry {
-                map: map.clone(),
-                in_connectors: Default::default(),
-                out_connectors: Default::default(),
-            }));
-            let exit = state.add_node(Node::MapExit(MapExit {
-                entry,
-                label: map.label.clone(),
-                in_connectors: Default::default(),
-                out_connectors: Default::default(),
-            }));
-            let ins: Vec<_> = state
-                .in_edges(t)
-                .map(|(e, src, w)| (e, src, w.clone()))
-                .collect();
-            let outs: Vec<_> = state
-                .out_edges(t)
-                .map(|(e, dst, w)| (e, dst, w.clone()))
-                .collect();
-            let mut data_in = false;
-            for (k, (e, src, w)) in ins.into_iter().enumerate() {
-                state.graph.remove_edge(e);
-                if w.memlet.is_none() {
-                    state.graph.add_edge(src, entry, Edge::empty());
-                    continue;
-                }
-                data_in = true;
-                let (cin, cout) = (
-                    format!("{MAP_IN_PREFIX}{k}"),
-                    format!("{MAP_OUT_PREFIX}{k}"),
-                );
-                if let Some(Node::MapEntry(m)) = state.graph.node_weight_mut(entry) {
-                    m.in_connectors.insert(cin.clone());
-                    m.out_connectors.insert(cout.clone());
-                }
-                state.graph.add_edge(
-                    src,
-                    entry,
-                    Edge {
-                        src_conn: w.src_conn.clone(),
-                        dst_conn: Some(cin),
-                        memlet: w.memlet.clone(),
-                    },
-                );
-                state.graph.add_edge(
-                    entry,
-                    t,
-                    Edge {
-                        src_conn: Some(cout),
-                        dst_conn: w.dst_conn.clone(),
-                        memlet: w.memlet,
-                    },
-                );
-            }
-            if !data_in {
-                state.graph.add_edge(entry, t, Edge::empty());
-            }
-            // Fix (tests/offload.rs): a tasklet without out edges left the
-            // new exit unreached from inside its scope, and the pass returned
-            // `OffloadError::Invalid`. Close the scope with an empty memlet.
-            if outs.is_empty() {
-                state.graph.add_edge(t, exit, Edge::empty());
-            }
-            for (k, (e, dst, w)) in outs.into_iter().enumerate() {
-                state.graph.remove_edge(e);
-                if w.memlet.is_none() {
-                    state.graph.add_edge(t, exit, Edge::empty());
-                    state.graph.add_edge(exit, dst, Edge::empty());
-                    continue;
-                }
-                let (cin, cout) = (
-                    format!("{MAP_IN_PREFIX}{k}"),
-                    format!("{MAP_OUT_PREFIX}{k}"),
-                );
-                if let Some(Node::MapExit(m)) = state.graph.node_weight_mut(exit) {
-                    m.in_connectors.insert(cin.clone());
-                    m.out_connectors.insert(cout.clone());
-                }
-                state.graph.add_edge(
-                    t,
-                    exit,
-                    Edge {
-                        src_conn: w.src_conn.clone(),
-                        dst_conn: Some(cin),
-                        memlet: w.memlet.clone(),
-                    },
-                );
-                state.graph.add_edge(
-                    exit,
-                    dst,
-                    Edge {
-                        src_conn: Some(cout),
-                        dst_conn: w.dst_conn.clone(),
-                        memlet: w.memlet,
-                    },
-                );
-            }
+            wrap(state, &members, map);
         }
         Ok(())
     })
+}
+
+/// The partitions of a state's host code, each with the label of its first
+/// tasklet: host-level tasklets joined through direct memlets and through
+/// access nodes that only host-level tasklets touch (such an access node
+/// moves inside the partition's kernel). A partition is kept only if no
+/// path leaves it and comes back (through a kernel, a callback or other
+/// data), so wrapping it keeps the state acyclic; otherwise its tasklets
+/// are wrapped one by one.
+fn partitions(state: &State) -> Result<Vec<(BTreeSet<NodeId>, String)>, OffloadError> {
+    let tree = state
+        .scope_tree()
+        .map_err(|e| OffloadError::Invalid(e.to_string()))?;
+    let host =
+        |n: NodeId| matches!(state.node(n), Some(Node::Tasklet(_))) && tree.parent(n).is_none();
+    let tasklets: Vec<NodeId> = state
+        .nodes()
+        .map(|(id, _)| id)
+        .filter(|n| host(*n))
+        .collect();
+    // Union-find over node ids.
+    let mut parent: BTreeMap<NodeId, NodeId> = tasklets.iter().map(|t| (*t, *t)).collect();
+    fn find(parent: &mut BTreeMap<NodeId, NodeId>, n: NodeId) -> NodeId {
+        let p = parent[&n];
+        if p == n {
+            return n;
+        }
+        let root = find(parent, p);
+        parent.insert(n, root);
+        root
+    }
+    let join = |parent: &mut BTreeMap<NodeId, NodeId>, a: NodeId, b: NodeId| {
+        let (ra, rb) = (find(parent, a), find(parent, b));
+        if ra != rb {
+            parent.insert(rb.max(ra), rb.min(ra));
+        }
+    };
+    for (_, src, dst, _) in state.edges() {
+        if host(src) && host(dst) {
+            join(&mut parent, src, dst);
+        }
+    }
+    for (id, node) in state.nodes() {
+        if node.as_access().is_none() || tree.parent(id).is_some() {
+            continue;
+        }
+        let near: Vec<NodeId> = state
+            .in_edges(id)
+            .map(|(_, n, _)| n)
+            .chain(state.out_edges(id).map(|(_, n, _)| n))
+            .collect();
+        let inner = state.in_edges(id).next().is_some() && state.out_edges(id).next().is_some();
+        if inner && near.iter().all(|n| host(*n)) {
+            parent.insert(id, id);
+            for n in near {
+                join(&mut parent, id, n);
+            }
+        }
+    }
+    let mut groups: BTreeMap<NodeId, BTreeSet<NodeId>> = BTreeMap::new();
+    for n in parent.keys().copied().collect::<Vec<_>>() {
+        let root = find(&mut parent, n);
+        groups.entry(root).or_default().insert(n);
+    }
+    let mut out = Vec::new();
+    for members in groups.into_values() {
+        let split = members.len() > 1 && leaves_and_returns(state, &members);
+        let parts: Vec<BTreeSet<NodeId>> = if split {
+            members
+                .iter()
+                .filter(|n| host(**n))
+                .map(|n| BTreeSet::from([*n]))
+                .collect()
+        } else {
+            vec![members]
+        };
+        for part in parts {
+            let Some(first) = part.iter().copied().find(|n| host(*n)) else {
+                continue;
+            };
+            let name = state
+                .node(first)
+                .map(|n| n.label().to_owned())
+                .unwrap_or_default();
+            out.push((part, name));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether some path leaves `members` and comes back into it.
+fn leaves_and_returns(state: &State, members: &BTreeSet<NodeId>) -> bool {
+    let mut stack: Vec<NodeId> = members
+        .iter()
+        .flat_map(|m| state.out_edges(*m).map(|(_, n, _)| n))
+        .filter(|n| !members.contains(n))
+        .collect();
+    let mut seen: BTreeSet<NodeId> = stack.iter().copied().collect();
+    while let Some(n) = stack.pop() {
+        for (_, next, _) in state.out_edges(n) {
+            if members.contains(&next) {
+                return true;
+            }
+            if seen.insert(next) {
+                stack.push(next);
+            }
+        }
+    }
+    false
+}
+
+/// Wraps `members` in a map scope `map`: memlets from outside enter through
+/// the entry, memlets to outside leave through the exit (each on its own
+/// connector pair; empty memlets without connectors), and members with no
+/// way in or out get an empty memlet from the entry or to the exit.
+fn wrap(state: &mut State, members: &BTreeSet<NodeId>, map: Map) {
+    let entry = state.add_node(Node::MapEntry(MapEntry {
+        map: map.clone(),
+        in_connectors: Default::default(),
+        out_connectors: Default::default(),
+    }));
+    let exit = state.add_node(Node::MapExit(MapExit {
+        entry,
+        label: map.label,
+        in_connectors: Default::default(),
+        out_connectors: Default::default(),
+    }));
+    let crossing: Vec<_> = state
+        .edges()
+        .filter(|(_, s, d, _)| members.contains(s) != members.contains(d))
+        .map(|(e, s, d, w)| (e, s, d, w.clone()))
+        .collect();
+    let (mut k_in, mut k_out) = (0, 0);
+    for (e, src, dst, w) in crossing {
+        state.graph.remove_edge(e);
+        let entering = members.contains(&dst);
+        let (scope, outer, inner) = if entering {
+            (entry, src, dst)
+        } else {
+            (exit, dst, src)
+        };
+        if w.memlet.is_none() {
+            if entering {
+                state.graph.add_edge(outer, scope, Edge::empty());
+                state.graph.add_edge(scope, inner, Edge::empty());
+            } else {
+                state.graph.add_edge(inner, scope, Edge::empty());
+                state.graph.add_edge(scope, outer, Edge::empty());
+            }
+            continue;
+        }
+        let k = if entering { &mut k_in } else { &mut k_out };
+        let (cin, cout) = (
+            format!("{MAP_IN_PREFIX}{k}"),
+            format!("{MAP_OUT_PREFIX}{k}"),
+        );
+        *k += 1;
+        match state.graph.node_weight_mut(scope) {
+            Some(Node::MapEntry(m)) => {
+                m.in_connectors.insert(cin.clone());
+                m.out_connectors.insert(cout.clone());
+            }
+            Some(Node::MapExit(m)) => {
+                m.in_connectors.insert(cin.clone());
+                m.out_connectors.insert(cout.clone());
+            }
+            _ => {}
+        }
+        if entering {
+            state.graph.add_edge(
+                src,
+                entry,
+                Edge {
+                    src_conn: w.src_conn.clone(),
+                    dst_conn: Some(cin),
+                    memlet: w.memlet.clone(),
+                },
+            );
+            state.graph.add_edge(
+                entry,
+                dst,
+                Edge {
+                    src_conn: Some(cout),
+                    dst_conn: w.dst_conn,
+                    memlet: w.memlet,
+                },
+            );
+        } else {
+            state.graph.add_edge(
+                src,
+                exit,
+                Edge {
+                    src_conn: w.src_conn.clone(),
+                    dst_conn: Some(cin),
+                    memlet: w.memlet.clone(),
+                },
+            );
+            state.graph.add_edge(
+                exit,
+                dst,
+                Edge {
+                    src_conn: Some(cout),
+                    dst_conn: w.dst_conn,
+                    memlet: w.memlet,
+                },
+            );
+        }
+    }
+    // Every member is reached from the entry and reaches the exit.
+    for m in members {
+        if state.in_edges(*m).next().is_none() {
+            state.graph.add_edge(entry, *m, Edge::empty());
+        }
+        if state.out_edges(*m).next().is_none() {
+            state.graph.add_edge(*m, exit, Edge::empty());
+        }
+    }
 }
 
 /// What decides whether a state is a host state.
