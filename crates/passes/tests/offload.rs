@@ -2724,3 +2724,101 @@ fn host_tasklets_joined_through_data_only_they_touch_form_one_kernel() {
         Storage::DeviceGlobal
     );
 }
+
+#[test]
+fn a_view_inside_a_kernel_is_a_register() {
+    // `y[i] = sum(row)` with `row` viewing `A[i, 0:N]` inside map `rows`.
+    let mut b = SdfgBuilder::new("view_in_kernel");
+    b.symbol("N").array("A", F64, "N, N").array("y", F64, "N");
+    b.container(
+        "row",
+        sdfg_ir::DataDesc::view(F64, sdfg_ir::Layout::contiguous(vec![sym("N")])),
+    );
+    b.state("s", |s| {
+        let a = s.access("A");
+        let y = s.access("y");
+        let (entry, exit) = s.map("rows", "i = 0:N", Schedule::Default);
+        let a_in = s.access("A");
+        let row = s.access("row");
+        s.path(&[a, entry, a_in], None, None, "A[i, 0:N]");
+        s.edge(a_in, None, row, Some(sdfg_ir::VIEW_CONNECTOR), "A[i, 0:N]");
+        let t = s.tasklet(
+            "total",
+            vec![Connector::pointer("r", F64)],
+            vec![f64c("o")],
+            vec![Stmt::assign(
+                "o",
+                Expr::load("r", vec![Expr::i64(0)]) + Expr::load("r", vec![Expr::i64(1)]),
+            )],
+        );
+        s.edge(row, None, t, Some("r"), "row[0:N]");
+        s.path(&[t, exit, y], Some("o"), None, "y[i]");
+    });
+    let sdfg = b.build().unwrap();
+    let n = 3;
+    let args = xy_args(n).array("A", ArrayValue::f64(vec![n, n], f64s(n * n, 4)));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    let p = placement(&checked.report, "row");
+    assert_eq!((p.twin.as_deref(), p.storage), (None, Storage::Register));
+    assert_eq!(
+        checked.offloaded.containers["row"].storage,
+        Storage::Register
+    );
+    // Negative control: the view outside the kernel in
+    // `a_view_used_by_a_kernel_takes_device_storage_and_its_origin_a_twin`
+    // takes device global storage.
+}
+
+#[test]
+fn a_loop_carried_scalar_accumulation_gains_no_map() {
+    // `for i in range(N): s[0] = s[0] + x[i]`: each iteration depends on
+    // the last, so the loop stays a loop; only its tasklet moves to the
+    // device, as a single-thread kernel per iteration.
+    let mut b = SdfgBuilder::new("accumulation");
+    b.symbol("N")
+        .local_symbol("i")
+        .array("x", F64, "N")
+        .array("s", F64, "1");
+    b.for_loop("l", "i", "0", "N", 1, |b| {
+        b.state("acc", |s| {
+            let x = s.access("x");
+            let s_in = s.access("s");
+            let s_out = s.access("s");
+            let t = s.tasklet(
+                "add",
+                vec![f64c("a"), f64c("b")],
+                vec![f64c("o")],
+                vec![Stmt::assign("o", Expr::var("a") + Expr::var("b"))],
+            );
+            s.edge(x, None, t, Some("a"), "x[i]");
+            s.edge(s_in, None, t, Some("b"), "s[0]");
+            s.edge(t, Some("o"), s_out, None, "s[0]");
+        });
+    });
+    let sdfg = b.build().unwrap();
+    let args = xy_args(4).array("s", ArrayValue::f64(vec![1], vec![0.5]));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    assert!(matches!(
+        checked
+            .offloaded
+            .body
+            .blocks
+            .iter()
+            .find(|b| b.label == "l")
+            .map(|b| &b.kind),
+        Some(sdfg_ir::BlockKind::Loop(_))
+    ));
+    let maps: Vec<_> = state(&checked.offloaded, "acc")
+        .nodes()
+        .filter_map(|(_, n)| match n {
+            Node::MapEntry(m) => Some(m.map.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(maps.len(), 1);
+    assert_eq!(maps[0].label, "add_single");
+    assert_eq!(maps[0].ranges, vec![sdfg_ir::Range::index(SymExpr::int(0))]);
+    assert_eq!(checked.run.report.launches, 4);
+    // `s` and `x` copied in once and `s` back once: nothing per iteration.
+    assert_eq!(transfers(&checked.run), (40, 8, 48));
+}

@@ -83,14 +83,24 @@ pub(crate) fn place(
                 });
                 renames.insert(x.clone(), twin);
             } else {
+                // A view every access of which lies inside one kernel is a
+                // per-thread pointer into its origin: a register.
+                let (storage, reason) = if usage.kernel_local.contains(x) {
+                    (Storage::Register, "a view inside one kernel: a register")
+                } else {
+                    (
+                        global,
+                        "a view used by device code takes its origin's storage",
+                    )
+                };
                 if let Some(d) = sdfg.containers.get_mut(x) {
-                    d.storage = global;
+                    d.storage = storage;
                 }
                 report.placements.push(Placement {
                     container: x.clone(),
                     twin: None,
-                    storage: global,
-                    reason: "a view used by device code takes its origin's storage".to_owned(),
+                    storage,
+                    reason: reason.to_owned(),
                 });
             }
             continue;
