@@ -2103,7 +2103,7 @@ fn a_nested_sdfg_at_host_level_is_a_host_level_of_its_own() {
 }
 
 #[test]
-fn a_nested_sdfg_inside_a_map_is_refused_by_name() {
+fn a_nested_sdfg_inside_a_kernel_runs_its_maps_sequentially() {
     // Put the flip call inside a map over one point.
     let inner = sdfg_ir::examples::nested_flip()
         .unwrap()
@@ -2126,9 +2126,26 @@ fn a_nested_sdfg_inside_a_map_is_refused_by_name() {
     });
     let sdfg = b.build().unwrap();
     sdfg_ir::validate(&sdfg).unwrap();
-    let (what, location) = refusal(&sdfg, &Options::default());
-    assert!(what.contains("nested SDFG `flip` inside a map"), "{what}");
-    assert_eq!(location, "call");
+    let checked = check_offload(
+        &sdfg,
+        &xy_args(5).array("z", vector(5, 3)),
+        &Simulator::new(),
+    );
+    // One kernel (`once`); the flip's own map runs inside it, per thread.
+    assert_eq!(checked.run.report.launches, 1);
+    let Some(Node::NestedSdfg(n)) = state(&checked.offloaded, "call")
+        .nodes()
+        .map(|(_, n)| n)
+        .find(|n| matches!(n, Node::NestedSdfg(_)))
+    else {
+        panic!("no nested SDFG")
+    };
+    let inner_maps = map_schedules(&n.sdfg);
+    assert!(!inner_maps.is_empty());
+    assert!(
+        inner_maps.values().all(|s| *s == Schedule::Sequential),
+        "{inner_maps:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -2821,4 +2838,114 @@ fn a_loop_carried_scalar_accumulation_gains_no_map() {
     assert_eq!(checked.run.report.launches, 4);
     // `s` and `x` copied in once and `s` back once: nothing per iteration.
     assert_eq!(transfers(&checked.run), (40, 8, 48));
+}
+
+/// `rowsum`: `dst[0] = sum(src[0:M])`, or `0` when `neg[0] > 0`, with a
+/// loop, a transient accumulator and a branch on data.
+fn rowsum() -> Sdfg {
+    let mut b = SdfgBuilder::new("rowsum");
+    b.symbol("M")
+        .local_symbol("j")
+        .array("src", F64, "M")
+        .array("neg", DType::Int64, "1")
+        .array("dst", F64, "1")
+        .transient_scalar("t", F64);
+    let set = |s: &mut sdfg_ir::builder::StateBuilder<'_>, value: f64| {
+        let t = s.access("t");
+        let k = s.tasklet(
+            "zero",
+            vec![],
+            vec![f64c("o")],
+            vec![Stmt::assign("o", Expr::f64(value))],
+        );
+        s.edge(k, Some("o"), t, None, "t");
+    };
+    b.state("zero", |s| set(s, 0.0));
+    b.for_loop("l", "j", "0", "M", 1, |b| {
+        b.state("add", |s| {
+            let src = s.access("src");
+            let t_in = s.access("t");
+            let t = s.access("t");
+            let k = s.tasklet(
+                "add",
+                vec![f64c("a"), f64c("b")],
+                vec![f64c("o")],
+                vec![Stmt::assign("o", Expr::var("a") + Expr::var("b"))],
+            );
+            s.edge(src, None, k, Some("a"), "src[j]");
+            s.edge(t_in, None, k, Some("b"), "t");
+            s.edge(k, Some("o"), t, None, "t");
+        });
+    });
+    b.if_else(
+        "negative",
+        "neg[0] > 0",
+        |b| {
+            b.state("clear", |s| set(s, 0.0));
+        },
+        None,
+    );
+    b.state("store", |s| {
+        let t = s.access("t");
+        let dst = s.access("dst");
+        s.edge(t, None, dst, None, "t");
+    });
+    b.build().unwrap()
+}
+
+#[test]
+fn a_nested_sdfg_inside_a_kernel_is_code_of_each_thread() {
+    let mut b = SdfgBuilder::new("nested_in_kernel");
+    b.symbol("N")
+        .array("A", F64, "N, N")
+        .array("neg", DType::Int64, "N")
+        .array("y", F64, "N");
+    b.state("s", |s| {
+        let a = s.access("A");
+        let neg = s.access("neg");
+        let y = s.access("y");
+        let (entry, exit) = s.map("rows", "i = 0:N", Schedule::Default);
+        let n = s.nested("rowsum", rowsum(), &["src", "neg"], &["dst"], &[("M", "N")]);
+        s.path(&[a, entry, n], None, Some("src"), "A[i, 0:N]");
+        s.path(&[neg, entry, n], None, Some("neg"), "neg[i]");
+        s.path(&[n, exit, y], Some("dst"), None, "y[i]");
+    });
+    let sdfg = b.build().unwrap();
+    let n = 4;
+    let a = f64s(n * n, 6);
+    // Row 1 is flagged: its sum is cleared.
+    let args = xy_args(n)
+        .array("A", ArrayValue::f64(vec![n, n], a.clone()))
+        .array("neg", ArrayValue::i64(vec![n], vec![0, 1, 0, 0]));
+    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    assert_eq!(checked.report.kernels, ["rows (state `s`)"]);
+    assert_eq!(checked.run.report.launches, 1);
+    let Some(Node::NestedSdfg(inner)) = state(&checked.offloaded, "s")
+        .nodes()
+        .map(|(_, n)| n)
+        .find(|n| matches!(n, Node::NestedSdfg(_)))
+    else {
+        panic!("no nested SDFG")
+    };
+    assert_eq!(inner.sdfg.containers["t"].storage, Storage::Register);
+    assert_eq!(inner.sdfg.containers["src"].storage, Storage::DeviceGlobal);
+    let y = &checked.run.outputs["y"];
+    for r in 0..n {
+        let want: f64 = if r == 1 {
+            0.0
+        } else {
+            a[r * n..(r + 1) * n].iter().sum()
+        };
+        assert!((y.get(r).unwrap().to_f64() - want).abs() < 1e-12, "row {r}");
+    }
+    // Negative control: inside a map that stays on the host (named as a
+    // host map, doing work of its own through the nested SDFG), refused.
+    let (what, _) = refusal(
+        &sdfg,
+        &Options {
+            host_maps: HostMaps::Named(vec!["rows".to_owned()]),
+            ..Options::default()
+        },
+    );
+    assert!(what.contains("rows"), "{what}");
 }

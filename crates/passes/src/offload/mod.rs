@@ -8,7 +8,9 @@
 //!    kernels run sequentially per thread. Host maps (`--host-maps auto`
 //!    or by label) stay on the host and launch the maps inside them.
 //!    A nested SDFG at host level is a host level of its own ([`nested`]):
-//!    its maps become kernels on data the caller keeps on the device.
+//!    its maps become kernels on data the caller keeps on the device; one
+//!    inside a kernel is code of each thread (its maps sequential, its
+//!    transients registers).
 //! 2. [`partitions`]: host tasklets left at host level in a state are
 //!    grouped into partitions (joined by memlets and by data only they
 //!    touch, never reaching across a kernel or callback) and each partition
@@ -35,8 +37,8 @@
 //!    signature containers on the host. Copy-ins nothing before could affect
 //!    are hoisted into one state at the start.
 //!
-//! Still to come (later versions of this pass): nested SDFGs inside
-//! kernels, and nested SDFGs whose interstate code reads data. Where the input needs one of them the pass returns
+//! Still to come (later versions of this pass): nested SDFGs at host level
+//! (or inside maps kept on the host) whose interstate code reads data. Where the input needs one of them the pass returns
 //! [`OffloadError::Unsupported`] rather than a wrong program, and so it does
 //! for a container that host code and device code use in the same state (no
 //! copy can sit between them).

@@ -1,12 +1,18 @@
-//! Nested SDFGs at host level: a host level of their own.
+//! Nested SDFGs: at host level a host level of their own; inside a kernel,
+//! code of each thread.
 //!
-//! The caller runs the nested SDFG on the host, so its maps at host level
-//! become kernels and its host tasklets single-thread kernels, exactly as at
-//! the top level. Its connectors are bound to the caller's device data (the
-//! caller's placement gives them device twins), so its non-transient
-//! containers are device memory; its transients are placed by the same rules
-//! as the caller's. Interstate code of the nested SDFG that reads data would
-//! need host copies of device data inside it, and is refused for now.
+//! At host level, the caller runs the nested SDFG on the host, so its maps
+//! at host level become kernels and its host tasklets single-thread kernels,
+//! exactly as at the top level. Its connectors are bound to the caller's
+//! device data (the caller's placement gives them device twins), so its
+//! non-transient containers are device memory; its transients are placed by
+//! the same rules as the caller's. Interstate code of such a nested SDFG
+//! that reads data would need host copies of device data inside it, and is
+//! refused for now.
+//!
+//! Inside a kernel, every thread runs the nested SDFG whole: its maps run
+//! sequentially, its interstate code is device code, its connectors are the
+//! kernel's device data and its transients are the thread's own (registers).
 
 use super::locations;
 use super::{OffloadError, Placement, Report, partitions, schedules};
@@ -86,5 +92,63 @@ pub(crate) fn offload_inner(
             container: format!("{name}/{}", p.container),
             ..p
         }));
+    Ok(())
+}
+
+/// Makes `sdfg`, nested inside a kernel, code of each thread.
+pub(crate) fn offload_in_kernel(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+    report: &mut Report,
+) -> Result<(), OffloadError> {
+    let name = sdfg.name.clone();
+    super::for_each_state_mut(&mut sdfg.body, &mut |_, state| {
+        let ids: Vec<_> = state.nodes().map(|(id, _)| id).collect();
+        for id in ids {
+            match state.graph.node_weight_mut(id) {
+                Some(sdfg_ir::Node::MapEntry(e))
+                    if e.map.schedule == sdfg_ir::Schedule::Default =>
+                {
+                    e.map.schedule = acc.inner_schedule();
+                }
+                Some(sdfg_ir::Node::NestedSdfg(n)) => {
+                    let mut sub = Report::default();
+                    offload_in_kernel(&mut n.sdfg, acc, &mut sub)?;
+                    report
+                        .placements
+                        .extend(sub.placements.into_iter().map(|p| Placement {
+                            container: format!("{name}/{}", p.container),
+                            ..p
+                        }));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    })?;
+    let global = acc.global_storage();
+    for (x, d) in &mut sdfg.containers {
+        let (storage, reason) = if !d.transient {
+            (
+                global,
+                "connector of a nested SDFG inside a kernel: the kernel's device data",
+            )
+        } else {
+            (
+                Storage::Register,
+                "transient of a nested SDFG inside a kernel: each thread's own",
+            )
+        };
+        d.storage = storage;
+        if d.transient {
+            d.lifetime = Lifetime::Scope;
+        }
+        report.placements.push(Placement {
+            container: format!("{name}/{x}"),
+            twin: None,
+            storage,
+            reason: reason.to_owned(),
+        });
+    }
     Ok(())
 }

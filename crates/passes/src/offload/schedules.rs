@@ -111,11 +111,7 @@ pub(crate) fn assign(
         // Maps whose scope holds something a kernel cannot issue stay on the host.
         let host_bound: Vec<_> = ids
             .iter()
-            .filter(|&&n| {
-                state
-                    .node(n)
-                    .is_some_and(|node| !acc.kernel_can_issue(node))
-            })
+            .filter(|&&n| state.node(n).is_some_and(|node| !issuable(acc, node)))
             .flat_map(|&n| tree.ancestors(n))
             .collect();
         for id in ids {
@@ -138,13 +134,22 @@ pub(crate) fn assign(
                     )?;
                 }
                 Some(Node::NestedSdfg(n)) => {
-                    return Err(OffloadError::Unsupported {
-                        what: format!(
-                            "the nested SDFG `{}` inside a map (only nested SDFGs at host level are offloaded)",
-                            n.label
-                        ),
-                        location: label.to_owned(),
-                    });
+                    // Inside a map that stays on the host it would be a host
+                    // level of its own once per iteration: not offloaded yet.
+                    if tree
+                        .ancestors(id)
+                        .iter()
+                        .any(|a| host_bound.contains(a) || launchers.contains(a))
+                    {
+                        return Err(OffloadError::Unsupported {
+                            what: format!(
+                                "the nested SDFG `{}` inside a map that stays on the host",
+                                n.label
+                            ),
+                            location: label.to_owned(),
+                        });
+                    }
+                    super::nested::offload_in_kernel(&mut n.sdfg, acc, report)?;
                 }
                 Some(Node::MapEntry(e)) if e.map.schedule == Schedule::Default => {
                     e.map.schedule = match parent {
@@ -198,4 +203,22 @@ pub(crate) fn assign(
         });
     }
     Ok(())
+}
+
+/// Whether a kernel may contain `node`: what the accelerator says, and for a
+/// nested SDFG, of everything inside it.
+fn issuable(acc: &dyn Accelerator, node: &Node) -> bool {
+    if !acc.kernel_can_issue(node) {
+        return false;
+    }
+    let Node::NestedSdfg(n) = node else {
+        return true;
+    };
+    let mut ok = true;
+    n.sdfg.walk_blocks(&mut |_, _, b| {
+        if let sdfg_ir::BlockKind::State(s) = &b.kind {
+            ok &= s.nodes().all(|(_, inner)| issuable(acc, inner));
+        }
+    });
+    ok
 }
