@@ -1,10 +1,11 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
-//! - `corpus [--kernel NAME] [--preset NAME] [--backend sim] [--json FILE]`:
+//! - `corpus [--kernel NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]`:
 //!   runs every kernel of `corpus/npbench/` through the pipeline (parse,
 //!   compile, validate, JSON round trip, host simulation, offload for the
-//!   backend, device simulation, comparison with NumPy) and prints
-//!   one row per kernel. Exits non-zero when any stage fails or no kernel
+//!   backend, device simulation, comparison with NumPy; for `cuda` and `hip`
+//!   also emission of the translation unit and compiling it with real
+//!   compilers) and prints one row per kernel. Exits non-zero when any stage fails or no kernel
 //!   matches. `--json` also writes the full report for machines.
 
 use sdfg_harness::corpus::{self, Verdict};
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME] [--preset NAME] [--backend sim] [--json FILE]\n            run the corpus through the pipeline and print a table";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]\n            run the corpus through the pipeline and print a table";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -44,18 +45,21 @@ fn workspace_root() -> PathBuf {
 }
 
 fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
-    let mut kernel = None;
+    let mut kernels: Vec<String> = Vec::new();
     let mut preset = "test".to_owned();
     let mut json = None;
     let mut backend = "sim".to_owned();
+    let mut require_compilers = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
         match a.as_str() {
-            "--kernel" => kernel = Some(value()?),
+            "--kernel" => kernels.push(value()?),
             "--preset" => preset = value()?,
             "--json" => json = Some(PathBuf::from(value()?)),
             "--backend" => backend = value()?,
+            // A compile check skipped for a missing compiler fails the run (CI).
+            "--require-compilers" => require_compilers = true,
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -65,25 +69,30 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let files: Vec<_> = files
         .into_iter()
         .filter(|f| {
-            kernel
-                .as_deref()
-                .is_none_or(|k| f.name == k || f.name.rsplit('/').next() == Some(k))
+            kernels.is_empty()
+                || kernels
+                    .iter()
+                    .any(|k| f.name == *k || f.name.rsplit('/').next() == Some(k.as_str()))
         })
         .collect();
-    if files.is_empty() {
-        return Err(match kernel {
-            Some(k) => format!("no corpus kernel named `{k}`"),
-            None => "the corpus is empty".to_owned(),
-        });
+    if let Some(k) = kernels.iter().find(|k| {
+        !files
+            .iter()
+            .any(|f| f.name == **k || f.name.rsplit('/').next() == Some(k.as_str()))
+    }) {
+        return Err(format!("no corpus kernel named `{k}`"));
     }
-    let accelerator = sdfg_harness::accelerator(&backend)?;
+    if files.is_empty() {
+        return Err("the corpus is empty".to_owned());
+    }
+    let backend = sdfg_harness::backend(&backend)?;
     let python = corpus::python_available();
     if let Err(why) = &python {
         println!("note: the NumPy stage is skipped for every kernel: {why}");
     }
-    let script = root.join("corpus/tools/reference.py");
+    let tools = root.join("corpus/tools");
     print!("{:<28}", "kernel");
-    for s in corpus::STAGES {
+    for s in corpus::stages(backend) {
         print!(" {s:>9}");
     }
     println!(
@@ -93,7 +102,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let start = Instant::now();
     let mut reports = Vec::new();
     for f in &files {
-        let r = corpus::run_kernel(f, &preset, accelerator.as_ref(), &script, &python);
+        let r = corpus::run_kernel(f, &preset, backend, &tools, &python);
         print!("{:<28}", r.kernel);
         for (_, stage) in &r.stages {
             let v = match &stage.verdict {
@@ -117,15 +126,32 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             total, r.launches, r.transfer_bytes, ratio
         );
         for (name, stage) in &r.stages {
-            if let Verdict::Fail(why) = &stage.verdict {
-                for line in why.lines().take(6) {
-                    println!("    {name}: {line}");
+            match &stage.verdict {
+                Verdict::Fail(why) => {
+                    for line in why.lines().take(6) {
+                        println!("    {name}: {line}");
+                    }
                 }
+                // A stage skipped for its own reason (a missing tool), not
+                // because an earlier one failed.
+                Verdict::Skip(why) if !why.starts_with('`') && name != "numpy" => {
+                    println!("    {name}: skipped: {why}");
+                }
+                _ => {}
             }
         }
         reports.push(r);
     }
-    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let failed = reports
+        .iter()
+        .filter(|r| {
+            !r.passed()
+                || (require_compilers
+                    && r.stages
+                        .iter()
+                        .any(|(n, s)| n == "cc" && matches!(s.verdict, Verdict::Skip(_))))
+        })
+        .count();
     println!(
         "{} kernels, preset `{preset}`: {} passed every stage that ran, {failed} failed ({:.1}s)",
         reports.len(),

@@ -1,9 +1,66 @@
-//! The CUDA backend.
+//! The CUDA backend: NVIDIA GPUs as an [`Accelerator`] (warp size 32,
+//! cuBLAS, cuSOLVER and CUB as vendor libraries) and the CUDA dialect of the
+//! shared C++ emitter (`cuda_runtime.h`, `cuda*` API names, `.cu` files).
 //!
-//! This crate will implement the `Accelerator` description for NVIDIA GPUs
-//! (warp size 32, cuBLAS/cuSOLVER/CUB as vendor libraries) and supply the
-//! CUDA dialect of the shared C++ emitter. A runtime part, behind a cargo
-//! feature and built on `cudarc` with dynamic loading, will compile and run
-//! the generated code where a device exists.
-//!
-//! Nothing is implemented yet; the backend arrives with its own issue.
+//! Linking this crate registers the `cuda` target with `sdfg-codegen`;
+//! `sdfgc` and the harness find it by name.
+
+use sdfg_codegen::{Dialect, Target};
+use sdfg_ir::LibraryOp;
+use sdfg_passes::{Accelerator, VendorCall};
+
+/// An NVIDIA GPU programmed in CUDA C++.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cuda;
+
+impl Accelerator for Cuda {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn warp_size(&self) -> u32 {
+        32
+    }
+
+    /// 256 threads: 32 x 8 for two-dimensional maps.
+    fn default_block(&self) -> [u32; 3] {
+        [32, 8, 1]
+    }
+
+    fn max_grid(&self) -> [u64; 3] {
+        [(1 << 31) - 1, 65_535, 65_535]
+    }
+
+    fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
+        let call = |library, function| Some(VendorCall { library, function });
+        match op {
+            LibraryOp::MatMul | LibraryOp::Gemm { .. } => call("cuBLAS", "cublasDgemm"),
+            LibraryOp::Gemv { .. } => call("cuBLAS", "cublasDgemv"),
+            LibraryOp::Dot => call("cuBLAS", "cublasDdot"),
+            LibraryOp::BatchedMatMul => call("cuBLAS", "cublasDgemmStridedBatched"),
+            LibraryOp::Transpose => call("cuBLAS", "cublasDgeam"),
+            LibraryOp::Reduce { .. } => call("CUB", "cub::DeviceReduce::Reduce"),
+            LibraryOp::Cholesky { .. } => call("cuSOLVER", "cusolverDnDpotrf"),
+            LibraryOp::Solve => call("cuSOLVER", "cusolverDnDgetrf+cusolverDnDgetrs"),
+            LibraryOp::TensorTranspose { .. } => None,
+        }
+    }
+}
+
+impl Dialect for Cuda {
+    fn runtime_header(&self) -> &'static str {
+        "cuda_runtime.h"
+    }
+
+    fn api_prefix(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn source_extension(&self) -> &'static str {
+        "cu"
+    }
+}
+
+inventory::submit! {
+    Target { name: "cuda", dialect: &Cuda }
+}

@@ -1,8 +1,67 @@
-//! The HIP backend.
+//! The HIP backend: AMD GPUs as an [`Accelerator`] (wavefront size 64,
+//! hipBLAS, hipSOLVER and hipCUB as vendor libraries) and the HIP dialect of
+//! the shared C++ emitter (`hip/hip_runtime.h`, `hip*` API names, `.hip`
+//! files).
 //!
-//! This crate will implement the `Accelerator` description for AMD GPUs
-//! (wavefront size 64, hipBLAS/rocBLAS, hipSOLVER, hipCUB) and supply the
-//! HIP dialect of the shared C++ emitter, so that it stays a thin mirror of
-//! the CUDA backend. A runtime part behind a cargo feature will need ROCm.
-//!
-//! Nothing is implemented yet; the backend arrives with its own issue.
+//! Linking this crate registers the `hip` target with `sdfg-codegen`;
+//! `sdfgc` and the harness find it by name.
+
+use sdfg_codegen::{Dialect, Target};
+use sdfg_ir::LibraryOp;
+use sdfg_passes::{Accelerator, VendorCall};
+
+/// An AMD GPU programmed in HIP C++.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hip;
+
+impl Accelerator for Hip {
+    fn name(&self) -> &'static str {
+        "hip"
+    }
+
+    fn warp_size(&self) -> u32 {
+        64
+    }
+
+    /// 256 threads: 64 x 4 for two-dimensional maps (one wavefront per row).
+    fn default_block(&self) -> [u32; 3] {
+        [64, 4, 1]
+    }
+
+    fn max_grid(&self) -> [u64; 3] {
+        [(1 << 31) - 1, 65_535, 65_535]
+    }
+
+    fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
+        let call = |library, function| Some(VendorCall { library, function });
+        match op {
+            LibraryOp::MatMul | LibraryOp::Gemm { .. } => call("hipBLAS", "hipblasDgemm"),
+            LibraryOp::Gemv { .. } => call("hipBLAS", "hipblasDgemv"),
+            LibraryOp::Dot => call("hipBLAS", "hipblasDdot"),
+            LibraryOp::BatchedMatMul => call("hipBLAS", "hipblasDgemmStridedBatched"),
+            LibraryOp::Transpose => call("hipBLAS", "hipblasDgeam"),
+            LibraryOp::Reduce { .. } => call("hipCUB", "hipcub::DeviceReduce::Reduce"),
+            LibraryOp::Cholesky { .. } => call("hipSOLVER", "hipsolverDnDpotrf"),
+            LibraryOp::Solve => call("hipSOLVER", "hipsolverDnDgetrf+hipsolverDnDgetrs"),
+            LibraryOp::TensorTranspose { .. } => None,
+        }
+    }
+}
+
+impl Dialect for Hip {
+    fn runtime_header(&self) -> &'static str {
+        "hip/hip_runtime.h"
+    }
+
+    fn api_prefix(&self) -> &'static str {
+        "hip"
+    }
+
+    fn source_extension(&self) -> &'static str {
+        "hip"
+    }
+}
+
+inventory::submit! {
+    Target { name: "hip", dialect: &Hip }
+}

@@ -27,10 +27,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// The stages, in order.
+/// The stages of every backend, in order.
 pub const STAGES: [&str; 8] = [
     "parse", "compile", "validate", "json", "simulate", "offload", "device", "numpy",
 ];
+
+/// The stages run for `backend`, in order: a code-generating backend adds
+/// **emit** (the translation unit) and **cc** (compiling it with real
+/// compilers) before the NumPy comparison.
+pub fn stages(backend: crate::Backend) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = STAGES[..7].to_vec();
+    if matches!(backend, crate::Backend::Code(_)) {
+        out.extend(["emit", "cc"]);
+    }
+    out.push("numpy");
+    out
+}
 
 /// The outcome of one stage.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -126,15 +138,18 @@ pub fn python_available() -> Result<(), String> {
     }
 }
 
-/// Runs every stage for one kernel, offloading for `accelerator` (the
-/// device stage runs on the simulated accelerator whatever placed the data).
+/// Runs every stage for one kernel, offloading for `backend`'s accelerator
+/// (the device stage runs on the simulated accelerator whatever placed the
+/// data); `tools` is `corpus/tools`.
 pub fn run_kernel(
     kernel: &KernelFile,
     preset: &str,
-    accelerator: &dyn sdfg_passes::Accelerator,
-    reference_script: &Path,
+    backend: crate::Backend,
+    tools: &Path,
     python: &Result<(), String>,
 ) -> KernelReport {
+    let accelerator = backend.accelerator();
+    let reference_script = &tools.join("reference.py");
     let mut report = KernelReport {
         kernel: kernel.name.clone(),
         preset: preset.to_owned(),
@@ -290,6 +305,49 @@ pub fn run_kernel(
         device_report = r;
         Ok(())
     });
+    if let crate::Backend::Code(target) = backend {
+        let mut source_path: Option<PathBuf> = None;
+        stage(&mut report, "emit", &mut || {
+            let k = offloaded
+                .as_ref()
+                .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
+            let unit = sdfg_codegen::emit(k, target.dialect).map_err(|e| fail(&e))?;
+            let dir = std::env::temp_dir().join(format!(
+                "sdfg-emit-{}-{}",
+                std::process::id(),
+                target.name
+            ));
+            std::fs::create_dir_all(&dir).map_err(|e| fail(&e))?;
+            let path = dir.join(format!(
+                "{}.{}",
+                kernel.name.replace('/', "_"),
+                target.dialect.source_extension()
+            ));
+            std::fs::write(&path, &unit.source).map_err(|e| fail(&e))?;
+            source_path = Some(path);
+            Ok(())
+        });
+        stage(&mut report, "cc", &mut || {
+            let path = source_path
+                .as_ref()
+                .ok_or_else(|| Verdict::Skip("nothing emitted".to_owned()))?;
+            let check = match target.name {
+                "hip" => crate::toolchain::check_hip(path),
+                "cuda" => crate::toolchain::check_cuda(path, tools),
+                other => crate::toolchain::Check::Missing(format!(
+                    "no compile check is known for the `{other}` backend"
+                )),
+            };
+            match check {
+                crate::toolchain::Check::Passed => {
+                    let _ = std::fs::remove_file(path);
+                    Ok(())
+                }
+                crate::toolchain::Check::Failed(why) => Err(Verdict::Fail(why)),
+                crate::toolchain::Check::Missing(why) => Err(Verdict::Skip(why)),
+            }
+        });
+    }
     report.launches = device_report.launches;
     report.transfer_bytes = device_report.transfer_bytes();
     report.lower_bound_bytes = device_report.lower_bound_bytes;

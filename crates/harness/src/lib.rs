@@ -15,6 +15,7 @@
 //! 0.63 ms, correlation 1.0 ms, adi 2.0 ms.
 
 pub mod corpus;
+pub mod toolchain;
 
 use sdfg_ir::Sdfg;
 use std::path::{Path, PathBuf};
@@ -109,18 +110,70 @@ pub fn default_program(module: &sdfg_frontend::Module) -> Option<String> {
     }
 }
 
-/// The accelerator named by `--backend`.
-///
-/// Only the simulated accelerator exists so far; the CUDA and HIP backends
-/// are named so that asking for them says what is missing.
-pub fn accelerator(name: &str) -> Result<Box<dyn sdfg_passes::Accelerator>, String> {
-    match name {
-        "sim" => Ok(Box::new(sdfg_sim::SimAccelerator)),
-        "cuda" | "hip" => Err(format!(
-            "the `{name}` backend is not built yet; use `--backend sim`"
-        )),
-        other => Err(format!("unknown backend `{other}` (known: sim)")),
+// Backends linked only for their registrations must be referenced, or the
+// linker drops them and their `inventory` entries with them.
+#[cfg(feature = "cuda")]
+use sdfg_backend_cuda as _;
+#[cfg(feature = "hip")]
+use sdfg_backend_hip as _;
+
+/// The GPU backends this project has, whether or not they are linked in.
+pub const GPU_BACKENDS: [&str; 2] = ["cuda", "hip"];
+
+/// A backend named by `--backend`.
+#[derive(Clone, Copy)]
+pub enum Backend {
+    /// The simulated accelerator: offload and simulate, no code.
+    Sim,
+    /// A code-generating target registered with `sdfg-codegen`.
+    Code(&'static sdfg_codegen::Target),
+}
+
+impl Backend {
+    /// The accelerator the offload pass places data and work for.
+    pub fn accelerator(&self) -> &'static dyn sdfg_passes::Accelerator {
+        match self {
+            Backend::Sim => &sdfg_sim::SimAccelerator,
+            Backend::Code(t) => t.dialect,
+        }
     }
+
+    /// The backend's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Sim => "sim",
+            Backend::Code(t) => t.name,
+        }
+    }
+}
+
+/// The backend named by `--backend`: `sim`, or any linked code target
+/// (found through the `sdfg-codegen` registry, not a list here). A GPU
+/// backend whose cargo feature is off says so, as Cranelift's ISA lookup
+/// does for a target it was built without.
+pub fn backend(name: &str) -> Result<Backend, String> {
+    if name == "sim" {
+        return Ok(Backend::Sim);
+    }
+    if let Some(t) = sdfg_codegen::target(name) {
+        return Ok(Backend::Code(t));
+    }
+    if GPU_BACKENDS.contains(&name) {
+        return Err(format!(
+            "support for the `{name}` backend is disabled: this build lacks the `{name}` cargo feature"
+        ));
+    }
+    let mut known = vec!["sim"];
+    known.extend(sdfg_codegen::targets().iter().map(|t| t.name));
+    Err(format!(
+        "unknown backend `{name}` (known: {})",
+        known.join(", ")
+    ))
+}
+
+/// The accelerator of the backend named by `--backend`.
+pub fn accelerator(name: &str) -> Result<&'static dyn sdfg_passes::Accelerator, String> {
+    backend(name).map(|b| b.accelerator())
 }
 
 /// Parses `--host-maps`: `none`, `auto`, or map labels separated by commas.
@@ -136,5 +189,36 @@ pub fn parse_host_maps(text: &str) -> sdfg_passes::HostMaps {
                 .map(str::to_owned)
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod backend_tests {
+    use super::*;
+
+    /// Built with `--no-default-features`, the GPU backends are not linked:
+    /// asking for one says that its support is disabled (CI runs this).
+    #[cfg(not(feature = "cuda"))]
+    #[test]
+    fn a_backend_whose_feature_is_off_says_support_is_disabled() {
+        let Err(e) = backend("cuda") else {
+            panic!("the cuda backend is linked without its feature")
+        };
+        assert!(
+            e.contains("support for the `cuda` backend is disabled"),
+            "{e}"
+        );
+        assert!(e.contains("`cuda` cargo feature"), "{e}");
+    }
+
+    #[cfg(all(feature = "cuda", feature = "hip"))]
+    #[test]
+    fn linked_backends_are_found_through_the_registry() {
+        for name in GPU_BACKENDS {
+            let b = backend(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(b.name(), name);
+            assert_eq!(b.accelerator().name(), name);
+        }
+        assert_eq!(backend("sim").map(|b| b.name()), Ok("sim"));
     }
 }

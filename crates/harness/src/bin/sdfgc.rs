@@ -39,9 +39,14 @@ enum Command {
         /// What to print.
         #[arg(long, value_enum, default_value = "sdfg-json")]
         emit: Emit,
-        /// Offload to this accelerator (`sim`); without it the host SDFG is printed.
+        /// Offload to this accelerator (`sim`, `cuda`, `hip`); without it the
+        /// host SDFG is printed.
         #[arg(long)]
         backend: Option<String>,
+        /// With `--emit source`: write the translation unit into this
+        /// directory (created if missing) instead of printing it.
+        #[arg(short = 'o', long = "out-dir")]
+        out_dir: Option<PathBuf>,
         /// Maps that stay on the host: `none`, `auto`, or labels separated by commas.
         #[arg(long, default_value = "none")]
         host_maps: String,
@@ -79,6 +84,8 @@ enum Emit {
     Dot,
     /// The offload report: every placement and copy with its reason.
     Report,
+    /// The translation unit of a code-generating backend (`cuda`, `hip`).
+    Source,
 }
 
 fn main() -> ExitCode {
@@ -110,6 +117,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             program,
             emit,
             backend,
+            out_dir,
             host_maps,
             verbose,
         } => {
@@ -128,13 +136,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let mut sdfg = module.compile(&name).map_err(|e| e.to_string())?;
             let mut report = None;
+            let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
             if let Some(backend) = backend {
-                let acc = sdfg_harness::accelerator(&backend)?;
                 let options = sdfg_passes::Options {
                     host_maps: sdfg_harness::parse_host_maps(&host_maps),
                     verbose,
                 };
-                let (out, r) = sdfg_passes::offload(&sdfg, acc.as_ref(), &options)
+                let (out, r) = sdfg_passes::offload(&sdfg, backend.accelerator(), &options)
                     .map_err(|e| e.to_string())?;
                 sdfg = out;
                 report = Some(r);
@@ -146,6 +154,39 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     Some(r) => print!("{r}"),
                     None => return Err("`--emit report` needs `--backend`".to_owned()),
                 },
+                Emit::Source => {
+                    let Some(sdfg_harness::Backend::Code(target)) = backend else {
+                        return Err(
+                            "`--emit source` needs a code-generating backend (`--backend cuda` or `hip`)"
+                                .to_owned(),
+                        );
+                    };
+                    let unit =
+                        sdfg_codegen::emit(&sdfg, target.dialect).map_err(|e| e.to_string())?;
+                    match out_dir {
+                        Some(dir) => {
+                            std::fs::create_dir_all(&dir)
+                                .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+                            // Named after the program's file: corpus kernels
+                            // are all called `kernel`.
+                            let stem = file.file_stem().map_or_else(
+                                || unit.file_name.clone(),
+                                |s| {
+                                    format!(
+                                        "{}.{}",
+                                        s.to_string_lossy(),
+                                        target.dialect.source_extension()
+                                    )
+                                },
+                            );
+                            let path = dir.join(stem);
+                            std::fs::write(&path, &unit.source)
+                                .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                            println!("{}", path.display());
+                        }
+                        None => print!("{}", unit.source),
+                    }
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

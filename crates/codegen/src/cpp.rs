@@ -1,0 +1,487 @@
+//! Printing IR expressions as C++: dtypes, literals, symbolic expressions
+//! and conditions, and tasklet code.
+//!
+//! Everything printed here is valid in host and device code alike; the
+//! semantics the interpreter gives each operation (Python's `//` and `%`,
+//! C's truncating `/` on integers, NumPy's NaN-propagating `min`/`max`) come
+//! from helpers in the prelude (`sdfg::floordiv`, `sdfg::mod`, ...).
+
+use sdfg_ir::code::{BinaryOp, Binding, Expr, Intrinsic, Stmt, TypeChecker, UnaryOp};
+use sdfg_ir::symbolic::{Atom, CondView};
+use sdfg_ir::{CmpOp, DType, Literal, SymCond, SymExpr};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// The C++ type of a dtype.
+pub fn ctype(t: DType) -> &'static str {
+    match t {
+        DType::Bool => "bool",
+        DType::Int8 => "int8_t",
+        DType::Int16 => "int16_t",
+        DType::Int32 => "int32_t",
+        DType::Int64 => "int64_t",
+        DType::UInt8 => "uint8_t",
+        DType::UInt16 => "uint16_t",
+        DType::UInt32 => "uint32_t",
+        DType::UInt64 => "uint64_t",
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+        DType::Complex64 => "sdfg::complex<float>",
+        DType::Complex128 => "sdfg::complex<double>",
+    }
+}
+
+const KEYWORDS: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "asm",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "const",
+    "constexpr",
+    "continue",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "nullptr",
+    "operator",
+    "or",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "while",
+    "xor",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "dim3",
+    "main",
+    "sdfg",
+    "stream",
+    "min",
+    "max",
+    "abs",
+    "pow",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "floor",
+    "ceil",
+];
+
+/// A C++ identifier for an IR name: names that are C++ keywords, names of
+/// the prelude or of the standard library, and names with a leading
+/// underscore (reserved in C++ at namespace scope) get a prefix.
+pub fn ident(name: &str) -> String {
+    if name.starts_with('_') || KEYWORDS.contains(&name) {
+        format!("v{name}")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// A literal of its exact type.
+pub fn literal(l: &Literal) -> String {
+    match l {
+        Literal::Bool(b) => b.to_string(),
+        Literal::Int { value, dtype } => {
+            if *value == i64::MIN {
+                format!("(({})(-9223372036854775807LL - 1))", ctype(*dtype))
+            } else {
+                format!("(({}){value}LL)", ctype(*dtype))
+            }
+        }
+        Literal::UInt { value, dtype } => format!("(({}){value}ULL)", ctype(*dtype)),
+        Literal::Float { value, dtype } => float(*value, *dtype),
+        Literal::Complex { re, im, dtype } => {
+            let part = if *dtype == DType::Complex64 {
+                DType::Float32
+            } else {
+                DType::Float64
+            };
+            format!(
+                "{}({}, {})",
+                ctype(*dtype),
+                float(*re, part),
+                float(*im, part)
+            )
+        }
+    }
+}
+
+fn float(v: f64, t: DType) -> String {
+    let ty = ctype(t);
+    if v.is_nan() {
+        format!("(({ty})NAN)")
+    } else if v.is_infinite() {
+        format!("(({ty}){}INFINITY)", if v < 0.0 { "-" } else { "" })
+    } else {
+        // `{:?}` prints the shortest representation that round-trips.
+        format!("(({ty}){v:?})")
+    }
+}
+
+/// Prints a read of a container element given the printed indices.
+pub type ReadPrinter<'a> = Box<dyn Fn(&str, &[String]) -> String + 'a>;
+
+/// Prints symbolic integer expressions; `read` prints a read of a container
+/// element (`data[index...]`, interstate code reading data), and every
+/// symbol printed is recorded.
+pub struct SymPrinter<'a> {
+    /// Prints `data[index...]` given the printed indices.
+    pub read: ReadPrinter<'a>,
+    /// Symbols printed so far.
+    pub used: BTreeSet<String>,
+}
+
+impl SymPrinter<'_> {
+    /// An `int64_t` C++ expression for `e`.
+    pub fn expr(&mut self, e: &SymExpr) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for t in e.terms() {
+            let mut factors: Vec<String> = Vec::new();
+            for (atom, power) in t.factors() {
+                let a = self.atom(atom);
+                for _ in 0..*power {
+                    factors.push(a.clone());
+                }
+            }
+            let prod = factors.join(" * ");
+            parts.push(match t.coeff() {
+                1 => prod,
+                -1 => format!("-{prod}"),
+                c => format!("{c}LL * {prod}"),
+            });
+        }
+        let c = e.constant_term();
+        if c != 0 || parts.is_empty() {
+            parts.push(format!("{c}LL"));
+        }
+        let mut out = String::new();
+        for (k, p) in parts.iter().enumerate() {
+            if k == 0 {
+                out.push_str(p);
+            } else if let Some(neg) = p.strip_prefix('-') {
+                let _ = write!(out, " - {neg}");
+            } else {
+                let _ = write!(out, " + {p}");
+            }
+        }
+        format!("({out})")
+    }
+
+    fn atom(&mut self, a: &Atom) -> String {
+        match a {
+            Atom::Symbol(s) => {
+                self.used.insert(s.to_string());
+                ident(s)
+            }
+            Atom::Read(data, index) => {
+                let idx: Vec<String> = index.iter().map(|i| self.expr(i)).collect();
+                format!("((int64_t){})", (self.read)(data, &idx))
+            }
+            Atom::FloorDiv(b) => {
+                let (n, d) = (self.expr(&b[0]), self.expr(&b[1]));
+                format!("sdfg::ifloordiv({n}, {d})")
+            }
+            Atom::Mod(b) => {
+                let (n, d) = (self.expr(&b[0]), self.expr(&b[1]));
+                format!("sdfg::imod({n}, {d})")
+            }
+            Atom::Pow(b) => {
+                let (n, d) = (self.expr(&b[0]), self.expr(&b[1]));
+                format!("sdfg::ipow64({n}, {d})")
+            }
+            Atom::Min(args) => self.fold("sdfg::imin", args),
+            Atom::Max(args) => self.fold("sdfg::imax", args),
+        }
+    }
+
+    fn fold(&mut self, f: &str, args: &[SymExpr]) -> String {
+        let mut it = args.iter();
+        let Some(first) = it.next() else {
+            return "0LL".to_owned();
+        };
+        let mut acc = self.expr(first);
+        for a in it {
+            acc = format!("{f}({acc}, {})", self.expr(a));
+        }
+        acc
+    }
+
+    /// A `bool` C++ expression for `c`.
+    pub fn cond(&mut self, c: &SymCond) -> String {
+        match c.view() {
+            CondView::Const(b) => b.to_string(),
+            CondView::Cmp(e, op) => {
+                let op = match op {
+                    CmpOp::Eq => "==",
+                    CmpOp::Ne => "!=",
+                    CmpOp::Lt => "<",
+                    CmpOp::Le => "<=",
+                    CmpOp::Gt => ">",
+                    CmpOp::Ge => ">=",
+                };
+                format!("({} {op} 0)", self.expr(e))
+            }
+            CondView::And(ops) => {
+                let parts: Vec<String> = ops.iter().map(|o| self.cond(o)).collect();
+                format!("({})", parts.join(" && "))
+            }
+            CondView::Or(ops) => {
+                let parts: Vec<String> = ops.iter().map(|o| self.cond(o)).collect();
+                format!("({})", parts.join(" || "))
+            }
+        }
+    }
+}
+
+/// How a tasklet's pointer connector is indexed: `conn[i, j]` is
+/// `conn[i * coeff[0] + j * coeff[1]]`.
+pub type PointerCoeffs = BTreeMap<String, Vec<String>>;
+
+/// Prints tasklet code as C++ statements.
+pub struct TaskletPrinter<'a> {
+    /// Types of connectors, for the type checker.
+    pub bindings: BTreeMap<String, Binding>,
+    /// Whether a free name is a symbol.
+    pub is_symbol: &'a dyn Fn(&str) -> bool,
+    /// Element offsets per index of each pointer connector.
+    pub coeffs: &'a PointerCoeffs,
+    /// Symbols referenced.
+    pub used: BTreeSet<String>,
+}
+
+impl TaskletPrinter<'_> {
+    /// The C++ statements of `body`, indented by `indent` levels.
+    pub fn body(&mut self, body: &[Stmt], indent: usize, out: &mut String) {
+        let saved = self.bindings.clone();
+        for s in body {
+            self.stmt(s, indent, out);
+        }
+        self.bindings = saved;
+    }
+
+    fn stmt(&mut self, s: &Stmt, indent: usize, out: &mut String) {
+        let pad = "  ".repeat(indent);
+        match s {
+            Stmt::Let { name, dtype, value } => {
+                let v = self.expr(value);
+                let _ = writeln!(out, "{pad}{} {} = {v};", ctype(*dtype), local(name));
+                self.bindings.insert(name.clone(), Binding::Value(*dtype));
+            }
+            Stmt::Assign { target, value } => {
+                let v = self.expr(value);
+                let _ = writeln!(out, "{pad}{} = {v};", local(target));
+            }
+            Stmt::Store { conn, index, value } => {
+                let v = self.expr(value);
+                let at = self.index(conn, index);
+                let _ = writeln!(out, "{pad}{}[{at}] = {v};", local(conn));
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(cond);
+                let _ = writeln!(out, "{pad}if ({c}) {{");
+                self.body(then, indent + 1, out);
+                if otherwise.is_empty() {
+                    let _ = writeln!(out, "{pad}}}");
+                } else {
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    self.body(otherwise, indent + 1, out);
+                    let _ = writeln!(out, "{pad}}}");
+                }
+            }
+        }
+    }
+
+    fn type_of(&self, e: &Expr) -> DType {
+        TypeChecker::new(self.bindings.clone(), self.is_symbol)
+            .type_of(e)
+            .unwrap_or(DType::Float64)
+    }
+
+    fn index(&mut self, conn: &str, index: &[Expr]) -> String {
+        let coeffs = self.coeffs.get(conn).cloned().unwrap_or_default();
+        let parts: Vec<String> = index
+            .iter()
+            .zip(coeffs.iter())
+            .map(|(i, c)| format!("(int64_t)({}) * {c}", self.expr(i)))
+            .collect();
+        if parts.is_empty() {
+            "0".to_owned()
+        } else {
+            parts.join(" + ")
+        }
+    }
+
+    /// A C++ expression for `e`.
+    pub fn expr(&mut self, e: &Expr) -> String {
+        match e {
+            Expr::Lit(l) => literal(l),
+            Expr::Var(name) => {
+                if !self.bindings.contains_key(name) && (self.is_symbol)(name) {
+                    self.used.insert(name.clone());
+                    ident(name)
+                } else {
+                    local(name)
+                }
+            }
+            Expr::Load { conn, index } => {
+                let at = self.index(conn, index);
+                format!("{}[{at}]", local(conn))
+            }
+            Expr::Unary { op, arg } => {
+                let a = self.expr(arg);
+                match op {
+                    UnaryOp::Neg => format!("(-{a})"),
+                    UnaryOp::Not => format!("(!{a})"),
+                    UnaryOp::BitNot if self.type_of(arg) == DType::Bool => format!("(!{a})"),
+                    UnaryOp::BitNot => format!("(({})~{a})", ctype(self.type_of(arg))),
+                }
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let t = self.type_of(lhs);
+                let (l, r) = (self.expr(lhs), self.expr(rhs));
+                let ty = ctype(t);
+                use BinaryOp as B;
+                match op {
+                    B::Add | B::Sub | B::Mul | B::Div => {
+                        let sym = op.symbol();
+                        if t.is_integer() && t.size_bytes() < 4 || t == DType::Bool {
+                            // Integer promotion would widen: wrap back.
+                            format!("(({ty})({l} {sym} {r}))")
+                        } else {
+                            format!("({l} {sym} {r})")
+                        }
+                    }
+                    B::FloorDiv => format!("(({ty})sdfg::floordiv({l}, {r}))"),
+                    B::Mod => format!("(({ty})sdfg::mod({l}, {r}))"),
+                    B::Pow => format!("(({ty})sdfg::pow({l}, {r}))"),
+                    B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge => {
+                        format!("({l} {} {r})", op.symbol())
+                    }
+                    B::And => format!("({l} && {r})"),
+                    B::Or => format!("({l} || {r})"),
+                    B::BitAnd | B::BitOr | B::BitXor | B::Shl | B::Shr => {
+                        let sym = match op {
+                            B::BitAnd => "&",
+                            B::BitOr => "|",
+                            B::BitXor => "^",
+                            B::Shl => "<<",
+                            _ => ">>",
+                        };
+                        format!("(({ty})({l} {sym} {r}))")
+                    }
+                }
+            }
+            Expr::Call { func, args } => {
+                let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+                format!("sdfg::{}({})", intrinsic(*func), a.join(", "))
+            }
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let (c, a, b) = (self.expr(cond), self.expr(then), self.expr(otherwise));
+                format!("({c} ? {a} : {b})")
+            }
+            Expr::Cast { dtype, arg } => {
+                let from = self.type_of(arg);
+                let a = self.expr(arg);
+                format!("sdfg::cast<{}, {}>({a})", ctype(*dtype), ctype(from))
+            }
+        }
+    }
+}
+
+/// The prelude function of an intrinsic.
+fn intrinsic(f: Intrinsic) -> &'static str {
+    match f {
+        Intrinsic::Sqrt => "sqrt",
+        Intrinsic::Exp => "exp",
+        Intrinsic::Log => "log",
+        Intrinsic::Sin => "sin",
+        Intrinsic::Cos => "cos",
+        Intrinsic::Tan => "tan",
+        Intrinsic::Tanh => "tanh",
+        Intrinsic::Atan => "atan",
+        Intrinsic::Atan2 => "atan2",
+        Intrinsic::Pow => "pow",
+        Intrinsic::Abs => "abs",
+        Intrinsic::Min => "minimum",
+        Intrinsic::Max => "maximum",
+        Intrinsic::Floor => "floor",
+        Intrinsic::Ceil => "ceil",
+        Intrinsic::Real => "real",
+        Intrinsic::Imag => "imag",
+        Intrinsic::Conj => "conj",
+        Intrinsic::Complex => "make_complex",
+        Intrinsic::IsNan => "isnan",
+    }
+}
+
+/// The C++ name of a tasklet connector or local (kept apart from container
+/// and symbol names by a prefix).
+pub fn local(name: &str) -> String {
+    format!("t_{name}")
+}

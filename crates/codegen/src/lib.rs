@@ -1,0 +1,102 @@
+//! One C++ emitter for every GPU backend.
+//!
+//! CUDA and HIP C++ differ in little more than names (`cudaMalloc` and
+//! `hipMalloc`, the runtime header, the vendor libraries), so, as in
+//! cubecl, one emitter writes the translation unit and a [`Dialect`]
+//! supplies what differs. Backend crates implement [`Dialect`] (which
+//! extends the offload pass's [`Accelerator`]) and register it as a
+//! [`Target`]; `sdfgc` and the harness find every linked target by name
+//! through [`targets`], with no central list to edit.
+//!
+//! The emitted file is self-contained: a prelude (the semantics of the IR's
+//! operations for host and device), one `__global__` function per kernel,
+//! and an `extern "C"` entry point named after the SDFG that takes the
+//! program's arguments in [`Sdfg::arguments`](sdfg_ir::Sdfg) order (every
+//! container as a pointer, every symbol as `int64_t`) and returns 0, or an
+//! error code after printing the failing runtime call. One source compiles
+//! three ways: whole with `nvcc`/`hipcc`; its kernels alone with NVRTC
+//! (`__CUDACC_RTC__` hides the host part); its host part alone with a host
+//! C++ compiler (`-DSDFG_HOST_ONLY` leaves the kernels as declarations and
+//! kernels are launched through the runtime's `LaunchKernel` call, not the
+//! `<<<>>>` syntax).
+//!
+//! What the emitter does not lower yet returns [`EmitError::Unsupported`]
+//! naming the node and state: library nodes (vendor calls and pure
+//! expansions), nested SDFGs and host callbacks.
+
+pub mod cpp;
+mod emit;
+
+pub use emit::emit;
+use sdfg_passes::Accelerator;
+use thiserror::Error;
+
+/// What a GPU programming dialect supplies to the shared emitter.
+pub trait Dialect: Accelerator + Sync {
+    /// The runtime header (`"cuda_runtime.h"`).
+    fn runtime_header(&self) -> &'static str;
+    /// The prefix of runtime API names and types (`"cuda"`: `cudaMalloc`,
+    /// `cudaStream_t`, `cudaMemcpyHostToDevice`).
+    fn api_prefix(&self) -> &'static str;
+    /// The extension of an emitted source file, without the dot (`"cu"`).
+    fn source_extension(&self) -> &'static str;
+}
+
+/// A linked backend: a name (as `--backend` spells it) and its dialect.
+pub struct Target {
+    /// The name.
+    pub name: &'static str,
+    /// The dialect.
+    pub dialect: &'static dyn Dialect,
+}
+
+inventory::collect!(Target);
+
+/// Every target linked into the program, sorted by name.
+///
+/// A crate that only registers a target must still be referenced by the
+/// program (`use sdfg_backend_hip as _;`), or the linker drops it and its
+/// registration with it.
+pub fn targets() -> Vec<&'static Target> {
+    let mut all: Vec<&'static Target> = inventory::iter::<Target>.into_iter().collect();
+    all.sort_by_key(|t| t.name);
+    all
+}
+
+/// The target named `name`, if it is linked.
+pub fn target(name: &str) -> Option<&'static Target> {
+    inventory::iter::<Target>
+        .into_iter()
+        .find(|t| t.name == name)
+}
+
+/// One emitted translation unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TranslationUnit {
+    /// File name (`"gemm.cu"`).
+    pub file_name: String,
+    /// The source.
+    pub source: String,
+    /// Names of the kernels, in emission order.
+    pub kernels: Vec<String>,
+    /// Name of the `extern "C"` entry point.
+    pub entry: String,
+}
+
+/// Why an SDFG could not be emitted.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum EmitError {
+    /// A construct this version of the emitter does not lower.
+    #[error("cannot emit {what} (node `{node}` in state `{state}`)")]
+    Unsupported {
+        /// What.
+        what: String,
+        /// The node's label.
+        node: String,
+        /// The state's label.
+        state: String,
+    },
+    /// The SDFG is not valid (emission needs a valid SDFG).
+    #[error("the SDFG is invalid:\n{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,189 @@
+// ---- sdfg prelude: the semantics of the IR's operations, for host and device ----
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define NAN __builtin_nan("")
+#define INFINITY __builtin_inf()
+#else
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#endif
+#define SDFG_HD __host__ __device__ inline
+
+namespace sdfg {
+
+template <class T> struct complex {
+  T re, im;
+  SDFG_HD complex() : re(0), im(0) {}
+  SDFG_HD complex(T r) : re(r), im(0) {}
+  SDFG_HD complex(T r, T i) : re(r), im(i) {}
+  template <class U> SDFG_HD explicit complex(const complex<U>& o) : re((T)o.re), im((T)o.im) {}
+};
+template <class T> SDFG_HD complex<T> operator+(complex<T> a, complex<T> b) { return complex<T>(a.re + b.re, a.im + b.im); }
+template <class T> SDFG_HD complex<T> operator-(complex<T> a, complex<T> b) { return complex<T>(a.re - b.re, a.im - b.im); }
+template <class T> SDFG_HD complex<T> operator-(complex<T> a) { return complex<T>(-a.re, -a.im); }
+template <class T> SDFG_HD complex<T> operator*(complex<T> a, complex<T> b) { return complex<T>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+template <class T> SDFG_HD complex<T> operator/(complex<T> a, complex<T> b) {
+  T d = b.re * b.re + b.im * b.im;
+  return complex<T>((a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d);
+}
+template <class T> SDFG_HD bool operator==(complex<T> a, complex<T> b) { return a.re == b.re && a.im == b.im; }
+template <class T> SDFG_HD bool operator!=(complex<T> a, complex<T> b) { return !(a == b); }
+
+// Python's integer floor division and modulo (the result has the sign of the divisor).
+template <class T> SDFG_HD T floordiv(T a, T b) {
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+  return q;
+}
+template <class T> SDFG_HD T mod(T a, T b) {
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+SDFG_HD float floordiv(float a, float b) { return ::floorf(a / b); }
+SDFG_HD double floordiv(double a, double b) { return ::floor(a / b); }
+SDFG_HD float mod(float a, float b) { float m = ::fmodf(a, b); return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
+SDFG_HD double mod(double a, double b) { double m = ::fmod(a, b); return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
+SDFG_HD uint8_t floordiv(uint8_t a, uint8_t b) { return a / b; }
+SDFG_HD uint16_t floordiv(uint16_t a, uint16_t b) { return a / b; }
+SDFG_HD uint32_t floordiv(uint32_t a, uint32_t b) { return a / b; }
+SDFG_HD uint64_t floordiv(uint64_t a, uint64_t b) { return a / b; }
+SDFG_HD uint8_t mod(uint8_t a, uint8_t b) { return a % b; }
+SDFG_HD uint16_t mod(uint16_t a, uint16_t b) { return a % b; }
+SDFG_HD uint32_t mod(uint32_t a, uint32_t b) { return a % b; }
+SDFG_HD uint64_t mod(uint64_t a, uint64_t b) { return a % b; }
+// Symbolic (int64) arithmetic: not overloaded, so mixed `long`/`long long` operands convert.
+SDFG_HD int64_t ifloordiv(int64_t a, int64_t b) { return floordiv<int64_t>(a, b); }
+SDFG_HD int64_t imod(int64_t a, int64_t b) { return mod<int64_t>(a, b); }
+SDFG_HD int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+SDFG_HD int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+// Integer powers by squaring; a negative exponent truncates as C would.
+template <class T> SDFG_HD T ipow(T base, T exp) {
+  if (exp < 0) return (T)::pow((double)base, (double)exp);
+  T r = 1;
+  while (exp > 0) { if (exp & 1) r *= base; base *= base; exp >>= 1; }
+  return r;
+}
+template <class T> SDFG_HD T pow(T a, T b) { return ipow(a, b); }
+SDFG_HD int64_t ipow64(int64_t a, int64_t b) { return ipow<int64_t>(a, b); }
+SDFG_HD float pow(float a, float b) { return ::powf(a, b); }
+SDFG_HD double pow(double a, double b) { return ::pow(a, b); }
+
+SDFG_HD float sqrt(float x) { return ::sqrtf(x); }
+SDFG_HD double sqrt(double x) { return ::sqrt(x); }
+SDFG_HD float exp(float x) { return ::expf(x); }
+SDFG_HD double exp(double x) { return ::exp(x); }
+SDFG_HD float log(float x) { return ::logf(x); }
+SDFG_HD double log(double x) { return ::log(x); }
+SDFG_HD float sin(float x) { return ::sinf(x); }
+SDFG_HD double sin(double x) { return ::sin(x); }
+SDFG_HD float cos(float x) { return ::cosf(x); }
+SDFG_HD double cos(double x) { return ::cos(x); }
+SDFG_HD float tan(float x) { return ::tanf(x); }
+SDFG_HD double tan(double x) { return ::tan(x); }
+SDFG_HD float tanh(float x) { return ::tanhf(x); }
+SDFG_HD double tanh(double x) { return ::tanh(x); }
+SDFG_HD float atan(float x) { return ::atanf(x); }
+SDFG_HD double atan(double x) { return ::atan(x); }
+SDFG_HD float atan2(float y, float x) { return ::atan2f(y, x); }
+SDFG_HD double atan2(double y, double x) { return ::atan2(y, x); }
+SDFG_HD float floor(float x) { return ::floorf(x); }
+SDFG_HD double floor(double x) { return ::floor(x); }
+SDFG_HD float ceil(float x) { return ::ceilf(x); }
+SDFG_HD double ceil(double x) { return ::ceil(x); }
+SDFG_HD float abs(float x) { return ::fabsf(x); }
+SDFG_HD double abs(double x) { return ::fabs(x); }
+template <class T> SDFG_HD T abs(T x) { return x < 0 ? -x : x; }
+SDFG_HD bool isnan(float x) { return x != x; }
+SDFG_HD bool isnan(double x) { return x != x; }
+// NumPy's minimum/maximum: NaN propagates.
+template <class T> SDFG_HD T minimum(T a, T b) { return isnan(a) || isnan(b) ? (T)NAN : (a < b ? a : b); }
+template <class T> SDFG_HD T maximum(T a, T b) { return isnan(a) || isnan(b) ? (T)NAN : (a > b ? a : b); }
+#define SDFG_INT_MINMAX(T) \
+  SDFG_HD T minimum(T a, T b) { return a < b ? a : b; } \
+  SDFG_HD T maximum(T a, T b) { return a > b ? a : b; }
+SDFG_INT_MINMAX(bool) SDFG_INT_MINMAX(int8_t) SDFG_INT_MINMAX(int16_t) SDFG_INT_MINMAX(int32_t)
+SDFG_INT_MINMAX(int64_t) SDFG_INT_MINMAX(uint8_t) SDFG_INT_MINMAX(uint16_t)
+SDFG_INT_MINMAX(uint32_t) SDFG_INT_MINMAX(uint64_t)
+
+template <class T> SDFG_HD T real(complex<T> z) { return z.re; }
+template <class T> SDFG_HD T imag(complex<T> z) { return z.im; }
+template <class T> SDFG_HD complex<T> conj(complex<T> z) { return complex<T>(z.re, -z.im); }
+template <class T> SDFG_HD T abs(complex<T> z) { return sqrt(z.re * z.re + z.im * z.im); }
+template <class T> SDFG_HD bool isnan(complex<T> z) { return isnan(z.re) || isnan(z.im); }
+template <class T> SDFG_HD complex<T> make_complex(T re, T im) { return complex<T>(re, im); }
+template <class T> SDFG_HD complex<T> exp(complex<T> z) { T e = exp(z.re); return complex<T>(e * cos(z.im), e * sin(z.im)); }
+template <class T> SDFG_HD complex<T> log(complex<T> z) { return complex<T>(log(abs(z)), atan2(z.im, z.re)); }
+template <class T> SDFG_HD complex<T> sqrt(complex<T> z) {
+  T r = abs(z);
+  T re = sqrt((r + z.re) / 2);
+  T im = sqrt((r - z.re) / 2);
+  return complex<T>(re, z.im < 0 ? -im : im);
+}
+template <class T> SDFG_HD complex<T> sin(complex<T> z) { return complex<T>(sin(z.re) * ::cosh(z.im), cos(z.re) * ::sinh(z.im)); }
+template <class T> SDFG_HD complex<T> cos(complex<T> z) { return complex<T>(cos(z.re) * ::cosh(z.im), -sin(z.re) * ::sinh(z.im)); }
+template <class T> SDFG_HD complex<T> pow(complex<T> a, complex<T> b) {
+  if (a.re == 0 && a.im == 0) return complex<T>(b.re == 0 && b.im == 0 ? 1 : 0, 0);
+  return exp(b * log(a));
+}
+
+template <class To, class From> struct caster { SDFG_HD static To go(From x) { return (To)x; } };
+template <class T, class From> struct caster<complex<T>, From> { SDFG_HD static complex<T> go(From x) { return complex<T>((T)x, 0); } };
+template <class T, class U> struct caster<complex<T>, complex<U>> { SDFG_HD static complex<T> go(complex<U> x) { return complex<T>(x); } };
+template <class To, class From> SDFG_HD To cast(From x) { return caster<To, From>::go(x); }
+
+}  // namespace sdfg
+
+#if !defined(SDFG_HOST_ONLY)
+namespace sdfg {
+// Write-conflict resolution on the device: native atomics where they exist,
+// compare-and-swap loops elsewhere.
+template <class T> struct bits;
+template <> struct bits<float> { typedef unsigned int type; };
+template <> struct bits<double> { typedef unsigned long long type; };
+template <> struct bits<int32_t> { typedef unsigned int type; };
+template <> struct bits<uint32_t> { typedef unsigned int type; };
+template <> struct bits<int64_t> { typedef unsigned long long type; };
+template <> struct bits<uint64_t> { typedef unsigned long long type; };
+
+template <class T, class F> __device__ inline void atomic_update(T* p, F f) {
+  typedef typename bits<T>::type U;
+  U* q = (U*)p;
+  U old = *q, assumed;
+  do {
+    assumed = old;
+    T cur;
+    memcpy(&cur, &assumed, sizeof(T));
+    T next = f(cur);
+    U n;
+    memcpy(&n, &next, sizeof(T));
+    old = atomicCAS(q, assumed, n);
+  } while (old != assumed);
+}
+__device__ inline void atomic_sum(float* p, float v) { atomicAdd(p, v); }
+__device__ inline void atomic_sum(double* p, double v) { atomicAdd(p, v); }
+__device__ inline void atomic_sum(int32_t* p, int32_t v) { atomicAdd(p, v); }
+__device__ inline void atomic_sum(uint32_t* p, uint32_t v) { atomicAdd(p, v); }
+__device__ inline void atomic_sum(int64_t* p, int64_t v) { atomicAdd((unsigned long long*)p, (unsigned long long)v); }
+__device__ inline void atomic_sum(uint64_t* p, uint64_t v) { atomicAdd((unsigned long long*)p, (unsigned long long)v); }
+template <class T> __device__ inline void atomic_sum(complex<T>* p, complex<T> v) { atomicAdd(&p->re, v.re); atomicAdd(&p->im, v.im); }
+template <class T> __device__ inline void atomic_product(T* p, T v) { atomic_update(p, [v](T x) { return x * v; }); }
+template <class T> __device__ inline void atomic_min(T* p, T v) { atomic_update(p, [v](T x) { return minimum(x, v); }); }
+template <class T> __device__ inline void atomic_max(T* p, T v) { atomic_update(p, [v](T x) { return maximum(x, v); }); }
+__device__ inline void atomic_min(int32_t* p, int32_t v) { atomicMin(p, v); }
+__device__ inline void atomic_max(int32_t* p, int32_t v) { atomicMax(p, v); }
+__device__ inline void atomic_min(uint32_t* p, uint32_t v) { atomicMin(p, v); }
+__device__ inline void atomic_max(uint32_t* p, uint32_t v) { atomicMax(p, v); }
+}  // namespace sdfg
+#endif
+// ---- end of the sdfg prelude ----
