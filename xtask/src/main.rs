@@ -1,6 +1,9 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
-//! - `corpus [--kernel NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]`:
+//! - `bless`: rewrites the golden translation units that
+//!   `cargo test -p sdfg-harness --test goldens` checks
+//!   (`sdfg_harness::goldens`).
+//! - `corpus [--kernel NAME]... [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]`:
 //!   runs every kernel of `corpus/npbench/` through the pipeline (parse,
 //!   compile, validate, JSON round trip, host simulation, offload for the
 //!   backend, device simulation, comparison with NumPy; for `cuda` and `hip`
@@ -13,11 +16,21 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]\n            run the corpus through the pipeline and print a table";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        Some("bless") => match sdfg_harness::goldens::bless(&workspace_root()) {
+            Ok(paths) => {
+                println!("wrote {} golden translation units", paths.len());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        },
         Some("corpus") => match corpus_command(&args[1..]) {
             Ok(code) => code,
             Err(e) => {
@@ -46,6 +59,7 @@ fn workspace_root() -> PathBuf {
 
 fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut kernels: Vec<String> = Vec::new();
+    let mut excluded: Vec<String> = Vec::new();
     let mut preset = "test".to_owned();
     let mut json = None;
     let mut backend = "sim".to_owned();
@@ -55,6 +69,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
         match a.as_str() {
             "--kernel" => kernels.push(value()?),
+            "--exclude" => excluded.push(value()?),
             "--preset" => preset = value()?,
             "--json" => json = Some(PathBuf::from(value()?)),
             "--backend" => backend = value()?,
@@ -68,6 +83,11 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot read corpus/npbench: {e}"))?;
     let files: Vec<_> = files
         .into_iter()
+        .filter(|f| {
+            !excluded
+                .iter()
+                .any(|k| f.name == *k || f.name.rsplit('/').next() == Some(k.as_str()))
+        })
         .filter(|f| {
             kernels.is_empty()
                 || kernels

@@ -934,6 +934,12 @@ impl<'a> Emitter<'a> {
             let (offset, _) = self.subset_geometry(&m.data, &m.subset, used);
             let target = format!("{}[{offset}]", ident(&m.data));
             let v = cpp::local(conn);
+            // Registers are private to a thread: no other thread can write
+            // them, and atomics on them are illegal.
+            let private = self
+                .desc(&m.data)
+                .is_some_and(|d| d.storage == Storage::Register);
+            let ctx = if private { Ctx::Host } else { ctx };
             let line = match (m.wcr, ctx) {
                 (None, _) => format!("{target} = {v};"),
                 (Some(w), Ctx::Device) => {

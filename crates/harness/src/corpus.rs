@@ -33,12 +33,13 @@ pub const STAGES: [&str; 8] = [
 ];
 
 /// The stages run for `backend`, in order: a code-generating backend adds
-/// **emit** (the translation unit) and **cc** (compiling it with real
-/// compilers) before the NumPy comparison.
+/// **lower** (library nodes expanded; the result simulated on the device
+/// and compared with the host run), **emit** (the translation unit) and
+/// **cc** (compiling it with real compilers) before the NumPy comparison.
 pub fn stages(backend: crate::Backend) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = STAGES[..7].to_vec();
     if matches!(backend, crate::Backend::Code(_)) {
-        out.extend(["emit", "cc"]);
+        out.extend(["lower", "emit", "cc"]);
     }
     out.push("numpy");
     out
@@ -306,11 +307,36 @@ pub fn run_kernel(
         Ok(())
     });
     if let crate::Backend::Code(target) = backend {
+        let mut lowered: Option<Sdfg> = None;
+        stage(&mut report, "lower", &mut || {
+            let (_, i) = sdfgs
+                .as_ref()
+                .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
+            let mut k = offloaded
+                .clone()
+                .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
+            let md = meta
+                .as_ref()
+                .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
+            sdfg_passes::lower_library_nodes(&mut k, target.dialect).map_err(|e| fail(&e))?;
+            let (outs, _) = simulate(&k, i.as_ref(), md).map_err(Verdict::Fail)?;
+            for name in &md.outputs {
+                let host = outputs
+                    .get(name)
+                    .ok_or_else(|| Verdict::Fail(format!("the host run has no output `{name}`")))?;
+                let device = outs.get(name).ok_or_else(|| {
+                    Verdict::Fail(format!("the lowered run has no output `{name}`"))
+                })?;
+                compare(name, device, host, &md.tolerance).map_err(Verdict::Fail)?;
+            }
+            lowered = Some(k);
+            Ok(())
+        });
         let mut source_path: Option<PathBuf> = None;
         stage(&mut report, "emit", &mut || {
-            let k = offloaded
+            let k = lowered
                 .as_ref()
-                .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
+                .ok_or_else(|| Verdict::Skip("nothing lowered".to_owned()))?;
             let unit = sdfg_codegen::emit(k, target.dialect).map_err(|e| fail(&e))?;
             let dir = std::env::temp_dir().join(format!(
                 "sdfg-emit-{}-{}",

@@ -15,6 +15,7 @@
 //! 0.63 ms, correlation 1.0 ms, adi 2.0 ms.
 
 pub mod corpus;
+pub mod goldens;
 pub mod toolchain;
 
 use sdfg_ir::Sdfg;

@@ -161,6 +161,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                                 .to_owned(),
                         );
                     };
+                    sdfg_passes::lower_library_nodes(&mut sdfg, target.dialect)
+                        .map_err(|e| e.to_string())?;
                     let unit =
                         sdfg_codegen::emit(&sdfg, target.dialect).map_err(|e| e.to_string())?;
                     match out_dir {

@@ -1,0 +1,82 @@
+//! Golden translation units: the emitted source of a fixed set of corpus
+//! kernels per GPU backend, committed under `crates/harness/tests/goldens/`.
+//!
+//! As in naga's snapshot tests, `cargo test -p sdfg-harness --test goldens`
+//! regenerates each one and fails on any difference, printing the first
+//! differing line; `cargo xtask bless` rewrites them after an intended
+//! change, so every change to generated code shows up in review as a diff.
+
+use std::path::{Path, PathBuf};
+
+/// The corpus kernels whose emitted source is kept, by name in
+/// `corpus/npbench/polybench/`: products (GEMM, GEMV, DOT shapes), reductions,
+/// stencils in 1-D to 3-D, sequential recurrences, a dynamic programme and
+/// in-place updates.
+pub const KERNELS: [&str; 14] = [
+    "atax",
+    "bicg",
+    "covariance",
+    "doitgen",
+    "durbin",
+    "floyd_warshall",
+    "gemm",
+    "heat_3d",
+    "jacobi_1d",
+    "jacobi_2d",
+    "mvt",
+    "nussinov",
+    "syrk",
+    "trisolv",
+];
+
+/// Where the golden of `kernel` for `backend` lives.
+pub fn path(root: &Path, backend: &crate::Backend, kernel: &str) -> PathBuf {
+    let ext = match backend {
+        crate::Backend::Code(t) => t.dialect.source_extension(),
+        crate::Backend::Sim => "sdfg",
+    };
+    root.join("crates/harness/tests/goldens")
+        .join(backend.name())
+        .join(format!("{kernel}.{ext}"))
+}
+
+/// The source `sdfgc compile --backend B --emit source` writes for `kernel`:
+/// frontend, offload, library lowering, emission.
+pub fn generate(
+    root: &Path,
+    target: &sdfg_codegen::Target,
+    kernel: &str,
+) -> Result<String, String> {
+    let file = root.join(format!("corpus/npbench/polybench/{kernel}.py"));
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let module = sdfg_frontend::Module::parse(&file.display().to_string(), &text)
+        .map_err(|e| e.to_string())?;
+    let program =
+        crate::default_program(&module).ok_or_else(|| format!("`{kernel}` names no program"))?;
+    let sdfg = module.compile(&program).map_err(|e| e.to_string())?;
+    let (mut sdfg, _) =
+        sdfg_passes::offload(&sdfg, target.dialect, &sdfg_passes::Options::default())
+            .map_err(|e| e.to_string())?;
+    sdfg_passes::lower_library_nodes(&mut sdfg, target.dialect).map_err(|e| e.to_string())?;
+    sdfg_codegen::emit(&sdfg, target.dialect)
+        .map(|u| u.source)
+        .map_err(|e| e.to_string())
+}
+
+/// Rewrites every golden; returns the paths written.
+pub fn bless(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut written = Vec::new();
+    for target in sdfg_codegen::targets() {
+        let backend = crate::Backend::Code(target);
+        for kernel in KERNELS {
+            let source = generate(root, target, kernel)?;
+            let p = path(root, &backend, kernel);
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+            std::fs::write(&p, source).map_err(|e| format!("{}: {e}", p.display()))?;
+            written.push(p);
+        }
+    }
+    Ok(written)
+}

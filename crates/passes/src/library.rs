@@ -1,0 +1,568 @@
+//! Library lowering: library nodes become maps and tasklets (the pure
+//! expansion) before code generation.
+//!
+//! A library node stands for a coarse operation the simulator computes
+//! directly (`sdfg_sim::library`, the reference semantics). Emitters need
+//! loops, so each node is replaced, in place, by a scope that computes the
+//! same thing: a map over the output's elements (a kernel where the node was
+//! a device-wide call, sequential loops where it sat inside a map), and
+//! inside it a sequential map over the reduced dimensions accumulating into
+//! a per-element register, which is then stored. One builder serves every
+//! operation, since all are reductions of an elementwise product or value:
+//!
+//! | operation | output elements | reduced | value |
+//! |---|---|---|---|
+//! | MatMul (matrix x matrix) | `i, j` | `k` | `A[i,k] * B[k,j]` |
+//! | MatMul (matrix x vector, vector x matrix) | `i` / `j` | `k` | `A[i,k] * x[k]` / `x[k] * B[k,j]` |
+//! | MatMul (vector x vector), Dot | one | `k` | `x[k] * y[k]` |
+//! | Reduce | kept axes | reduced axes | `in[...]` |
+//!
+//! A Reduce without identity combines into the output's current value
+//! (DaCe's rule, as the simulator does): its result is stored with the
+//! reduction as write-conflict resolution. Vendor calls (cuBLAS, hipBLAS,
+//! ...) are not emitted yet: every node is expanded, and the report says
+//! which vendor call the accelerator would have used. Operations without a
+//! pure expansion here (batched products, Cholesky, Solve, transposes, GEMM
+//! and GEMV with scaling) are refused with [`LibraryError::Unsupported`]
+//! naming the node and state.
+
+use crate::accelerator::Accelerator;
+use sdfg_ir::builder::{BuildError, StateBuilder};
+use sdfg_ir::code::{BinaryOp, Expr, Stmt};
+use sdfg_ir::{
+    BlockKind, Connector, DType, DataDesc, LibraryOp, Lifetime, Literal, Map, Memlet, Node, NodeId,
+    Range, Region, Schedule, Sdfg, State, Storage, Subset, SymExpr, Wcr,
+};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Why a library node could not be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum LibraryError {
+    /// An operation (or operand shape) without an expansion here.
+    #[error("cannot lower {what} (library node `{node}` in state `{state}`)")]
+    Unsupported {
+        /// What.
+        what: String,
+        /// The node's label.
+        node: String,
+        /// The state's label.
+        state: String,
+    },
+    /// The lowered SDFG is invalid: a bug, reported instead of hidden.
+    #[error("the lowered SDFG is invalid:\n{0}")]
+    Invalid(String),
+}
+
+/// Expands every library node of `sdfg` (and of SDFGs nested in it); returns
+/// one line per node: what it became, and the vendor call `acc` maps it to.
+pub fn lower_library_nodes(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+) -> Result<Vec<String>, LibraryError> {
+    let mut lines = Vec::new();
+    let Sdfg {
+        body, containers, ..
+    } = sdfg;
+    let mut counter = 0usize;
+    lower_region(body, containers, acc, &mut counter, &mut lines)?;
+    sdfg_ir::validate(sdfg).map_err(|e| LibraryError::Invalid(e.to_string()))?;
+    Ok(lines)
+}
+
+fn lower_region(
+    region: &mut Region,
+    containers: &mut BTreeMap<String, DataDesc>,
+    acc: &dyn Accelerator,
+    counter: &mut usize,
+    lines: &mut Vec<String>,
+) -> Result<(), LibraryError> {
+    for block in &mut region.blocks {
+        match &mut block.kind {
+            BlockKind::State(state) => {
+                lower_state(&block.label, state, containers, acc, counter, lines)?;
+            }
+            BlockKind::Loop(l) => lower_region(&mut l.body, containers, acc, counter, lines)?,
+            BlockKind::Conditional(c) => {
+                for (_, r) in &mut c.branches {
+                    lower_region(r, containers, acc, counter, lines)?;
+                }
+                if let Some(r) = &mut c.otherwise {
+                    lower_region(r, containers, acc, counter, lines)?;
+                }
+            }
+            BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+    Ok(())
+}
+
+/// One operand: the edge's other end and connector, and its memlet.
+struct Operand {
+    node: NodeId,
+    conn: Option<String>,
+    memlet: Memlet,
+}
+
+fn lower_state(
+    label: &str,
+    state: &mut State,
+    containers: &mut BTreeMap<String, DataDesc>,
+    acc: &dyn Accelerator,
+    counter: &mut usize,
+    lines: &mut Vec<String>,
+) -> Result<(), LibraryError> {
+    // Nested SDFGs first.
+    let ids: Vec<NodeId> = state.nodes().map(|(id, _)| id).collect();
+    for id in &ids {
+        if let Some(Node::NestedSdfg(n)) = state.graph.node_weight_mut(*id) {
+            let mut inner = lower_library_nodes(&mut n.sdfg, acc)?;
+            lines.append(&mut inner);
+        }
+    }
+    loop {
+        let tree = state
+            .scope_tree()
+            .map_err(|e| LibraryError::Invalid(e.to_string()))?;
+        let Some((id, node)) = state.nodes().find_map(|(id, n)| match n {
+            Node::Library(l) => Some((id, l.clone())),
+            _ => None,
+        }) else {
+            return Ok(());
+        };
+        let refuse = |what: &str| LibraryError::Unsupported {
+            what: what.to_owned(),
+            node: node.label.clone(),
+            state: label.to_owned(),
+        };
+        let inputs: BTreeMap<String, Operand> = state
+            .in_edges(id)
+            .filter_map(|(_, src, e)| {
+                Some((
+                    e.dst_conn.clone()?,
+                    Operand {
+                        node: src,
+                        conn: e.src_conn.clone(),
+                        memlet: e.memlet.clone()?,
+                    },
+                ))
+            })
+            .collect();
+        let outputs: BTreeMap<String, Operand> = state
+            .out_edges(id)
+            .filter_map(|(_, dst, e)| {
+                Some((
+                    e.src_conn.clone()?,
+                    Operand {
+                        node: dst,
+                        conn: e.dst_conn.clone(),
+                        memlet: e.memlet.clone()?,
+                    },
+                ))
+            })
+            .collect();
+        // Where the expansion runs.
+        let (outer, inner) = match (tree.parent(id), node.schedule) {
+            (None, s) if s.is_device() => (acc.kernel_schedule(), acc.inner_schedule()),
+            (None, _) => (Schedule::Default, Schedule::Sequential),
+            (Some(_), _) => (acc.inner_schedule(), acc.inner_schedule()),
+        };
+        let plan = plan(&node.op, &inputs, &outputs).map_err(|w| refuse(&w))?;
+        let dtype = containers
+            .get(&outputs[&plan.out].memlet.data)
+            .map(|d| d.dtype)
+            .ok_or_else(|| refuse("an output without a container"))?;
+        *counter += 1;
+        let acc_name = {
+            let mut n = format!("__lib{}_acc", counter);
+            while containers.contains_key(&n) {
+                n.push('_');
+            }
+            n
+        };
+        containers.insert(
+            acc_name.clone(),
+            DataDesc::scalar(dtype)
+                .into_transient()
+                .with_storage(Storage::Register)
+                .with_lifetime(Lifetime::Scope),
+        );
+        state.graph.remove_node(id);
+        let mut errors: Vec<BuildError> = Vec::new();
+        let mut sb = StateBuilder::standalone(containers, &mut errors);
+        *sb.state_mut() = std::mem::take(state);
+        build(
+            &mut sb,
+            &node.label,
+            *counter,
+            &plan,
+            &inputs,
+            &outputs,
+            &acc_name,
+            dtype,
+            (outer, inner),
+        )
+        .map_err(|w| refuse(&w))?;
+        *state = sb.finish();
+        if !errors.is_empty() {
+            let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+            return Err(LibraryError::Invalid(text.join("\n")));
+        }
+        let vendor = acc.vendor_library(&node.op).map_or(String::new(), |v| {
+            format!(
+                " (the accelerator's {} {} is not emitted yet)",
+                v.library, v.function
+            )
+        });
+        lines.push(format!(
+            "{} `{}` in state `{label}`: pure expansion{vendor}",
+            node.op.name(),
+            node.label
+        ));
+    }
+}
+
+/// What a node computes, as a reduction over an elementwise value.
+struct Plan {
+    /// Extents of the output's elements (outer map), and of the reduction.
+    out_dims: Vec<SymExpr>,
+    red_dims: Vec<SymExpr>,
+    /// Per input connector: for each squeezed dimension, the index it takes:
+    /// `Out(k)` the k-th output parameter, `Red(k)` the k-th reduced one.
+    operands: Vec<(String, Vec<Axis>)>,
+    /// The elementwise value of the inputs (connectors named as the inputs).
+    value: Expr,
+    /// The output connector, and how the reduction combines.
+    out: String,
+    op: Wcr,
+    /// Identity of the accumulation, or `None`: store combining into the output.
+    identity: Option<Option<Literal>>,
+}
+
+#[derive(Clone, Copy)]
+enum Axis {
+    Out(usize),
+    Red(usize),
+}
+
+/// The extents of a memlet's squeezed dimensions.
+fn extents(m: &Memlet) -> Vec<SymExpr> {
+    m.subset
+        .ranges
+        .iter()
+        .filter(|r| !r.is_index())
+        .map(Range::num_elements)
+        .collect()
+}
+
+fn plan(
+    op: &LibraryOp,
+    inputs: &BTreeMap<String, Operand>,
+    outputs: &BTreeMap<String, Operand>,
+) -> Result<Plan, String> {
+    let get = |c: &str, from: &BTreeMap<String, Operand>| {
+        from.get(c)
+            .map(|o| extents(&o.memlet))
+            .ok_or_else(|| format!("a node without its `{c}` connector"))
+    };
+    let mul = || Expr::binary(BinaryOp::Mul, Expr::var("_a"), Expr::var("_b"));
+    match op {
+        LibraryOp::MatMul => {
+            let (a, b) = (get("_a", inputs)?, get("_b", inputs)?);
+            let (out_dims, ax_a, ax_b) = match (a.len(), b.len()) {
+                (2, 2) => (
+                    vec![a[0].clone(), b[1].clone()],
+                    vec![Axis::Out(0), Axis::Red(0)],
+                    vec![Axis::Red(0), Axis::Out(1)],
+                ),
+                (2, 1) => (
+                    vec![a[0].clone()],
+                    vec![Axis::Out(0), Axis::Red(0)],
+                    vec![Axis::Red(0)],
+                ),
+                (1, 2) => (
+                    vec![b[1].clone()],
+                    vec![Axis::Red(0)],
+                    vec![Axis::Red(0), Axis::Out(0)],
+                ),
+                (1, 1) => (Vec::new(), vec![Axis::Red(0)], vec![Axis::Red(0)]),
+                (ra, rb) => {
+                    return Err(format!(
+                        "a matrix product of operands of ranks {ra} and {rb} (batched products are not expanded yet)"
+                    ));
+                }
+            };
+            let k = if a.len() == 2 {
+                a[1].clone()
+            } else {
+                a[0].clone()
+            };
+            Ok(Plan {
+                out_dims,
+                red_dims: vec![k],
+                operands: vec![("_a".to_owned(), ax_a), ("_b".to_owned(), ax_b)],
+                value: mul(),
+                out: "_c".to_owned(),
+                op: Wcr::Sum,
+                identity: Some(None),
+            })
+        }
+        LibraryOp::Dot => {
+            let x = get("_x", inputs)?;
+            if x.len() != 1 {
+                return Err("a dot product of operands that are not vectors".to_owned());
+            }
+            Ok(Plan {
+                out_dims: Vec::new(),
+                red_dims: x,
+                operands: vec![
+                    ("_x".to_owned(), vec![Axis::Red(0)]),
+                    ("_y".to_owned(), vec![Axis::Red(0)]),
+                ],
+                value: Expr::binary(BinaryOp::Mul, Expr::var("_x"), Expr::var("_y")),
+                out: "_result".to_owned(),
+                op: Wcr::Sum,
+                identity: Some(None),
+            })
+        }
+        LibraryOp::Reduce { op, axes, identity } => {
+            let input = get("_in", inputs)?;
+            let reduced: Vec<bool> = (0..input.len())
+                .map(|d| axes.as_ref().is_none_or(|a| a.contains(&d)))
+                .collect();
+            let (mut out_dims, mut red_dims, mut axis) = (Vec::new(), Vec::new(), Vec::new());
+            for (d, extent) in input.iter().enumerate() {
+                if reduced[d] {
+                    axis.push(Axis::Red(red_dims.len()));
+                    red_dims.push(extent.clone());
+                } else {
+                    axis.push(Axis::Out(out_dims.len()));
+                    out_dims.push(extent.clone());
+                }
+            }
+            Ok(Plan {
+                out_dims,
+                red_dims,
+                operands: vec![("_in".to_owned(), axis)],
+                value: Expr::var("_in"),
+                out: "_out".to_owned(),
+                op: *op,
+                identity: identity.map(Some),
+            })
+        }
+        other => {
+            let _ = outputs;
+            Err(format!(
+                "the {} operation (no pure expansion yet)",
+                other.name()
+            ))
+        }
+    }
+}
+
+/// The element of `m`'s subset whose squeezed indices are `index`.
+fn element(m: &Memlet, index: &[SymExpr]) -> Result<Memlet, String> {
+    let mut it = index.iter();
+    let mut ranges = Vec::with_capacity(m.subset.ranges.len());
+    for r in &m.subset.ranges {
+        if r.is_index() {
+            ranges.push(r.clone());
+        } else {
+            let i = it.next().ok_or_else(|| {
+                format!("the operand `{}` has more dimensions than expected", m.data)
+            })?;
+            ranges.push(Range::index(&r.begin + &(i * &r.step)));
+        }
+    }
+    if it.next().is_some() {
+        return Err(format!(
+            "the operand `{}` has fewer dimensions than expected",
+            m.data
+        ));
+    }
+    Ok(Memlet::new(m.data.clone(), Subset::new(ranges)))
+}
+
+/// The identity of `op` for `dtype`: where the accumulation starts.
+fn identity_of(op: Wcr, dtype: DType) -> Literal {
+    let int = |v: i64| Literal::Int { value: v, dtype };
+    let float = |v: f64| Literal::Float { value: v, dtype };
+    match (op, dtype) {
+        (Wcr::Sum, t) if t.is_float() => float(0.0),
+        (Wcr::Product, t) if t.is_float() => float(1.0),
+        (Wcr::Min, t) if t.is_float() => float(f64::INFINITY),
+        (Wcr::Max, t) if t.is_float() => float(f64::NEG_INFINITY),
+        (Wcr::Sum, t) if t.is_complex() => Literal::Complex {
+            re: 0.0,
+            im: 0.0,
+            dtype,
+        },
+        (Wcr::Product, t) if t.is_complex() => Literal::Complex {
+            re: 1.0,
+            im: 0.0,
+            dtype,
+        },
+        (Wcr::Sum, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
+        (Wcr::Product, t) if t.is_unsigned_integer() => Literal::UInt { value: 1, dtype },
+        (Wcr::Min, t) if t.is_unsigned_integer() => Literal::UInt {
+            value: match t {
+                DType::UInt8 => u8::MAX.into(),
+                DType::UInt16 => u16::MAX.into(),
+                DType::UInt32 => u32::MAX.into(),
+                _ => u64::MAX,
+            },
+            dtype,
+        },
+        (Wcr::Max, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
+        (Wcr::Sum, _) => int(0),
+        (Wcr::Product, _) => int(1),
+        (Wcr::Min, t) => int(match t {
+            DType::Int8 => i8::MAX.into(),
+            DType::Int16 => i16::MAX.into(),
+            DType::Int32 => i32::MAX.into(),
+            DType::Bool => 1,
+            _ => i64::MAX,
+        }),
+        (Wcr::Max, t) => int(match t {
+            DType::Int8 => i8::MIN.into(),
+            DType::Int16 => i16::MIN.into(),
+            DType::Int32 => i32::MIN.into(),
+            DType::Bool => 0,
+            _ => i64::MIN,
+        }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build(
+    sb: &mut StateBuilder<'_>,
+    label: &str,
+    n: usize,
+    plan: &Plan,
+    inputs: &BTreeMap<String, Operand>,
+    outputs: &BTreeMap<String, Operand>,
+    acc: &str,
+    dtype: DType,
+    (outer, inner): (Schedule, Schedule),
+) -> Result<(), String> {
+    let out = outputs
+        .get(&plan.out)
+        .ok_or_else(|| format!("a node without its `{}` connector", plan.out))?;
+    // Parameters: `__l{n}_o{k}` over the output, `__l{n}_r{k}` reduced.
+    let out_params: Vec<String> = (0..plan.out_dims.len().max(1))
+        .map(|k| format!("__l{n}_o{k}"))
+        .collect();
+    let red_params: Vec<String> = (0..plan.red_dims.len())
+        .map(|k| format!("__l{n}_r{k}"))
+        .collect();
+    let out_ranges: Vec<Range> = if plan.out_dims.is_empty() {
+        vec![Range::index(SymExpr::int(0))]
+    } else {
+        plan.out_dims.iter().map(Range::full).collect()
+    };
+    let (me, mx) = sb.map_with(Map {
+        label: format!("{label}_expansion"),
+        params: out_params.clone(),
+        ranges: out_ranges,
+        schedule: outer,
+    });
+    let sym = |p: &String| SymExpr::symbol(p.as_str());
+    let out_index: Vec<SymExpr> = if plan.out_dims.is_empty() {
+        Vec::new()
+    } else {
+        out_params.iter().map(sym).collect()
+    };
+    let red_index: Vec<SymExpr> = red_params.iter().map(sym).collect();
+    // Start the accumulator.
+    let start = plan
+        .identity
+        .flatten()
+        .unwrap_or_else(|| identity_of(plan.op, dtype));
+    let init = sb.tasklet(
+        &format!("{label}_init"),
+        vec![],
+        vec![Connector::scalar("_o", dtype)],
+        vec![Stmt::assign("_o", Expr::Lit(start))],
+    );
+    sb.empty_edge(me, init);
+    let acc_start = sb.access(acc);
+    sb.edge(
+        init,
+        Some("_o"),
+        acc_start,
+        None,
+        Memlet::new(acc, Subset::at(vec![SymExpr::int(0)])),
+    );
+    // The elementwise value, accumulated over the reduced dimensions.
+    let value_inputs: Vec<Connector> = plan
+        .operands
+        .iter()
+        .map(|(c, _)| Connector::scalar(c.as_str(), dtype))
+        .collect();
+    let compute = sb.tasklet(
+        &format!("{label}_value"),
+        value_inputs,
+        vec![Connector::scalar("_v", dtype)],
+        vec![Stmt::assign("_v", plan.value.clone())],
+    );
+    let acc_end = sb.access(acc);
+    let acc_memlet = Memlet::new(acc, Subset::at(vec![SymExpr::int(0)]));
+    let mut chain_in = vec![me];
+    let mut chain_out = vec![compute];
+    if !plan.red_dims.is_empty() {
+        let (re, rx) = sb.map_with(Map {
+            label: format!("{label}_reduce"),
+            params: red_params.clone(),
+            ranges: plan.red_dims.iter().map(Range::full).collect(),
+            schedule: inner,
+        });
+        sb.empty_edge(acc_start, re);
+        chain_in.push(re);
+        chain_out.push(rx);
+    } else {
+        sb.empty_edge(acc_start, compute);
+    }
+    for (conn, axes) in &plan.operands {
+        let operand = inputs
+            .get(conn)
+            .ok_or_else(|| format!("a node without its `{conn}` connector"))?;
+        let index: Vec<SymExpr> = axes
+            .iter()
+            .map(|a| match a {
+                Axis::Out(k) => out_index[*k].clone(),
+                Axis::Red(k) => red_index[*k].clone(),
+            })
+            .collect();
+        let m = element(&operand.memlet, &index)?;
+        let mut path = vec![operand.node];
+        path.extend(&chain_in);
+        path.push(compute);
+        sb.path(&path, operand.conn.as_deref(), Some(conn), m);
+    }
+    chain_out.push(acc_end);
+    sb.path(
+        &chain_out,
+        Some("_v"),
+        None,
+        acc_memlet.clone().with_wcr(plan.op),
+    );
+    // Store.
+    let store = sb.tasklet(
+        &format!("{label}_store"),
+        vec![Connector::scalar("_s", dtype)],
+        vec![Connector::scalar("_o", dtype)],
+        vec![Stmt::assign("_o", Expr::var("_s"))],
+    );
+    sb.edge(acc_end, None, store, Some("_s"), acc_memlet);
+    let mut target = element(&out.memlet, &out_index)?;
+    if plan.identity.is_none() {
+        target = target.with_wcr(plan.op);
+    }
+    sb.path(
+        &[store, mx, out.node],
+        Some("_o"),
+        out.conn.as_deref(),
+        target,
+    );
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! Library lowering: every expansion computes what the simulator's reference
+//! semantics of the library node compute, on the host and offloaded.
+
+use sdfg_ir::{Node, Sdfg};
+use sdfg_passes::{LibraryError, Options, lower_library_nodes, offload};
+use sdfg_sim::{Arguments, RunResult, SimAccelerator, Simulator};
+use std::collections::BTreeMap;
+
+fn program(body: &str, params: &str) -> Sdfg {
+    let src = format!(
+        "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f({params}):\n{body}"
+    );
+    let module = sdfg_frontend::Module::parse("test.py", &src).unwrap();
+    module.compile("f").unwrap_or_else(|e| panic!("{e}\n{src}"))
+}
+
+fn args(sdfg: &Sdfg) -> Arguments {
+    let symbols: BTreeMap<String, i64> = [("N".to_owned(), 5), ("M".to_owned(), 3)].into();
+    let mut a = Arguments::default();
+    for s in &sdfg.arguments {
+        if let Some(v) = symbols.get(s) {
+            a = a.symbol(s, *v);
+        }
+    }
+    for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols).unwrap() {
+        a = a.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
+    }
+    a
+}
+
+fn run(sdfg: &Sdfg, a: &Arguments) -> RunResult {
+    let valid = sdfg_ir::validate(sdfg).unwrap_or_else(|e| panic!("{e}"));
+    Simulator::new()
+        .run(valid, a)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn library_nodes(sdfg: &Sdfg) -> usize {
+    sdfg.states()
+        .iter()
+        .map(|(_, s)| {
+            s.nodes()
+                .filter(|(_, n)| matches!(n, Node::Library(_)))
+                .count()
+        })
+        .sum()
+}
+
+#[track_caller]
+fn same(want: &RunResult, got: &RunResult) {
+    for (name, w) in &want.outputs {
+        let g = &got.outputs[name];
+        assert_eq!(w.shape, g.shape, "`{name}`");
+        for i in 0..w.elements.len() {
+            let (a, b) = (w.get(i).unwrap().to_c64(), g.get(i).unwrap().to_c64());
+            assert!(
+                (a - b).norm() <= 1e-12 * a.norm().max(1.0),
+                "`{name}`[{i}]: library {a}, expansion {b}"
+            );
+        }
+    }
+}
+
+/// Lowers `sdfg` on the host and after offloading; both compute what the
+/// library nodes compute, and no library node is left.
+fn check(sdfg: &Sdfg) -> Vec<String> {
+    assert!(library_nodes(sdfg) > 0, "the program has no library node");
+    let a = args(sdfg);
+    let reference = run(sdfg, &a);
+    let mut host = sdfg.clone();
+    let lines = lower_library_nodes(&mut host, &SimAccelerator).unwrap();
+    assert_eq!(library_nodes(&host), 0);
+    same(&reference, &run(&host, &a));
+    let (mut device, _) = offload(sdfg, &SimAccelerator, &Options::default()).unwrap();
+    lower_library_nodes(&mut device, &SimAccelerator).unwrap();
+    assert_eq!(library_nodes(&device), 0);
+    let r = run(&device, &a);
+    same(&reference, &r);
+    assert!(r.report.launches > 0);
+    lines
+}
+
+#[test]
+fn matrix_products_of_every_rank_expand_to_a_map_and_a_reduction() {
+    let lines = check(&program(
+        "    C[:] = A @ B\n    y[:] = A @ x\n    z[:] = w @ B\n    s[0] = w @ v\n",
+        "A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N], x: dc.float64[M], y: dc.float64[N], w: dc.float64[M], z: dc.float64[N], v: dc.float64[M], s: dc.float64[1]",
+    ));
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(lines.iter().all(|l| l.contains("pure expansion")));
+}
+
+#[test]
+fn a_product_of_slices_indexes_inside_them() {
+    check(&program(
+        "    for i in range(1, N):\n        y[i] = A[i, :i] @ x[:i]\n",
+        "A: dc.float64[N, N], x: dc.float64[N], y: dc.float64[N]",
+    ));
+}
+
+#[test]
+fn reductions_over_some_or_all_axes_with_and_without_identity() {
+    check(&program(
+        "    r[:] = np.sum(A, axis=0)\n    c[:] = np.max(A, axis=1)\n    t[0] = np.sum(A)\n",
+        "A: dc.float64[N, M], r: dc.float64[M], c: dc.float64[N], t: dc.float64[1]",
+    ));
+}
+
+#[test]
+fn an_operation_without_an_expansion_is_refused_by_name() {
+    let sdfg = program(
+        "    L[:] = np.linalg.cholesky(A)\n",
+        "A: dc.float64[N, N], L: dc.float64[N, N]",
+    );
+    let mut s = sdfg.clone();
+    match lower_library_nodes(&mut s, &SimAccelerator) {
+        Err(LibraryError::Unsupported { what, node, state }) => {
+            assert!(what.contains("cholesky"), "{what}");
+            assert!(!node.is_empty() && !state.is_empty());
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
