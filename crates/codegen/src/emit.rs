@@ -84,6 +84,27 @@ enum Ctx {
     Device,
 }
 
+/// Declares a map's parameters from the linear index `sdfg_rest`, the
+/// innermost parameter varying fastest.
+fn decompose(
+    p: &mut SymPrinter<'_>,
+    map: &sdfg_ir::Map,
+    counts: &[String],
+    pad: &str,
+    out: &mut String,
+) {
+    for (k, (param, r)) in map.dims().enumerate().collect::<Vec<_>>().into_iter().rev() {
+        let _ = writeln!(
+            out,
+            "{pad}const int64_t {v} = {b} + (sdfg_rest % {c}) * {s};\n{pad}sdfg_rest /= {c};",
+            v = ident(param),
+            c = counts[k],
+            b = p.expr(&r.begin),
+            s = p.expr(&r.step)
+        );
+    }
+}
+
 /// `offset + sum(idx[d] * stride[d])` of container `x`, printed.
 fn linear(sdfg: &Sdfg, x: &str, idx: &[String]) -> String {
     let Some(layout) = sdfg.containers.get(x).and_then(|d| d.layout()) else {
@@ -750,15 +771,8 @@ impl<'a> Emitter<'a> {
                 Some(Node::MapEntry(_)) => {
                     used.extend(self.map_loops(label, state, tree, n, ctx, indent, out)?);
                 }
-                Some(Node::Access(_)) => {
-                    for (_, src, e) in state.in_edges(n) {
-                        let view_edge = e.dst_conn.as_deref() == Some(VIEW_CONNECTOR)
-                            || e.src_conn.as_deref() == Some(VIEW_CONNECTOR);
-                        let from_data = state.node(src).and_then(Node::as_access).is_some();
-                        if let (false, true, Some(m)) = (view_edge, from_data, &e.memlet) {
-                            used.extend(self.element_copy(label, state, src, n, m, indent, out)?);
-                        }
-                    }
+                Some(Node::Access(a)) => {
+                    used.extend(self.scope_copies(label, state, n, &a.data, indent, out)?);
                 }
                 Some(Node::MapExit(_)) | None => {}
                 Some(other) => {
@@ -773,30 +787,17 @@ impl<'a> Emitter<'a> {
         Ok(used)
     }
 
-    /// A copy inside a scope, element by element.
+    /// A copy inside a scope, element by element, from `a[sa]` to `b[sb]`.
     #[allow(clippy::too_many_arguments)]
     fn element_copy(
         &self,
         label: &str,
-        state: &State,
-        src: NodeId,
-        dst: NodeId,
-        m: &Memlet,
+        (a, sa): (&str, &Subset),
+        (b, sb): (&str, &Subset),
         indent: usize,
         out: &mut String,
     ) -> Result<BTreeSet<String>, EmitError> {
         let pad = "  ".repeat(indent);
-        let (Some(a), Some(b)) = (
-            state.node(src).and_then(Node::as_access),
-            state.node(dst).and_then(Node::as_access),
-        ) else {
-            return Ok(BTreeSet::new());
-        };
-        let (sa, sb) = if m.data == a {
-            (&m.subset, m.other_subset.as_ref().unwrap_or(&m.subset))
-        } else {
-            (m.other_subset.as_ref().unwrap_or(&m.subset), &m.subset)
-        };
         let mut used = BTreeSet::new();
         let (oa, da) = self.subset_geometry(a, sa, &mut used);
         let (ob, db) = self.subset_geometry(b, sb, &mut used);
@@ -818,6 +819,69 @@ impl<'a> Emitter<'a> {
         }
         let _ = writeln!(out, "{pad}  {}[{ib}] = {}[{ia}];", ident(b), ident(a));
         out.push_str(&close);
+        Ok(used)
+    }
+
+    /// The copies an access node inside a scope stands for: from another
+    /// access node, from data entering the scope (a tile staged into shared
+    /// memory), and back out through the scope's exit.
+    #[allow(clippy::too_many_arguments)]
+    fn scope_copies(
+        &self,
+        label: &str,
+        state: &State,
+        n: NodeId,
+        x: &str,
+        indent: usize,
+        out: &mut String,
+    ) -> Result<BTreeSet<String>, EmitError> {
+        let mut used = BTreeSet::new();
+        let whole = |c: &str| Subset::full(&self.desc(c).map(DataDesc::shape).unwrap_or_default());
+        let view_edge = |e: &sdfg_ir::Edge| {
+            e.dst_conn.as_deref() == Some(VIEW_CONNECTOR)
+                || e.src_conn.as_deref() == Some(VIEW_CONNECTOR)
+        };
+        for (_, src, e) in state.in_edges(n) {
+            let Some(m) = e.memlet.as_ref().filter(|_| !view_edge(e)) else {
+                continue;
+            };
+            match state.node(src) {
+                Some(Node::Access(a)) => {
+                    let (sa, sb) = if m.data == a.data {
+                        (&m.subset, m.other_subset.as_ref().unwrap_or(&m.subset))
+                    } else {
+                        (m.other_subset.as_ref().unwrap_or(&m.subset), &m.subset)
+                    };
+                    used.extend(self.element_copy(label, (&a.data, sa), (x, sb), indent, out)?);
+                }
+                Some(Node::MapEntry(_)) if m.data != x => {
+                    let sb = m.other_subset.clone().unwrap_or_else(|| whole(x));
+                    used.extend(self.element_copy(
+                        label,
+                        (&m.data, &m.subset),
+                        (x, &sb),
+                        indent,
+                        out,
+                    )?);
+                }
+                _ => {}
+            }
+        }
+        for (_, dst, e) in state.out_edges(n) {
+            let Some(m) = e.memlet.as_ref().filter(|_| !view_edge(e)) else {
+                continue;
+            };
+            if matches!(state.node(dst), Some(Node::MapExit(_))) && m.data != x {
+                let sa = m.other_subset.clone().unwrap_or_else(|| whole(x));
+                used.extend(self.element_copy(
+                    label,
+                    (x, &sa),
+                    (&m.data, &m.subset),
+                    indent,
+                    out,
+                )?);
+            }
+        }
         Ok(used)
     }
 
@@ -1026,16 +1090,7 @@ impl<'a> Emitter<'a> {
                 "  int64_t sdfg_rest = {thread};\n  if (sdfg_rest >= {}) return;",
                 counts.join(" * ")
             );
-            for (k, (param, r)) in map.dims().enumerate().collect::<Vec<_>>().into_iter().rev() {
-                let _ = writeln!(
-                    index,
-                    "  const int64_t {v} = {b} + (sdfg_rest % {c}) * {s};\n  sdfg_rest /= {c};",
-                    v = ident(param),
-                    c = counts[k],
-                    b = p.expr(&r.begin),
-                    s = p.expr(&r.step)
-                );
-            }
+            decompose(&mut p, &map, &counts, "  ", &mut index);
         }
         let mut used = p.used;
         let mut inner = String::new();
@@ -1247,23 +1302,7 @@ impl<'a> Emitter<'a> {
             counts.join(" * ")
         );
         let _ = writeln!(out, "{pad}  int64_t sdfg_rest = sdfg_t;");
-        for (k, (param, r)) in m
-            .map
-            .dims()
-            .enumerate()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-        {
-            let _ = writeln!(
-                out,
-                "{pad}  const int64_t {v} = {b} + (sdfg_rest % {c}) * {s};\n{pad}  sdfg_rest /= {c};",
-                v = ident(param),
-                c = counts[k],
-                b = p.expr(&r.begin),
-                s = p.expr(&r.step)
-            );
-        }
+        decompose(&mut p, &m.map, &counts, &format!("{pad}  "), out);
         let mut used = p.used;
         used.extend(self.scope_body(
             label,

@@ -206,3 +206,19 @@ fn the_registry_finds_every_linked_target_by_name() {
     );
     assert!(sdfg_codegen::target("opencl").is_none());
 }
+
+#[test]
+fn a_thread_block_map_shares_its_iterations_among_the_threads_of_a_block() {
+    // The hand-offloaded example: a kernel over rows, a thread-block map
+    // over a 32-element tile in shared memory, a register.
+    let sdfg = sdfg_ir::examples::offloaded_scale().unwrap();
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let unit = emit(&sdfg, d).unwrap();
+        let src = &unit.source;
+        assert_eq!(unit.kernels.len(), 1, "{src}");
+        assert!(src.contains("__shared__ double tile_s[32];"), "{src}");
+        assert!(src.contains("(int64_t)blockIdx.x"), "{src}");
+        assert!(src.contains("sdfg_t += blockDim.x"), "{src}");
+        assert!(src.contains("__syncthreads();"), "{src}");
+    }
+}

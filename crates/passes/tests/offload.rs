@@ -2797,20 +2797,7 @@ fn a_loop_carried_scalar_accumulation_gains_no_map() {
         .array("x", F64, "N")
         .array("s", F64, "1");
     b.for_loop("l", "i", "0", "N", 1, |b| {
-        b.state("acc", |s| {
-            let x = s.access("x");
-            let s_in = s.access("s");
-            let s_out = s.access("s");
-            let t = s.tasklet(
-                "add",
-                vec![f64c("a"), f64c("b")],
-                vec![f64c("o")],
-                vec![Stmt::assign("o", Expr::var("a") + Expr::var("b"))],
-            );
-            s.edge(x, None, t, Some("a"), "x[i]");
-            s.edge(s_in, None, t, Some("b"), "s[0]");
-            s.edge(t, Some("o"), s_out, None, "s[0]");
-        });
+        b.state("acc", |s| accumulate_into(s, "x[i]", "s", "s[0]"));
     });
     let sdfg = b.build().unwrap();
     let args = xy_args(4).array("s", ArrayValue::f64(vec![1], vec![0.5]));
@@ -2862,20 +2849,7 @@ fn rowsum() -> Sdfg {
     };
     b.state("zero", |s| set(s, 0.0));
     b.for_loop("l", "j", "0", "M", 1, |b| {
-        b.state("add", |s| {
-            let src = s.access("src");
-            let t_in = s.access("t");
-            let t = s.access("t");
-            let k = s.tasklet(
-                "add",
-                vec![f64c("a"), f64c("b")],
-                vec![f64c("o")],
-                vec![Stmt::assign("o", Expr::var("a") + Expr::var("b"))],
-            );
-            s.edge(src, None, k, Some("a"), "src[j]");
-            s.edge(t_in, None, k, Some("b"), "t");
-            s.edge(k, Some("o"), t, None, "t");
-        });
+        b.state("add", |s| accumulate_into(s, "src[j]", "t", "t"));
     });
     b.if_else(
         "negative",
@@ -2948,4 +2922,26 @@ fn a_nested_sdfg_inside_a_kernel_is_code_of_each_thread() {
         },
     );
     assert!(what.contains("rows"), "{what}");
+}
+
+/// `acc[at] = acc[at] + src_element` in one tasklet (`src_element` is a
+/// memlet such as `x[i]`).
+fn accumulate_into(
+    s: &mut sdfg_ir::builder::StateBuilder<'_>,
+    src_element: &str,
+    acc: &str,
+    at: &str,
+) {
+    let src = s.access(src_element.split('[').next().unwrap_or(src_element));
+    let acc_in = s.access(acc);
+    let acc_out = s.access(acc);
+    let t = s.tasklet(
+        "add",
+        vec![f64c("a"), f64c("b")],
+        vec![f64c("o")],
+        vec![Stmt::assign("o", Expr::var("a") + Expr::var("b"))],
+    );
+    s.edge(src, None, t, Some("a"), src_element);
+    s.edge(acc_in, None, t, Some("b"), at);
+    s.edge(t, Some("o"), acc_out, None, at);
 }
