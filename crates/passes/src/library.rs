@@ -167,41 +167,73 @@ fn lower_state(
             (None, _) => (Schedule::Default, Schedule::Sequential),
             (Some(_), _) => (acc.inner_schedule(), acc.inner_schedule()),
         };
-        let plan = plan(&node.op, &inputs, &outputs).map_err(|w| refuse(&w))?;
-        let dtype = containers
-            .get(&outputs[&plan.out].memlet.data)
+        let out_conn = match node.op {
+            LibraryOp::Cholesky { .. } => "_b",
+            _ => "",
+        };
+        let plan = match node.op {
+            LibraryOp::Cholesky { .. } => None,
+            _ => Some(plan(&node.op, &inputs, &outputs).map_err(|w| refuse(&w))?),
+        };
+        let out_name = plan.as_ref().map_or(out_conn, |p| p.out.as_str());
+        let dtype = outputs
+            .get(out_name)
+            .and_then(|o| containers.get(&o.memlet.data))
             .map(|d| d.dtype)
             .ok_or_else(|| refuse("an output without a container"))?;
         *counter += 1;
-        let acc_name = {
-            let mut n = format!("__lib{}_acc", counter);
-            while containers.contains_key(&n) {
-                n.push('_');
-            }
-            n
-        };
-        containers.insert(
-            acc_name.clone(),
-            DataDesc::scalar(dtype)
-                .into_transient()
-                .with_storage(Storage::Register)
-                .with_lifetime(Lifetime::Scope),
-        );
+        // Per-thread registers: one accumulator, three for Cholesky.
+        let registers: Vec<String> = ["acc", "diag", "acc2"]
+            .iter()
+            .take(if plan.is_some() { 1 } else { 3 })
+            .map(|r| {
+                let mut n = format!("__lib{counter}_{r}");
+                while containers.contains_key(&n) {
+                    n.push('_');
+                }
+                containers.insert(
+                    n.clone(),
+                    DataDesc::scalar(dtype)
+                        .into_transient()
+                        .with_storage(Storage::Register)
+                        .with_lifetime(Lifetime::Scope),
+                );
+                n
+            })
+            .collect();
+        if plan.is_none() && (tree.parent(id).is_some() || !dtype.is_float()) {
+            return Err(refuse(
+                "a Cholesky factorization inside a map or of a non-float matrix (no pure expansion yet)",
+            ));
+        }
         state.graph.remove_node(id);
         let mut errors: Vec<BuildError> = Vec::new();
         let mut sb = StateBuilder::standalone(containers, &mut errors);
         *sb.state_mut() = std::mem::take(state);
-        build(
-            &mut sb,
-            &node.label,
-            *counter,
-            &plan,
-            &inputs,
-            &outputs,
-            &acc_name,
-            dtype,
-            (outer, inner),
-        )
+        match (&plan, &node.op) {
+            (Some(plan), _) => build(
+                &mut sb,
+                &node.label,
+                *counter,
+                plan,
+                &inputs,
+                &outputs,
+                &registers[0],
+                dtype,
+                (outer, inner),
+            ),
+            (None, LibraryOp::Cholesky { lower }) => build_cholesky(
+                &mut sb,
+                &node.label,
+                *counter,
+                (&inputs, &outputs),
+                &registers,
+                dtype,
+                *lower,
+                (outer, inner),
+            ),
+            (None, _) => Err("an operation without an expansion".to_owned()),
+        }
         .map_err(|w| refuse(&w))?;
         *state = sb.finish();
         if !errors.is_empty() {
@@ -563,6 +595,236 @@ fn build(
         Some("_o"),
         out.conn.as_deref(),
         target,
+    );
+    Ok(())
+}
+
+/// Cholesky: `_b = L` with `A = L L^T` (`lower`), or `U = L^T`, for a real
+/// matrix `_a`. One single-thread scope: zero the other triangle; then for
+/// each column `j`, `L[j,j] = sqrt(A[j,j] - sum_k<j L[j,k]^2)` and
+/// `L[i,j] = (A[i,j] - sum_k<j L[i,k] L[j,k]) / L[j,j]` for `i > j`.
+#[allow(clippy::too_many_arguments)]
+fn build_cholesky(
+    sb: &mut StateBuilder<'_>,
+    label: &str,
+    n: usize,
+    (inputs, outputs): (&BTreeMap<String, Operand>, &BTreeMap<String, Operand>),
+    registers: &[String],
+    dtype: DType,
+    lower: bool,
+    (outer, inner): (Schedule, Schedule),
+) -> Result<(), String> {
+    let a = inputs.get("_a").ok_or("a Cholesky node without `_a`")?;
+    let b = outputs.get("_b").ok_or("a Cholesky node without `_b`")?;
+    let [acc1, diag, acc2] = registers else {
+        return Err("three registers are needed".to_owned());
+    };
+    let ext = extents(&a.memlet);
+    if ext.len() != 2 || extents(&b.memlet).len() != 2 {
+        return Err("a Cholesky factorization of operands that are not matrices".to_owned());
+    }
+    let size = ext[0].clone();
+    let sym = |p: &str| SymExpr::symbol(p);
+    let name = |s: &str| format!("__lc{n}_{s}");
+    // Element (row, col) of L in `_b` (of U = L^T when upper).
+    let l_at = |r: &SymExpr, c: &SymExpr| {
+        if lower {
+            element(&b.memlet, &[r.clone(), c.clone()])
+        } else {
+            element(&b.memlet, &[c.clone(), r.clone()])
+        }
+    };
+    let reg = |x: &str| Memlet::new(x, Subset::at(vec![SymExpr::int(0)]));
+    let scalar = |c: &str| Connector::scalar(c, dtype);
+    let map = |sb: &mut StateBuilder<'_>, l: &str, p: &str, range: Range, schedule| {
+        sb.map_with(Map {
+            label: format!("{label}_{l}"),
+            params: vec![name(p)],
+            ranges: vec![range],
+            schedule,
+        })
+    };
+    let zero = Expr::Lit(identity_of(Wcr::Sum, dtype));
+    let last = &size - 1;
+    let b_in = sb.access(&b.memlet.data);
+
+    let (ome, omx) = map(sb, "factor", "s", Range::index(SymExpr::int(0)), outer);
+    // The other triangle is zero.
+    let (zi, zj) = (sym(&name("zi")), sym(&name("zj")));
+    let (zie, zix) = map(sb, "zero_rows", "zi", Range::full(&size), inner);
+    let (zje, zjx) = map(
+        sb,
+        "zero_cols",
+        "zj",
+        Range::inclusive(&zi + 1, last.clone()),
+        inner,
+    );
+    let z = sb.tasklet(
+        &format!("{label}_zero"),
+        vec![],
+        vec![scalar("_o")],
+        vec![Stmt::assign("_o", zero.clone())],
+    );
+    sb.empty_edge(ome, zie);
+    sb.empty_edge(zie, zje);
+    sb.empty_edge(zje, z);
+    sb.path(
+        &[z, zjx, zix, omx, b.node],
+        Some("_o"),
+        b.conn.as_deref(),
+        l_at(&zi, &zj)?,
+    );
+
+    // Column j.
+    let j = sym(&name("j"));
+    let (je, jx) = map(sb, "columns", "j", Range::full(&size), inner);
+    // The diagonal.
+    let init1 = sb.tasklet(
+        &format!("{label}_init"),
+        vec![],
+        vec![scalar("_o")],
+        vec![Stmt::assign("_o", zero.clone())],
+    );
+    sb.empty_edge(je, init1);
+    let acc1_a = sb.access(acc1);
+    sb.edge(init1, Some("_o"), acc1_a, None, reg(acc1));
+    let k1 = sym(&name("k1"));
+    let (k1e, k1x) = map(
+        sb,
+        "diag_sum",
+        "k1",
+        Range::slice(SymExpr::int(0), j.clone()),
+        inner,
+    );
+    sb.empty_edge(acc1_a, k1e);
+    let sq = sb.tasklet(
+        &format!("{label}_square"),
+        vec![scalar("_x")],
+        vec![scalar("_v")],
+        vec![Stmt::assign(
+            "_v",
+            Expr::binary(BinaryOp::Mul, Expr::var("_x"), Expr::var("_x")),
+        )],
+    );
+    sb.path(&[b_in, ome, je, k1e, sq], None, Some("_x"), l_at(&j, &k1)?);
+    let acc1_b = sb.access(acc1);
+    sb.path(
+        &[sq, k1x, acc1_b],
+        Some("_v"),
+        None,
+        reg(acc1).with_wcr(Wcr::Sum),
+    );
+    let dt = sb.tasklet(
+        &format!("{label}_diagonal"),
+        vec![scalar("_a"), scalar("_s")],
+        vec![scalar("_d"), scalar("_l")],
+        vec![
+            Stmt::Let {
+                name: "r".to_owned(),
+                dtype,
+                value: Expr::call(
+                    sdfg_ir::code::Intrinsic::Sqrt,
+                    vec![Expr::binary(
+                        BinaryOp::Sub,
+                        Expr::var("_a"),
+                        Expr::var("_s"),
+                    )],
+                ),
+            },
+            Stmt::assign("_d", Expr::var("r")),
+            Stmt::assign("_l", Expr::var("r")),
+        ],
+    );
+    sb.path(
+        &[a.node, ome, je, dt],
+        a.conn.as_deref(),
+        Some("_a"),
+        element(&a.memlet, &[j.clone(), j.clone()])?,
+    );
+    sb.edge(acc1_b, None, dt, Some("_s"), reg(acc1));
+    let diag_node = sb.access(diag);
+    sb.edge(dt, Some("_d"), diag_node, None, reg(diag));
+    sb.path(
+        &[dt, jx, omx, b.node],
+        Some("_l"),
+        b.conn.as_deref(),
+        l_at(&j, &j)?,
+    );
+    // Below the diagonal.
+    let i = sym(&name("i"));
+    let (ie, ix) = map(sb, "rows", "i", Range::inclusive(&j + 1, last), inner);
+    let init2 = sb.tasklet(
+        &format!("{label}_init_row"),
+        vec![],
+        vec![scalar("_o")],
+        vec![Stmt::assign("_o", zero)],
+    );
+    sb.empty_edge(ie, init2);
+    let acc2_a = sb.access(acc2);
+    sb.edge(init2, Some("_o"), acc2_a, None, reg(acc2));
+    let k2 = sym(&name("k2"));
+    let (k2e, k2x) = map(
+        sb,
+        "row_sum",
+        "k2",
+        Range::slice(SymExpr::int(0), j.clone()),
+        inner,
+    );
+    sb.empty_edge(acc2_a, k2e);
+    let pr = sb.tasklet(
+        &format!("{label}_product"),
+        vec![scalar("_x"), scalar("_y")],
+        vec![scalar("_v")],
+        vec![Stmt::assign(
+            "_v",
+            Expr::binary(BinaryOp::Mul, Expr::var("_x"), Expr::var("_y")),
+        )],
+    );
+    sb.path(
+        &[b_in, ome, je, ie, k2e, pr],
+        None,
+        Some("_x"),
+        l_at(&i, &k2)?,
+    );
+    sb.path(
+        &[b_in, ome, je, ie, k2e, pr],
+        None,
+        Some("_y"),
+        l_at(&j, &k2)?,
+    );
+    let acc2_b = sb.access(acc2);
+    sb.path(
+        &[pr, k2x, acc2_b],
+        Some("_v"),
+        None,
+        reg(acc2).with_wcr(Wcr::Sum),
+    );
+    let dv = sb.tasklet(
+        &format!("{label}_divide"),
+        vec![scalar("_a"), scalar("_s"), scalar("_g")],
+        vec![scalar("_l")],
+        vec![Stmt::assign(
+            "_l",
+            Expr::binary(
+                BinaryOp::Div,
+                Expr::binary(BinaryOp::Sub, Expr::var("_a"), Expr::var("_s")),
+                Expr::var("_g"),
+            ),
+        )],
+    );
+    sb.path(
+        &[a.node, ome, je, ie, dv],
+        a.conn.as_deref(),
+        Some("_a"),
+        element(&a.memlet, &[i.clone(), j.clone()])?,
+    );
+    sb.edge(acc2_b, None, dv, Some("_s"), reg(acc2));
+    sb.path(&[diag_node, ie, dv], None, Some("_g"), reg(diag));
+    sb.path(
+        &[dv, ix, jx, omx, b.node],
+        Some("_l"),
+        b.conn.as_deref(),
+        l_at(&i, &j)?,
     );
     Ok(())
 }
