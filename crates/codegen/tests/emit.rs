@@ -222,3 +222,29 @@ fn a_thread_block_map_shares_its_iterations_among_the_threads_of_a_block() {
         assert!(src.contains("__syncthreads();"), "{src}");
     }
 }
+
+#[test]
+fn maps_of_more_than_three_dimensions_are_linearized() {
+    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N, N, N]):\n    for i, j, k, l in dc.map[0:N, 0:N, 0:N, 0:N]:\n        A[i, j, k, l] = A[i, j, k, l] + 1.0\n";
+    let sdfg = program(src);
+    let unit = emitted(&sdfg, &Hip);
+    assert_eq!(unit.kernels.len(), 1, "{}", unit.source);
+    let s = &unit.source;
+    // One linear index over x, decomposed innermost first.
+    assert!(
+        s.contains("int64_t sdfg_rest = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);"),
+        "{s}"
+    );
+    assert_eq!(s.matches("sdfg_rest /= ").count(), 4, "{s}");
+    assert!(!s.contains("blockIdx.y"), "{s}");
+    // A three-dimensional map uses x, y and z instead.
+    let src3 = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N, N]):\n    for i, j, k in dc.map[0:N, 0:N, 0:N]:\n        A[i, j, k] = A[i, j, k] + 1.0\n";
+    let s3 = emitted(&program(src3), &Hip).source;
+    for axis in ["x", "y", "z"] {
+        assert!(
+            s3.contains(&format!("blockIdx.{axis} * blockDim.{axis}")),
+            "{s3}"
+        );
+    }
+    assert!(!s3.contains("sdfg_rest"), "{s3}");
+}
