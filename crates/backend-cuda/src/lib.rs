@@ -5,7 +5,7 @@
 //! Linking this crate registers the `cuda` target with `sdfg-codegen`;
 //! `sdfgc` and the harness find it by name.
 
-use sdfg_codegen::{Dialect, Target};
+use sdfg_codegen::{Blas, Dialect, Target};
 use sdfg_ir::LibraryOp;
 use sdfg_passes::{Accelerator, VendorCall};
 
@@ -58,6 +58,14 @@ impl Dialect for Cuda {
 
     fn source_extension(&self) -> &'static str {
         "cu"
+    }
+
+    fn blas(&self) -> Blas {
+        Blas {
+            header: "cublas_v2.h",
+            prefix: "cublas",
+            constants: "CUBLAS",
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! Linking this crate registers the `hip` target with `sdfg-codegen`;
 //! `sdfgc` and the harness find it by name.
 
-use sdfg_codegen::{Dialect, Target};
+use sdfg_codegen::{Blas, Dialect, Target};
 use sdfg_ir::LibraryOp;
 use sdfg_passes::{Accelerator, VendorCall};
 
@@ -59,6 +59,14 @@ impl Dialect for Hip {
 
     fn source_extension(&self) -> &'static str {
         "hip"
+    }
+
+    fn blas(&self) -> Blas {
+        Blas {
+            header: "hipblas/hipblas.h",
+            prefix: "hipblas",
+            constants: "HIPBLAS",
+        }
     }
 }
 

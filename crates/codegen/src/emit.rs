@@ -13,8 +13,8 @@ use crate::cpp::{self, PointerCoeffs, SymPrinter, TaskletPrinter, ctype, ident};
 use crate::{Dialect, EmitError, TranslationUnit};
 use sdfg_ir::code::Binding;
 use sdfg_ir::{
-    BlockKind, DataDesc, Memlet, Node, NodeId, Region, Schedule, ScopeTree, Sdfg, Side, State,
-    Storage, Subset, SymExpr, VIEW_CONNECTOR, Wcr,
+    BlockKind, DType, DataDesc, LibraryOp, Memlet, Node, NodeId, Region, Schedule, ScopeTree, Sdfg,
+    Side, State, Storage, Subset, SymExpr, VIEW_CONNECTOR, Wcr,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -30,6 +30,7 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         kernels: Vec::new(),
         kernel_names: Vec::new(),
         growable: BTreeSet::new(),
+        blas_used: false,
     };
     let entry = ident(&sdfg.name);
     let host = e.host_function(&entry)?;
@@ -43,6 +44,13 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         dialect.name()
     );
     let _ = writeln!(src, "#include <{}>", dialect.runtime_header());
+    if e.blas_used {
+        let _ = writeln!(
+            src,
+            "#if !defined(__CUDACC_RTC__)\n#include <{}>\n#endif",
+            dialect.blas().header
+        );
+    }
     src.push_str(PRELUDE);
     src.push('\n');
     for (name, (decl, body)) in e.kernel_names.iter().zip(&e.kernels) {
@@ -57,6 +65,16 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         "#define SDFG_CHECK(call) do {{ {p}Error_t sdfg_e = (call); if (sdfg_e != {p}Success) {{ \
          std::fprintf(stderr, \"{entry}: %s failed: %s\\n\", #call, {p}GetErrorString(sdfg_e)); return 1; }} }} while (0)"
     );
+    if e.blas_used {
+        let b = dialect.blas();
+        let _ = writeln!(
+            src,
+            "#define SDFG_BLAS_CHECK(call) do {{ {p}Status_t sdfg_s = (call); if (sdfg_s != {c}_STATUS_SUCCESS) {{ \
+             std::fprintf(stderr, \"{entry}: %s failed: status %d\\n\", #call, (int)sdfg_s); return 1; }} }} while (0)",
+            p = b.prefix,
+            c = b.constants
+        );
+    }
     src.push_str(&host);
     let _ = writeln!(src, "#endif  // !__CUDACC_RTC__");
     Ok(TranslationUnit {
@@ -75,6 +93,8 @@ struct Emitter<'a> {
     kernel_names: Vec<String>,
     /// Transients whose size depends on symbols that change during the run.
     growable: BTreeSet<String>,
+    /// Whether a vendor BLAS call was emitted (the handle is then created).
+    blas_used: bool,
 }
 
 /// Where code being emitted runs.
@@ -104,6 +124,10 @@ fn decompose(
         );
     }
 }
+
+/// A BLAS operand: its pointer, (count, element stride) per squeezed
+/// dimension, and its dtype.
+type BlasOperand = (String, Vec<(String, String)>, DType);
 
 /// `offset + sum(idx[d] * stride[d])` of container `x`, printed.
 fn linear(sdfg: &Sdfg, x: &str, idx: &[String]) -> String {
@@ -283,6 +307,14 @@ impl<'a> Emitter<'a> {
         }
         let mut body = String::new();
         self.region(&sdfg.body, 2, &mut body)?;
+        if self.blas_used {
+            let b = self.d.blas();
+            let _ = writeln!(
+                out,
+                "  {p}Handle_t sdfg_blas;\n  SDFG_BLAS_CHECK({p}Create(&sdfg_blas));\n  SDFG_BLAS_CHECK({p}SetStream(sdfg_blas, stream));",
+                p = b.prefix
+            );
+        }
         let _ = writeln!(out, "  auto run = [&]() -> int {{");
         out.push_str(&body);
         let _ = writeln!(
@@ -300,6 +332,9 @@ impl<'a> Emitter<'a> {
                 _ => "std::free".to_owned(),
             };
             let _ = writeln!(out, "  {f}({name});");
+        }
+        if self.blas_used {
+            let _ = writeln!(out, "  {}Destroy(sdfg_blas);", self.d.blas().prefix);
         }
         let _ = writeln!(out, "  {}(stream);", self.api("StreamDestroy"));
         let _ = writeln!(out, "  return status;");
@@ -567,9 +602,13 @@ impl<'a> Emitter<'a> {
                 )?;
                 Ok(false)
             }
+            Node::Library(l) if l.schedule.is_device() => {
+                self.vendor_call(label, state, n, indent, out)?;
+                Ok(false)
+            }
             Node::Library(l) => Err(unsupported(
                 format!(
-                    "the library node `{}` ({}): library lowering (vendor calls and pure expansions) is not implemented yet",
+                    "the library node `{}` ({}) on the host: lower it first (sdfg_passes::lower_library_nodes)",
                     l.label,
                     l.op.name()
                 ),
@@ -688,6 +727,130 @@ impl<'a> Emitter<'a> {
         }
         out.push_str(&close);
         Ok(kind.ends_with("DeviceToHost"))
+    }
+
+    /// A device-wide GEMM, GEMV or DOT as a call to the dialect's BLAS.
+    /// BLAS is column-major and our arrays row-major: a row-major `M x K`
+    /// matrix with row stride `ld` is the column-major `K x M` matrix with
+    /// leading dimension `ld`, so `C = A B` is computed as `C^T = B^T A^T`.
+    fn vendor_call(
+        &mut self,
+        label: &str,
+        state: &State,
+        n: NodeId,
+        indent: usize,
+        out: &mut String,
+    ) -> Result<(), EmitError> {
+        let pad = "  ".repeat(indent);
+        let Some(Node::Library(l)) = state.node(n) else {
+            return Ok(());
+        };
+        let refuse = |what: String| unsupported(what, &l.label, label);
+        let mut used = BTreeSet::new();
+        let mut operand = |conn: &str, incoming: bool| -> Result<BlasOperand, EmitError> {
+            let m = if incoming {
+                state
+                    .in_edges(n)
+                    .find(|(_, _, e)| e.dst_conn.as_deref() == Some(conn))
+                    .and_then(|(_, _, e)| e.memlet.as_ref())
+            } else {
+                state
+                    .out_edges(n)
+                    .find(|(_, _, e)| e.src_conn.as_deref() == Some(conn))
+                    .and_then(|(_, _, e)| e.memlet.as_ref())
+            }
+            .ok_or_else(|| {
+                refuse(format!(
+                    "a `{}` without its `{conn}` connector",
+                    l.op.name()
+                ))
+            })?;
+            let (offset, dims) = self.subset_geometry(&m.data, &m.subset, &mut used);
+            let dtype = self.desc(&m.data).map_or(DType::Float64, |d| d.dtype);
+            Ok((format!("{} + ({offset})", ident(&m.data)), dims, dtype))
+        };
+        let b = self.d.blas();
+        let (p, c) = (b.prefix, b.constants);
+        let letter = |t: DType| match t {
+            DType::Float32 => Ok("S"),
+            DType::Float64 => Ok("D"),
+            other => Err(refuse(format!(
+                "a vendor `{}` call on {other}",
+                l.op.name()
+            ))),
+        };
+        let scalar = |lit: &sdfg_ir::Literal| cpp::literal(lit);
+        let call = match &l.op {
+            LibraryOp::Gemm {
+                alpha,
+                beta,
+                trans_a: false,
+                trans_b: false,
+            } => {
+                let (a, da, t) = operand("_a", true)?;
+                let (bm, db, _) = operand("_b", true)?;
+                let (cm, dc, _) = operand("_c", false)?;
+                let (Some((m, lda)), Some((k, _)), Some((_, ldb)), Some((nn, _)), Some((_, ldc))) =
+                    (da.first(), da.get(1), db.first(), db.get(1), dc.first())
+                else {
+                    return Err(refuse("a GEMM whose operands are not matrices".to_owned()));
+                };
+                format!(
+                    "{{\n{pad}  const {ty} sdfg_alpha = {al}, sdfg_beta = {be};\n{pad}  SDFG_BLAS_CHECK({p}{x}gemm(sdfg_blas, {c}_OP_N, {c}_OP_N, (int)({nn}), (int)({m}), (int)({k}), &sdfg_alpha, {bm}, (int)({ldb}), {a}, (int)({lda}), &sdfg_beta, {cm}, (int)({ldc})));\n{pad}}}",
+                    ty = ctype(t),
+                    x = letter(t)?,
+                    al = scalar(alpha),
+                    be = scalar(beta),
+                )
+            }
+            LibraryOp::Gemv {
+                alpha,
+                beta,
+                trans_a,
+            } => {
+                let (a, da, t) = operand("_a", true)?;
+                let (x, dx, _) = operand("_x", true)?;
+                let (y, dy, _) = operand("_y", false)?;
+                let (Some((rows, lda)), Some((cols, _)), Some((_, incx)), Some((_, incy))) =
+                    (da.first(), da.get(1), dx.first(), dy.first())
+                else {
+                    return Err(refuse("a GEMV of the wrong shapes".to_owned()));
+                };
+                // Row-major `rows x cols` is column-major `cols x rows`:
+                // `A x` transposes it back, `x A` (trans_a) does not.
+                let op = if *trans_a { "N" } else { "T" };
+                format!(
+                    "{{\n{pad}  const {ty} sdfg_alpha = {al}, sdfg_beta = {be};\n{pad}  SDFG_BLAS_CHECK({p}{xl}gemv(sdfg_blas, {c}_OP_{op}, (int)({cols}), (int)({rows}), &sdfg_alpha, {a}, (int)({lda}), {x}, (int)({incx}), &sdfg_beta, {y}, (int)({incy})));\n{pad}}}",
+                    ty = ctype(t),
+                    xl = letter(t)?,
+                    al = scalar(alpha),
+                    be = scalar(beta),
+                )
+            }
+            LibraryOp::Dot => {
+                let (x, dx, t) = operand("_x", true)?;
+                let (y, dy, _) = operand("_y", true)?;
+                let (r, _, _) = operand("_result", false)?;
+                let (Some((len, incx)), Some((_, incy))) = (dx.first(), dy.first()) else {
+                    return Err(refuse("a DOT of operands that are not vectors".to_owned()));
+                };
+                format!(
+                    "{{\n{pad}  // The result stays on the device.\n{pad}  SDFG_BLAS_CHECK({p}SetPointerMode(sdfg_blas, {c}_POINTER_MODE_DEVICE));\n{pad}  SDFG_BLAS_CHECK({p}{xl}dot(sdfg_blas, (int)({len}), {x}, (int)({incx}), {y}, (int)({incy}), {r}));\n{pad}  SDFG_BLAS_CHECK({p}SetPointerMode(sdfg_blas, {c}_POINTER_MODE_HOST));\n{pad}}}",
+                    xl = letter(t)?,
+                )
+            }
+            other => {
+                return Err(refuse(format!(
+                    "the device-wide library node `{}` ({}): only GEMM, GEMV and DOT are vendor calls; lower the others first (sdfg_passes::lower_library_nodes)",
+                    l.label,
+                    other.name()
+                )));
+            }
+        };
+        self.blas_used = true;
+        let _ = writeln!(out, "{pad}// {} `{}`: {} BLAS", l.op.name(), l.label, p);
+        let _ = writeln!(out, "{pad}{call}");
+        Ok(())
     }
 
     // -----------------------------------------------------------------

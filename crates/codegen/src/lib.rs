@@ -20,9 +20,12 @@
 //! kernels are launched through the runtime's `LaunchKernel` call, not the
 //! `<<<>>>` syntax).
 //!
-//! What the emitter does not lower yet returns [`EmitError::Unsupported`]
-//! naming the node and state: library nodes (vendor calls and pure
-//! expansions), nested SDFGs and host callbacks.
+//! Library nodes reach the emitter either expanded into maps by
+//! `sdfg_passes::lower_library_nodes` or, for device-wide GEMM, GEMV and
+//! DOT, as calls to the dialect's [`Blas`] (column-major calls on row-major
+//! data: `C^T = B^T A^T`). What the emitter does not lower yet returns
+//! [`EmitError::Unsupported`] naming the node and state: other library
+//! nodes, nested SDFGs and host callbacks.
 
 pub mod cpp;
 mod emit;
@@ -40,6 +43,22 @@ pub trait Dialect: Accelerator + Sync {
     fn api_prefix(&self) -> &'static str;
     /// The extension of an emitted source file, without the dot (`"cu"`).
     fn source_extension(&self) -> &'static str;
+    /// The BLAS library device-wide GEMM, GEMV and DOT calls go to.
+    fn blas(&self) -> Blas;
+}
+
+/// Names of a vendor BLAS with the cuBLAS v2 API shape (cuBLAS, hipBLAS):
+/// functions `{prefix}Create`, `{prefix}Dgemm`, ..., types
+/// `{prefix}Handle_t`, `{prefix}Status_t`, constants `{constants}_OP_N`,
+/// `{constants}_STATUS_SUCCESS`, `{constants}_POINTER_MODE_DEVICE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blas {
+    /// The header (`"cublas_v2.h"`).
+    pub header: &'static str,
+    /// The prefix of functions and types (`"cublas"`).
+    pub prefix: &'static str,
+    /// The prefix of constants (`"CUBLAS"`).
+    pub constants: &'static str,
 }
 
 /// A linked backend: a name (as `--backend` spells it) and its dialect.

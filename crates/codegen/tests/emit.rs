@@ -248,3 +248,42 @@ fn maps_of_more_than_three_dimensions_are_linearized() {
     }
     assert!(!s3.contains("sdfg_rest"), "{s3}");
 }
+
+#[test]
+fn device_wide_products_become_blas_calls_on_the_stream() {
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N], x: dc.float64[M], y: dc.float64[N]):\n    C[:] = A @ B\n    y[:] = A @ x\n";
+    let sdfg = program(src);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let (mut out, _) = offload(&sdfg, d, &Options::default()).unwrap();
+        sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
+        let s = emit(&out, d).unwrap().source;
+        let b = d.blas();
+        let (p, c) = (b.prefix, b.constants);
+        assert!(s.contains(&format!("#include <{}>", b.header)), "{s}");
+        assert!(
+            s.contains(&format!("SDFG_BLAS_CHECK({p}Create(&sdfg_blas));")),
+            "{s}"
+        );
+        assert!(
+            s.contains(&format!(
+                "SDFG_BLAS_CHECK({p}SetStream(sdfg_blas, stream));"
+            )),
+            "{s}"
+        );
+        assert!(s.contains(&format!("{p}Destroy(sdfg_blas);")), "{s}");
+        // C = A B as C^T = B^T A^T: m = N (columns of C), n = N, k = M, B first.
+        assert!(
+            s.contains(&format!(
+                "{p}Dgemm(sdfg_blas, {c}_OP_N, {c}_OP_N, (int)((N)), (int)((N)), (int)((M)), &sdfg_alpha, dev_B"
+            )),
+            "{s}"
+        );
+        // y = A x: the row-major A is the column-major A^T, transposed back.
+        assert!(
+            s.contains(&format!(
+                "{p}Dgemv(sdfg_blas, {c}_OP_T, (int)((M)), (int)((N)), &sdfg_alpha, dev_A"
+            )),
+            "{s}"
+        );
+    }
+}

@@ -358,7 +358,7 @@ pub fn run_kernel(
                 .as_ref()
                 .ok_or_else(|| Verdict::Skip("nothing emitted".to_owned()))?;
             let check = match target.name {
-                "hip" => crate::toolchain::check_hip(path),
+                "hip" => crate::toolchain::check_hip(path, tools),
                 "cuda" => crate::toolchain::check_cuda(path, tools),
                 other => crate::toolchain::Check::Missing(format!(
                     "no compile check is known for the `{other}` backend"

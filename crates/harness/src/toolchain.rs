@@ -1,13 +1,16 @@
 //! Real compilers for the emitted sources, found on the machine.
 //!
 //! - HIP: `hipcc` (Debian's `hipcc libamdhip64-dev rocm-device-libs`)
-//!   compiles the whole translation unit for `gfx90a`.
+//!   compiles the whole translation unit for `gfx90a`. hipBLAS is not in
+//!   Debian: its declarations come from
+//!   `corpus/tools/declaration-only-headers/` (after the system's headers).
 //! - CUDA: no `nvcc` in Debian, but NVIDIA's compiler pieces are on PyPI.
 //!   The kernels are compiled by NVRTC (`nvidia-cuda-nvrtc-cu12`, driven by
 //!   `corpus/tools/nvrtc_check.py` through ctypes) for `sm_90`, which also
 //!   runs NVIDIA's assembler; the host part is compiled by the system C++
 //!   compiler against NVIDIA's real headers (`nvidia-cuda-runtime-cu12`,
-//!   `nvidia-cuda-nvcc-cu12` for `crt/`, `nvidia-cuda-cccl-cu12`). The
+//!   `nvidia-cuda-nvcc-cu12` for `crt/`, `nvidia-cuda-cccl-cu12`,
+//!   `nvidia-cublas-cu12` for the cuBLAS calls). The
 //!   wheels' `nvidia/` directory is `$SDFG_NVIDIA_WHEELS`, or found by
 //!   asking `python3` where the `nvidia` package is.
 //!
@@ -60,8 +63,9 @@ fn run(cmd: &mut Command, what: &str) -> Check {
     }
 }
 
-/// Compiles a HIP translation unit with `hipcc` for `gfx90a`.
-pub fn check_hip(source: &Path) -> Check {
+/// Compiles a HIP translation unit with `hipcc` for `gfx90a`; vendor
+/// headers Debian lacks come from `tools/declaration-only-headers`.
+pub fn check_hip(source: &Path, tools: &Path) -> Check {
     let Some(hipcc) = on_path("hipcc") else {
         return Check::Missing("hipcc not found".to_owned());
     };
@@ -70,6 +74,8 @@ pub fn check_hip(source: &Path) -> Check {
         Command::new(hipcc)
             .env("HIP_PLATFORM", "amd")
             .args(["--offload-arch=gfx90a", "-std=c++17", "-c"])
+            .arg("-idirafter")
+            .arg(tools.join("declaration-only-headers"))
             .arg(source)
             .arg("-o")
             .arg(&object),
@@ -144,6 +150,8 @@ pub fn check_cuda(source: &Path, tools: &Path) -> Check {
             .arg(include("cuda_nvcc"))
             .arg("-I")
             .arg(include("cuda_cccl"))
+            .arg("-I")
+            .arg(include("cublas"))
             .arg(source),
         "g++ (host part)",
     )

@@ -437,7 +437,7 @@ fn broken_sources_never_pass_the_compile_checks() {
             let path = dir.join(format!("broken{k}.{ext}"));
             std::fs::write(&path, broken).unwrap();
             let check = if backend == "hip" {
-                check_hip(&path)
+                check_hip(&path, &root.join("corpus/tools"))
             } else {
                 check_cuda(&path, &root.join("corpus/tools"))
             };

@@ -120,12 +120,14 @@ fn lower_state(
             lines.append(&mut inner);
         }
     }
+    // Library nodes kept for a vendor call.
+    let mut kept: Vec<NodeId> = Vec::new();
     loop {
         let tree = state
             .scope_tree()
             .map_err(|e| LibraryError::Invalid(e.to_string()))?;
         let Some((id, node)) = state.nodes().find_map(|(id, n)| match n {
-            Node::Library(l) => Some((id, l.clone())),
+            Node::Library(l) if !kept.contains(&id) => Some((id, l.clone())),
             _ => None,
         }) else {
             return Ok(());
@@ -167,6 +169,28 @@ fn lower_state(
             (None, _) => (Schedule::Default, Schedule::Sequential),
             (Some(_), _) => (acc.inner_schedule(), acc.inner_schedule()),
         };
+        // A device-wide call the accelerator maps to a vendor library stays a
+        // library node, specialized (GEMM, GEMV, DOT) for the emitter to call.
+        if tree.parent(id).is_none()
+            && node.schedule.is_device()
+            && let Some((op, renames)) = vendor_form(&node.op, &inputs, &outputs, containers)
+            && let Some(v) = acc.vendor_library(&op)
+        {
+            rename_connectors(state, id, &renames);
+            kept.push(id);
+            if let Some(Node::Library(l)) = state.graph.node_weight_mut(id) {
+                l.op = op.clone();
+            }
+            lines.push(format!(
+                "{} `{}` in state `{label}`: {} {} ({})",
+                node.op.name(),
+                node.label,
+                v.library,
+                v.function,
+                op.name()
+            ));
+            continue;
+        }
         let out_conn = match node.op {
             LibraryOp::Cholesky { .. } => "_b",
             _ => "",
@@ -827,4 +851,114 @@ fn build_cholesky(
         l_at(&i, &j)?,
     );
     Ok(())
+}
+
+/// The vendor-callable form of a matrix product: GEMM, GEMV or DOT by
+/// operand ranks, with the connector renames it needs (`old -> new`), when
+/// the operands are `float32`/`float64` and every matrix has unit stride
+/// along its rows (BLAS takes a leading dimension, not two strides).
+fn vendor_form(
+    op: &LibraryOp,
+    inputs: &BTreeMap<String, Operand>,
+    outputs: &BTreeMap<String, Operand>,
+    containers: &BTreeMap<String, DataDesc>,
+) -> Option<(LibraryOp, Vec<(&'static str, &'static str)>)> {
+    if !matches!(op, LibraryOp::MatMul) {
+        return None;
+    }
+    let (a, b, c) = (inputs.get("_a")?, inputs.get("_b")?, outputs.get("_c")?);
+    let dtype = containers.get(&c.memlet.data)?.dtype;
+    if !matches!(dtype, DType::Float32 | DType::Float64) {
+        return None;
+    }
+    let same = [a, b].iter().all(|o| {
+        containers
+            .get(&o.memlet.data)
+            .is_some_and(|d| d.dtype == dtype)
+    });
+    if !same {
+        return None;
+    }
+    // A matrix operand needs unit element stride along its last squeezed dimension.
+    let unit_rows = |o: &Operand| {
+        let Some(layout) = containers.get(&o.memlet.data).and_then(|d| d.layout()) else {
+            return false;
+        };
+        o.memlet
+            .subset
+            .ranges
+            .iter()
+            .enumerate()
+            .rfind(|(_, r)| !r.is_index())
+            .is_some_and(|(d, r)| {
+                layout
+                    .strides
+                    .get(d)
+                    .is_some_and(|s| (s * &r.step).as_int() == Some(1))
+            })
+    };
+    let one = Literal::Float { value: 1.0, dtype };
+    let zero = identity_of(Wcr::Sum, dtype);
+    let ranks = (
+        extents(&a.memlet).len(),
+        extents(&b.memlet).len(),
+        extents(&c.memlet).len(),
+    );
+    match ranks {
+        (2, 2, 2) if unit_rows(a) && unit_rows(b) && unit_rows(c) => Some((
+            LibraryOp::Gemm {
+                alpha: one,
+                beta: zero,
+                trans_a: false,
+                trans_b: false,
+            },
+            vec![],
+        )),
+        (2, 1, 1) if unit_rows(a) => Some((
+            LibraryOp::Gemv {
+                alpha: one,
+                beta: zero,
+                trans_a: false,
+            },
+            vec![("_b", "_x"), ("_c", "_y")],
+        )),
+        (1, 2, 1) if unit_rows(b) => Some((
+            LibraryOp::Gemv {
+                alpha: one,
+                beta: zero,
+                trans_a: true,
+            },
+            vec![("_a", "_x"), ("_b", "_a"), ("_c", "_y")],
+        )),
+        (1, 1, 0) => Some((
+            LibraryOp::Dot,
+            vec![("_a", "_x"), ("_b", "_y"), ("_c", "_result")],
+        )),
+        _ => None,
+    }
+}
+
+/// Renames the connectors of library node `id` on its edges, all at once.
+fn rename_connectors(state: &mut State, id: NodeId, renames: &[(&str, &str)]) {
+    let edges: Vec<_> = state
+        .in_edges(id)
+        .map(|(e, ..)| (e, true))
+        .chain(state.out_edges(id).map(|(e, ..)| (e, false)))
+        .collect();
+    for (e, incoming) in edges {
+        if let Some(w) = state.graph.edge_weight_mut(e) {
+            let conn = if incoming {
+                &mut w.dst_conn
+            } else {
+                &mut w.src_conn
+            };
+            let renamed = conn
+                .as_deref()
+                .and_then(|c| renames.iter().find(|(old, _)| *old == c))
+                .map(|(_, n)| (*n).to_owned());
+            if renamed.is_some() {
+                *conn = renamed;
+            }
+        }
+    }
 }

@@ -131,3 +131,76 @@ fn an_operation_without_an_expansion_is_refused_by_name() {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+/// An accelerator that maps matrix products to a BLAS, as the CUDA and HIP
+/// backends do.
+struct WithBlas;
+
+impl sdfg_passes::Accelerator for WithBlas {
+    fn name(&self) -> &'static str {
+        "with-blas"
+    }
+    fn warp_size(&self) -> u32 {
+        32
+    }
+    fn default_block(&self) -> [u32; 3] {
+        [128, 1, 1]
+    }
+    fn max_grid(&self) -> [u64; 3] {
+        [1 << 31, 65_535, 65_535]
+    }
+    fn vendor_library(&self, op: &sdfg_ir::LibraryOp) -> Option<sdfg_passes::VendorCall> {
+        use sdfg_ir::LibraryOp as L;
+        let function = match op {
+            L::Gemm { .. } => "gemm",
+            L::Gemv { .. } => "gemv",
+            L::Dot => "dot",
+            _ => return None,
+        };
+        Some(sdfg_passes::VendorCall {
+            library: "BLAS",
+            function,
+        })
+    }
+}
+
+#[test]
+fn device_wide_products_an_accelerator_maps_to_blas_stay_specialized_library_nodes() {
+    let sdfg = program(
+        "    C[:] = A @ B\n    y[:] = A @ x\n    z[:] = w @ B\n    s[0] = w @ v\n    r[:] = np.sum(A, axis=0)\n",
+        "A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N], x: dc.float64[M], y: dc.float64[N], w: dc.float64[M], z: dc.float64[N], v: dc.float64[M], s: dc.float64[1], r: dc.float64[M]",
+    );
+    let a = args(&sdfg);
+    let reference = run(&sdfg, &a);
+    let (mut device, _) = offload(&sdfg, &WithBlas, &Options::default()).unwrap();
+    let lines = lower_library_nodes(&mut device, &WithBlas).unwrap();
+    let mut ops: Vec<String> = device
+        .states()
+        .iter()
+        .flat_map(|(_, s)| {
+            s.nodes()
+                .filter_map(|(_, n)| match n {
+                    Node::Library(l) => Some(l.op.name().to_owned()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ops.sort();
+    // GEMM, two GEMVs (matrix x vector, vector x matrix), DOT; the
+    // reduction has no vendor form here and is expanded.
+    assert_eq!(ops, ["dot", "gemm", "gemv", "gemv"], "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("BLAS gemm")), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("reduce") && l.contains("pure expansion")),
+        "{lines:?}"
+    );
+    // The specialized nodes compute what the products did.
+    same(&reference, &run(&device, &a));
+    // Negative control: on the host (not offloaded) nothing stays a library node.
+    let mut host = sdfg.clone();
+    lower_library_nodes(&mut host, &WithBlas).unwrap();
+    assert_eq!(library_nodes(&host), 0);
+}
