@@ -1,8 +1,12 @@
 //! Compile time of the whole pipeline per kernel: parse the Python file,
-//! lower the kernel, validate it, offload it for the simulated accelerator
-//! and validate the result. The goal is milliseconds per kernel.
+//! lower the kernel, validate it, offload it and validate the result
+//! (group `pipeline`, for the simulated accelerator); and the same for the
+//! CUDA backend followed by library lowering and emission of the CUDA
+//! translation unit (group `to_cuda`). The goal is milliseconds per kernel.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+// Linked for its registration: `sdfg_codegen::target("cuda")` finds it.
+use sdfg_backend_cuda as _;
 use std::hint::black_box;
 use std::path::PathBuf;
 
@@ -18,6 +22,19 @@ fn pipeline(text: &str, file: &str, program: &str) -> sdfg_ir::Sdfg {
     .expect("offloads");
     sdfg_ir::validate(&out).expect("valid after offload");
     out
+}
+
+fn to_cuda(text: &str, file: &str) -> String {
+    let module = sdfg_frontend::Module::parse(file, text).expect("parses");
+    let sdfg = module.compile("kernel").expect("compiles");
+    let target = sdfg_codegen::target("cuda").expect("the cuda backend is linked");
+    let (mut out, _) =
+        sdfg_passes::offload(&sdfg, target.dialect, &sdfg_passes::Options::default())
+            .expect("offloads");
+    sdfg_passes::lower_library_nodes(&mut out, target.dialect).expect("lowers");
+    sdfg_codegen::emit(&out, target.dialect)
+        .expect("emits")
+        .source
 }
 
 fn bench(c: &mut Criterion) {
@@ -37,6 +54,21 @@ fn bench(c: &mut Criterion) {
         group.bench_function(kernel, |b| {
             b.iter(|| black_box(pipeline(&text, &file, "kernel")))
         });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("to_cuda");
+    for kernel in [
+        "gemm",
+        "jacobi_2d",
+        "durbin",
+        "cholesky",
+        "correlation",
+        "adi",
+    ] {
+        let path = root.join(format!("{kernel}.py"));
+        let text = std::fs::read_to_string(&path).expect("corpus file");
+        let file = path.display().to_string();
+        group.bench_function(kernel, |b| b.iter(|| black_box(to_cuda(&text, &file))));
     }
     group.finish();
 }
