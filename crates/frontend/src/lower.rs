@@ -2004,13 +2004,14 @@ impl<'m> Lowerer<'m> {
                 ));
             }
         };
-        self.library(
-            node,
-            LibraryOp::MatMul,
-            &[("_a", x), ("_b", y)],
-            "_c",
-            Some(shape),
-        )
+        // Stacks of matrices are a batched product (the IR's MatMul takes
+        // ranks 1 and 2 only).
+        let op = if sa.len() >= 3 || sb.len() >= 3 {
+            LibraryOp::BatchedMatMul
+        } else {
+            LibraryOp::MatMul
+        };
+        self.library(node, op, &[("_a", x), ("_b", y)], "_c", Some(shape))
     }
 
     fn reduce(

@@ -1691,3 +1691,27 @@ fn unknown_array_methods_are_errors() {
     let kind = error_at(body, 6, 12);
     assert_unsupported(&kind, "cumsum");
 }
+
+#[test]
+fn a_product_of_stacks_of_matrices_is_a_batched_matmul() {
+    // NumPy's matmul broadcasts leading batch dimensions; the IR's MatMul
+    // takes ranks 1 and 2 only (control: the 2-D product stays MatMul).
+    let sdfg = compile(
+        "@dc.program\ndef f(A: dc.float64[3, N, N], B: dc.float64[N, N], C: dc.float64[3, N, N], D: dc.float64[N, N]):\n    C[:] = A @ B\n    D[:] = B @ B\n",
+    );
+    sdfg_ir::validate(&sdfg).unwrap();
+    let mut ops: Vec<&str> = sdfg
+        .states()
+        .iter()
+        .flat_map(|(_, s)| {
+            s.nodes()
+                .filter_map(|(_, n)| match n {
+                    sdfg_ir::Node::Library(l) => Some(l.op.name()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ops.sort();
+    assert_eq!(ops, ["batched_matmul", "matmul"]);
+}

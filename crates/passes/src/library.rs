@@ -15,16 +15,29 @@
 //! | MatMul (matrix x matrix) | `i, j` | `k` | `A[i,k] * B[k,j]` |
 //! | MatMul (matrix x vector, vector x matrix) | `i` / `j` | `k` | `A[i,k] * x[k]` / `x[k] * B[k,j]` |
 //! | MatMul (vector x vector), Dot | one | `k` | `x[k] * y[k]` |
+//! | BatchedMatMul | batch (broadcast), `i, j` | `k` | `A[b,i,k] * B[b,k,j]` |
 //! | Reduce | kept axes | reduced axes | `in[...]` |
 //!
 //! A Reduce without identity combines into the output's current value
 //! (DaCe's rule, as the simulator does): its result is stored with the
-//! reduction as write-conflict resolution. Vendor calls (cuBLAS, hipBLAS,
-//! ...) are not emitted yet: every node is expanded, and the report says
-//! which vendor call the accelerator would have used. Operations without a
-//! pure expansion here (batched products, Cholesky, Solve, transposes, GEMM
-//! and GEMV with scaling) are refused with [`LibraryError::Unsupported`]
-//! naming the node and state.
+//! reduction as write-conflict resolution.
+//!
+//! A Cholesky factorization at host level of a state becomes one
+//! single-thread scope (a single-thread kernel on the device) running the
+//! column-by-column algorithm with sequential maps, reading back the factor
+//! it has written so far (as LAPACK's unblocked `potf2` does).
+//!
+//! **Vendor calls.** A device-wide matrix product whose accelerator maps it
+//! to a vendor library (`Accelerator::vendor_library`) is not expanded: it
+//! stays a library node, specialized by operand ranks into GEMM, GEMV or DOT
+//! (float operands with unit stride along rows), and the emitter calls the
+//! vendor BLAS. Solvers and reductions are expanded even where a vendor call
+//! exists; the returned lines say which vendor call was not used.
+//!
+//! Operations without an expansion here (Solve, transposes, GEMM and GEMV
+//! given with scaling, a vector against a stack of matrices, Cholesky inside
+//! a map or of complex matrices) are refused with
+//! [`LibraryError::Unsupported`] naming the node and state.
 
 use crate::accelerator::Accelerator;
 use sdfg_ir::builder::{BuildError, StateBuilder};
@@ -299,6 +312,8 @@ struct Plan {
 enum Axis {
     Out(usize),
     Red(usize),
+    /// A broadcast dimension of extent 1: always index 0.
+    Zero,
 }
 
 /// The extents of a memlet's squeezed dimensions.
@@ -323,7 +338,7 @@ fn plan(
     };
     let mul = || Expr::binary(BinaryOp::Mul, Expr::var("_a"), Expr::var("_b"));
     match op {
-        LibraryOp::MatMul => {
+        LibraryOp::MatMul | LibraryOp::BatchedMatMul => {
             let (a, b) = (get("_a", inputs)?, get("_b", inputs)?);
             let (out_dims, ax_a, ax_b) = match (a.len(), b.len()) {
                 (2, 2) => (
@@ -342,14 +357,15 @@ fn plan(
                     vec![Axis::Red(0), Axis::Out(0)],
                 ),
                 (1, 1) => (Vec::new(), vec![Axis::Red(0)], vec![Axis::Red(0)]),
+                (ra, rb) if ra >= 2 && rb >= 2 => batched(&a, &b)?,
                 (ra, rb) => {
                     return Err(format!(
-                        "a matrix product of operands of ranks {ra} and {rb} (batched products are not expanded yet)"
+                        "a matrix product of operands of ranks {ra} and {rb} (a vector against a stack of matrices is not expanded yet)"
                     ));
                 }
             };
-            let k = if a.len() == 2 {
-                a[1].clone()
+            let k = if a.len() >= 2 {
+                a[a.len() - 1].clone()
             } else {
                 a[0].clone()
             };
@@ -414,6 +430,49 @@ fn plan(
             ))
         }
     }
+}
+
+/// The output extents of a product, and the axes of its two operands.
+type ProductAxes = (Vec<SymExpr>, Vec<Axis>, Vec<Axis>);
+
+/// A batched matrix product (`numpy.matmul` of stacks of matrices): the
+/// batch dimensions broadcast, aligned from the right, and a batch
+/// dimension of extent 1 broadcasts against the other operand's.
+fn batched(a: &[SymExpr], b: &[SymExpr]) -> Result<ProductAxes, String> {
+    let (ba, bb) = (&a[..a.len() - 2], &b[..b.len() - 2]);
+    let nb = ba.len().max(bb.len());
+    let one = SymExpr::int(1);
+    let mut out_dims = Vec::with_capacity(nb + 2);
+    let (mut ax_a, mut ax_b) = (Vec::new(), Vec::new());
+    for d in 0..nb {
+        // Dimension `d` of the output batch; the operands' aligned ones.
+        let ea = (d + ba.len()).checked_sub(nb).map(|i| &ba[i]);
+        let eb = (d + bb.len()).checked_sub(nb).map(|i| &bb[i]);
+        let extent = match (ea, eb) {
+            (Some(x), Some(y)) if x == &one => y.clone(),
+            (Some(x), Some(y)) if y == &one || x == y => x.clone(),
+            (Some(x), Some(y)) => {
+                return Err(format!(
+                    "a batched product whose batch extents {x} and {y} are not known to match"
+                ));
+            }
+            (Some(x), None) | (None, Some(x)) => x.clone(),
+            (None, None) => one.clone(),
+        };
+        let axis = |e: Option<&SymExpr>| match e {
+            Some(x) if x == &one && extent != one => Some(Axis::Zero),
+            Some(_) => Some(Axis::Out(d)),
+            None => None,
+        };
+        ax_a.extend(axis(ea));
+        ax_b.extend(axis(eb));
+        out_dims.push(extent);
+    }
+    out_dims.push(a[a.len() - 2].clone());
+    out_dims.push(b[b.len() - 1].clone());
+    ax_a.extend([Axis::Out(nb), Axis::Red(0)]);
+    ax_b.extend([Axis::Red(0), Axis::Out(nb + 1)]);
+    Ok((out_dims, ax_a, ax_b))
 }
 
 /// The element of `m`'s subset whose squeezed indices are `index`.
@@ -587,6 +646,7 @@ fn build(
             .map(|a| match a {
                 Axis::Out(k) => out_index[*k].clone(),
                 Axis::Red(k) => red_index[*k].clone(),
+                Axis::Zero => SymExpr::int(0),
             })
             .collect();
         let m = element(&operand.memlet, &index)?;

@@ -204,3 +204,11 @@ fn device_wide_products_an_accelerator_maps_to_blas_stay_specialized_library_nod
     lower_library_nodes(&mut host, &WithBlas).unwrap();
     assert_eq!(library_nodes(&host), 0);
 }
+
+#[test]
+fn batched_products_broadcast_their_batch_dimensions() {
+    check(&program(
+        "    C[:] = A @ B\n    D[:] = A @ E\n",
+        "A: dc.float64[3, N, M], B: dc.float64[3, M, N], C: dc.float64[3, N, N], E: dc.float64[M, N], D: dc.float64[3, N, N]",
+    ));
+}
