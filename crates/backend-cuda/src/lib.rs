@@ -5,7 +5,7 @@
 //! Linking this crate registers the `cuda` target with `sdfg-codegen`;
 //! `sdfgc` and the harness find it by name.
 
-use sdfg_codegen::{Blas, Dialect, Target};
+use sdfg_codegen::{Blas, Dialect, Solver, Target};
 use sdfg_ir::LibraryOp;
 use sdfg_passes::{Accelerator, VendorCall};
 
@@ -65,6 +65,16 @@ impl Dialect for Cuda {
             header: "cublas_v2.h",
             prefix: "cublas",
             constants: "CUBLAS",
+        }
+    }
+
+    fn solver(&self) -> Solver {
+        Solver {
+            header: "cusolverDn.h",
+            prefix: "cusolverDn",
+            status: "cusolverStatus_t",
+            success: "CUSOLVER_STATUS_SUCCESS",
+            fill: ["CUBLAS_FILL_MODE_UPPER", "CUBLAS_FILL_MODE_LOWER"],
         }
     }
 }

@@ -6,7 +6,7 @@
 //! Linking this crate registers the `hip` target with `sdfg-codegen`;
 //! `sdfgc` and the harness find it by name.
 
-use sdfg_codegen::{Blas, Dialect, Target};
+use sdfg_codegen::{Blas, Dialect, Solver, Target};
 use sdfg_ir::LibraryOp;
 use sdfg_passes::{Accelerator, VendorCall};
 
@@ -66,6 +66,16 @@ impl Dialect for Hip {
             header: "hipblas/hipblas.h",
             prefix: "hipblas",
             constants: "HIPBLAS",
+        }
+    }
+
+    fn solver(&self) -> Solver {
+        Solver {
+            header: "hipsolver/hipsolver.h",
+            prefix: "hipsolverDn",
+            status: "hipsolverStatus_t",
+            success: "HIPSOLVER_STATUS_SUCCESS",
+            fill: ["HIPSOLVER_FILL_MODE_UPPER", "HIPSOLVER_FILL_MODE_LOWER"],
         }
     }
 }

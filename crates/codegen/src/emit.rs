@@ -31,6 +31,7 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         kernel_names: Vec::new(),
         growable: BTreeSet::new(),
         blas_used: false,
+        solver_used: false,
     };
     let entry = ident(&sdfg.name);
     let host = e.host_function(&entry)?;
@@ -49,6 +50,13 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
             src,
             "#if !defined(__CUDACC_RTC__)\n#include <{}>\n#endif",
             dialect.blas().header
+        );
+    }
+    if e.solver_used {
+        let _ = writeln!(
+            src,
+            "#if !defined(__CUDACC_RTC__)\n#include <{}>\n#endif",
+            dialect.solver().header
         );
     }
     src.push_str(PRELUDE);
@@ -75,6 +83,16 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
             c = b.constants
         );
     }
+    if e.solver_used {
+        let sv = dialect.solver();
+        let _ = writeln!(
+            src,
+            "#define SDFG_SOLVER_CHECK(call) do {{ {st} sdfg_v = (call); if (sdfg_v != {ok}) {{ \
+             std::fprintf(stderr, \"{entry}: %s failed: status %d\\n\", #call, (int)sdfg_v); return 1; }} }} while (0)",
+            st = sv.status,
+            ok = sv.success
+        );
+    }
     src.push_str(&host);
     let _ = writeln!(src, "#endif  // !__CUDACC_RTC__");
     Ok(TranslationUnit {
@@ -95,6 +113,8 @@ struct Emitter<'a> {
     growable: BTreeSet<String>,
     /// Whether a vendor BLAS call was emitted (the handle is then created).
     blas_used: bool,
+    /// Whether a vendor solver call was emitted (handle, workspace, info).
+    solver_used: bool,
 }
 
 /// Where code being emitted runs.
@@ -315,6 +335,18 @@ impl<'a> Emitter<'a> {
                 p = b.prefix
             );
         }
+        if self.solver_used {
+            let sv = self.d.solver();
+            let _ = writeln!(
+                out,
+                "  {p}Handle_t sdfg_solver;\n  SDFG_SOLVER_CHECK({p}Create(&sdfg_solver));\n  SDFG_SOLVER_CHECK({p}SetStream(sdfg_solver, stream));\n  \
+                 // The solver's workspace grows to the largest request; `info` stays on the device.\n  \
+                 void* sdfg_work = nullptr;\n  size_t sdfg_work_cap = 0;\n  int* sdfg_info = nullptr;\n  \
+                 SDFG_CHECK({m}((void**)&sdfg_info, sizeof(int)));",
+                p = sv.prefix,
+                m = self.api("Malloc")
+            );
+        }
         let _ = writeln!(out, "  auto run = [&]() -> int {{");
         out.push_str(&body);
         let _ = writeln!(
@@ -335,6 +367,14 @@ impl<'a> Emitter<'a> {
         }
         if self.blas_used {
             let _ = writeln!(out, "  {}Destroy(sdfg_blas);", self.d.blas().prefix);
+        }
+        if self.solver_used {
+            let _ = writeln!(
+                out,
+                "  {f}(sdfg_work);\n  {f}(sdfg_info);\n  {}Destroy(sdfg_solver);",
+                self.d.solver().prefix,
+                f = self.api("Free")
+            );
         }
         let _ = writeln!(out, "  {}(stream);", self.api("StreamDestroy"));
         let _ = writeln!(out, "  return status;");
@@ -839,16 +879,68 @@ impl<'a> Emitter<'a> {
                     xl = letter(t)?,
                 )
             }
+            LibraryOp::Cholesky { lower } => {
+                let (a, da, t) = operand("_a", true)?;
+                let (bm, db, _) = operand("_b", false)?;
+                let (Some((nrows, lda)), Some((_, ldb))) = (da.first(), db.first()) else {
+                    return Err(refuse(
+                        "a Cholesky factorization of non-matrices".to_owned(),
+                    ));
+                };
+                let sv = self.d.solver();
+                // The row-major lower factor L is the column-major upper U
+                // (and the other way round): factor the other triangle.
+                let (fill, zero_upper) = if *lower {
+                    (sv.fill[0], 1)
+                } else {
+                    (sv.fill[1], 0)
+                };
+                let x = letter(t)?;
+                let ty = ctype(t);
+                let m2d = self.api("Memcpy2DAsync");
+                let d2d = self.api("MemcpyDeviceToDevice");
+                let malloc = self.api("Malloc");
+                let free = self.api("Free");
+                let launch = self.api("LaunchKernel");
+                let sp = sv.prefix;
+                self.solver_used = true;
+                format!(
+                    "{{\n{pad}  {ty}* sdfg_a = {a};\n{pad}  {ty}* sdfg_b = {bm};\n{pad}  int64_t sdfg_n = {nrows}, sdfg_lda = {lda}, sdfg_ldb = {ldb};\n\
+                     {pad}  // potrf works in place: factor a copy of `_a` in `_b`.\n\
+                     {pad}  if (sdfg_b != sdfg_a && sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_b, sizeof({ty}) * sdfg_ldb, sdfg_a, sizeof({ty}) * sdfg_lda, sizeof({ty}) * sdfg_n, sdfg_n, {d2d}, stream));\n\
+                     {pad}  int sdfg_lwork = 0;\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf_bufferSize(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg_ldb, &sdfg_lwork));\n\
+                     {pad}  if (sizeof({ty}) * (size_t)sdfg_lwork > sdfg_work_cap) {{\n\
+                     {pad}    if (sdfg_work) SDFG_CHECK({free}(sdfg_work));\n\
+                     {pad}    sdfg_work_cap = sizeof({ty}) * (size_t)sdfg_lwork;\n\
+                     {pad}    SDFG_CHECK({malloc}(&sdfg_work, sdfg_work_cap));\n\
+                     {pad}  }}\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg_ldb, ({ty}*)sdfg_work, sdfg_lwork, sdfg_info));\n\
+                     {pad}  // The other triangle is zero, as in np.linalg.cholesky.\n\
+                     {pad}  int sdfg_upper = {zero_upper};\n\
+                     {pad}  if (sdfg_n > 0) {{\n\
+                     {pad}    dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_n + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_n + 7, 8));\n\
+                     {pad}    dim3 sdfg_block(32, 8);\n\
+                     {pad}    void* sdfg_args[] = {{(void*)&sdfg_b, (void*)&sdfg_n, (void*)&sdfg_ldb, (void*)&sdfg_upper}};\n\
+                     {pad}    SDFG_CHECK({launch}((const void*)sdfg::zero_triangle<{ty}>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));\n\
+                     {pad}  }}\n{pad}}}"
+                )
+            }
             other => {
                 return Err(refuse(format!(
-                    "the device-wide library node `{}` ({}): only GEMM, GEMV and DOT are vendor calls; lower the others first (sdfg_passes::lower_library_nodes)",
+                    "the device-wide library node `{}` ({}): only GEMM, GEMV, DOT and Cholesky are vendor calls; lower the others first (sdfg_passes::lower_library_nodes)",
                     l.label,
                     other.name()
                 )));
             }
         };
-        self.blas_used = true;
-        let _ = writeln!(out, "{pad}// {} `{}`: {} BLAS", l.op.name(), l.label, p);
+        let library = if matches!(l.op, LibraryOp::Cholesky { .. }) {
+            self.d.solver().prefix
+        } else {
+            self.blas_used = true;
+            p
+        };
+        let _ = writeln!(out, "{pad}// {} `{}`: {library}", l.op.name(), l.label);
         let _ = writeln!(out, "{pad}{call}");
         Ok(())
     }

@@ -45,6 +45,25 @@ pub trait Dialect: Accelerator + Sync {
     fn source_extension(&self) -> &'static str;
     /// The BLAS library device-wide GEMM, GEMV and DOT calls go to.
     fn blas(&self) -> Blas;
+    /// The dense solver library device-wide Cholesky factorizations go to.
+    fn solver(&self) -> Solver;
+}
+
+/// Names of a dense solver with cuSOLVER's `Dn` API shape (cuSOLVER,
+/// hipSOLVER's compatibility API): `{prefix}Create`, `{prefix}SetStream`,
+/// `{prefix}Dpotrf_bufferSize`, `{prefix}Dpotrf`, `{prefix}Handle_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Solver {
+    /// The header (`"cusolverDn.h"`).
+    pub header: &'static str,
+    /// The prefix of functions and the handle type (`"cusolverDn"`).
+    pub prefix: &'static str,
+    /// The status type (`"cusolverStatus_t"`).
+    pub status: &'static str,
+    /// The success constant (`"CUSOLVER_STATUS_SUCCESS"`).
+    pub success: &'static str,
+    /// The fill-mode constants for the upper and the lower triangle.
+    pub fill: [&'static str; 2],
 }
 
 /// Names of a vendor BLAS with the cuBLAS v2 API shape (cuBLAS, hipBLAS):

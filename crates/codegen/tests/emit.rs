@@ -229,7 +229,12 @@ fn maps_of_more_than_three_dimensions_are_linearized() {
     let sdfg = program(src);
     let unit = emitted(&sdfg, &Hip);
     assert_eq!(unit.kernels.len(), 1, "{}", unit.source);
-    let s = &unit.source;
+    // The generated part, after the prelude (which has kernels of its own).
+    let after_prelude = |src: &str| {
+        let at = src.find("end of the sdfg prelude").unwrap();
+        src[at..].to_owned()
+    };
+    let s = &after_prelude(&unit.source);
     // One linear index over x, decomposed innermost first.
     assert!(
         s.contains("int64_t sdfg_rest = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);"),
@@ -239,7 +244,7 @@ fn maps_of_more_than_three_dimensions_are_linearized() {
     assert!(!s.contains("blockIdx.y"), "{s}");
     // A three-dimensional map uses x, y and z instead.
     let src3 = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N, N]):\n    for i, j, k in dc.map[0:N, 0:N, 0:N]:\n        A[i, j, k] = A[i, j, k] + 1.0\n";
-    let s3 = emitted(&program(src3), &Hip).source;
+    let s3 = after_prelude(&emitted(&program(src3), &Hip).source);
     for axis in ["x", "y", "z"] {
         assert!(
             s3.contains(&format!("blockIdx.{axis} * blockDim.{axis}")),
@@ -285,5 +290,38 @@ fn device_wide_products_become_blas_calls_on_the_stream() {
             )),
             "{s}"
         );
+    }
+}
+
+#[test]
+fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_triangle() {
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], L: dc.float64[N, N]):\n    L[:] = np.linalg.cholesky(A)\n";
+    let sdfg = program(src);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let (mut out, _) = offload(&sdfg, d, &Options::default()).unwrap();
+        sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
+        let s = emit(&out, d).unwrap().source;
+        let sv = d.solver();
+        let p = sv.prefix;
+        assert!(s.contains(&format!("#include <{}>", sv.header)), "{s}");
+        assert!(
+            s.contains(&format!(
+                "SDFG_SOLVER_CHECK({p}SetStream(sdfg_solver, stream));"
+            )),
+            "{s}"
+        );
+        // Row-major lower L is column-major upper: the upper fill mode.
+        assert!(
+            s.contains(&format!(
+                "{p}Dpotrf(sdfg_solver, {}, (int)sdfg_n, sdfg_b",
+                sv.fill[0]
+            )),
+            "{s}"
+        );
+        let copy = s.find("if (sdfg_b != sdfg_a").unwrap();
+        let potrf = s.find(&format!("{p}Dpotrf(")).unwrap();
+        let zero = s.find("sdfg::zero_triangle<double>").unwrap();
+        assert!(copy < potrf && potrf < zero, "{s}");
+        assert!(s.contains(&format!("{p}Destroy(sdfg_solver);")), "{s}");
     }
 }

@@ -1,8 +1,8 @@
 //! Real compilers for the emitted sources, found on the machine.
 //!
 //! - HIP: `hipcc` (Debian's `hipcc libamdhip64-dev rocm-device-libs`)
-//!   compiles the whole translation unit for `gfx90a`. hipBLAS is not in
-//!   Debian: its declarations come from
+//!   compiles the whole translation unit for `gfx90a`. hipBLAS and hipSOLVER
+//!   are not in Debian: their declarations come from
 //!   `corpus/tools/declaration-only-headers/` (after the system's headers).
 //! - CUDA: no `nvcc` in Debian, but NVIDIA's compiler pieces are on PyPI.
 //!   The kernels are compiled by NVRTC (`nvidia-cuda-nvrtc-cu12`, driven by
@@ -10,7 +10,7 @@
 //!   runs NVIDIA's assembler; the host part is compiled by the system C++
 //!   compiler against NVIDIA's real headers (`nvidia-cuda-runtime-cu12`,
 //!   `nvidia-cuda-nvcc-cu12` for `crt/`, `nvidia-cuda-cccl-cu12`,
-//!   `nvidia-cublas-cu12` for the cuBLAS calls). The
+//!   `nvidia-cublas-cu12`, `nvidia-cusolver-cu12` for the vendor calls). The
 //!   wheels' `nvidia/` directory is `$SDFG_NVIDIA_WHEELS`, or found by
 //!   asking `python3` where the `nvidia` package is.
 //!
@@ -152,6 +152,8 @@ pub fn check_cuda(source: &Path, tools: &Path) -> Check {
             .arg(include("cuda_cccl"))
             .arg("-I")
             .arg(include("cublas"))
+            .arg("-I")
+            .arg(include("cusolver"))
             .arg(source),
         "g++ (host part)",
     )

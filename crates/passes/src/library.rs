@@ -31,8 +31,10 @@
 //! to a vendor library (`Accelerator::vendor_library`) is not expanded: it
 //! stays a library node, specialized by operand ranks into GEMM, GEMV or DOT
 //! (float operands with unit stride along rows), and the emitter calls the
-//! vendor BLAS. Solvers and reductions are expanded even where a vendor call
-//! exists; the returned lines say which vendor call was not used.
+//! vendor BLAS; a device-wide Cholesky factorization of a float matrix stays
+//! a library node too, for the vendor dense solver (`potrf`). Reductions are
+//! expanded even where a vendor call exists; the returned lines say which
+//! vendor call was not used.
 //!
 //! Operations without an expansion here (Solve, transposes, GEMM and GEMV
 //! given with scaling, a vector against a stack of matrices, Cholesky inside
@@ -187,6 +189,7 @@ fn lower_state(
         if tree.parent(id).is_none()
             && node.schedule.is_device()
             && let Some((op, renames)) = vendor_form(&node.op, &inputs, &outputs, containers)
+                .or_else(|| solver_form(&node.op, &inputs, &outputs, containers))
             && let Some(v) = acc.vendor_library(&op)
         {
             rename_connectors(state, id, &renames);
@@ -939,24 +942,7 @@ fn vendor_form(
     if !same {
         return None;
     }
-    // A matrix operand needs unit element stride along its last squeezed dimension.
-    let unit_rows = |o: &Operand| {
-        let Some(layout) = containers.get(&o.memlet.data).and_then(|d| d.layout()) else {
-            return false;
-        };
-        o.memlet
-            .subset
-            .ranges
-            .iter()
-            .enumerate()
-            .rfind(|(_, r)| !r.is_index())
-            .is_some_and(|(d, r)| {
-                layout
-                    .strides
-                    .get(d)
-                    .is_some_and(|s| (s * &r.step).as_int() == Some(1))
-            })
-    };
+    let unit_rows = |o: &Operand| unit_rows(o, containers);
     let one = Literal::Float { value: 1.0, dtype };
     let zero = identity_of(Wcr::Sum, dtype);
     let ranks = (
@@ -996,6 +982,51 @@ fn vendor_form(
         )),
         _ => None,
     }
+}
+
+/// A Cholesky factorization a dense solver can take as is: real `float32`
+/// or `float64` square matrices with unit stride along rows.
+fn solver_form(
+    op: &LibraryOp,
+    inputs: &BTreeMap<String, Operand>,
+    outputs: &BTreeMap<String, Operand>,
+    containers: &BTreeMap<String, DataDesc>,
+) -> Option<(LibraryOp, Vec<(&'static str, &'static str)>)> {
+    let LibraryOp::Cholesky { .. } = op else {
+        return None;
+    };
+    let (a, b) = (inputs.get("_a")?, outputs.get("_b")?);
+    let square = |o: &Operand| {
+        let e = extents(&o.memlet);
+        e.len() == 2 && e[0] == e[1] && unit_rows(o, containers)
+    };
+    let dtype = containers.get(&b.memlet.data)?.dtype;
+    let float = matches!(dtype, DType::Float32 | DType::Float64)
+        && containers
+            .get(&a.memlet.data)
+            .is_some_and(|d| d.dtype == dtype);
+    (float && square(a) && square(b)).then(|| (op.clone(), Vec::new()))
+}
+
+/// Whether a matrix operand has unit element stride along its last
+/// squeezed dimension (BLAS and LAPACK take a leading dimension, not two
+/// strides).
+fn unit_rows(o: &Operand, containers: &BTreeMap<String, DataDesc>) -> bool {
+    let Some(layout) = containers.get(&o.memlet.data).and_then(|d| d.layout()) else {
+        return false;
+    };
+    o.memlet
+        .subset
+        .ranges
+        .iter()
+        .enumerate()
+        .rfind(|(_, r)| !r.is_index())
+        .is_some_and(|(d, r)| {
+            layout
+                .strides
+                .get(d)
+                .is_some_and(|s| (s * &r.step).as_int() == Some(1))
+        })
 }
 
 /// Renames the connectors of library node `id` on its edges, all at once.

@@ -155,6 +155,7 @@ impl sdfg_passes::Accelerator for WithBlas {
             L::Gemm { .. } => "gemm",
             L::Gemv { .. } => "gemv",
             L::Dot => "dot",
+            L::Cholesky { .. } => "potrf",
             _ => return None,
         };
         Some(sdfg_passes::VendorCall {
@@ -211,4 +212,23 @@ fn batched_products_broadcast_their_batch_dimensions() {
         "    C[:] = A @ B\n    D[:] = A @ E\n",
         "A: dc.float64[3, N, M], B: dc.float64[3, M, N], C: dc.float64[3, N, N], E: dc.float64[M, N], D: dc.float64[3, N, N]",
     ));
+}
+
+#[test]
+fn a_device_wide_cholesky_an_accelerator_maps_to_a_solver_stays_a_library_node() {
+    let sdfg = program(
+        "    for i in range(N):\n        for j in range(N):\n            A[i, j] = A[i, j] * 0.1 + A[j, i] * 0.1\n        A[i, i] = A[i, i] + N\n    L[:] = np.linalg.cholesky(A)\n",
+        "A: dc.float64[N, N], L: dc.float64[N, N]",
+    );
+    let a = args(&sdfg);
+    let reference = run(&sdfg, &a);
+    let (mut device, _) = offload(&sdfg, &WithBlas, &Options::default()).unwrap();
+    let lines = lower_library_nodes(&mut device, &WithBlas).unwrap();
+    assert_eq!(library_nodes(&device), 1, "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("BLAS potrf")), "{lines:?}");
+    same(&reference, &run(&device, &a));
+    // Negative control: the simulated accelerator maps nothing; expanded.
+    let (mut sim, _) = offload(&sdfg, &SimAccelerator, &Options::default()).unwrap();
+    lower_library_nodes(&mut sim, &SimAccelerator).unwrap();
+    assert_eq!(library_nodes(&sim), 0);
 }
