@@ -1,5 +1,5 @@
 //! The CUDA backend: NVIDIA GPUs as an [`Accelerator`] (warp size 32,
-//! cuBLAS, cuSOLVER and CUB as vendor libraries) and the CUDA dialect of the
+//! cuBLAS and cuSOLVER as vendor libraries) and the CUDA dialect of the
 //! shared C++ emitter (`cuda_runtime.h`, `cuda*` API names, `.cu` files).
 //!
 //! Linking this crate registers the `cuda` target with `sdfg-codegen`;
@@ -31,18 +31,22 @@ impl Accelerator for Cuda {
         [(1 << 31) - 1, 65_535, 65_535]
     }
 
+    /// The vendor calls the emitter issues: cuBLAS for matrix products
+    /// (specialized into GEMM, GEMV, DOT) and cuSOLVER for Cholesky. Every
+    /// other operation is expanded into kernels (CUB reductions, batched
+    /// GEMM, transposes and solves are not called yet).
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {
             LibraryOp::MatMul | LibraryOp::Gemm { .. } => call("cuBLAS", "cublasDgemm"),
             LibraryOp::Gemv { .. } => call("cuBLAS", "cublasDgemv"),
             LibraryOp::Dot => call("cuBLAS", "cublasDdot"),
-            LibraryOp::BatchedMatMul => call("cuBLAS", "cublasDgemmStridedBatched"),
-            LibraryOp::Transpose => call("cuBLAS", "cublasDgeam"),
-            LibraryOp::Reduce { .. } => call("CUB", "cub::DeviceReduce::Reduce"),
             LibraryOp::Cholesky { .. } => call("cuSOLVER", "cusolverDnDpotrf"),
-            LibraryOp::Solve => call("cuSOLVER", "cusolverDnDgetrf+cusolverDnDgetrs"),
-            LibraryOp::TensorTranspose { .. } => None,
+            LibraryOp::BatchedMatMul
+            | LibraryOp::Transpose
+            | LibraryOp::TensorTranspose { .. }
+            | LibraryOp::Reduce { .. }
+            | LibraryOp::Solve => None,
         }
     }
 }

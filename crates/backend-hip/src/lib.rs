@@ -1,5 +1,5 @@
 //! The HIP backend: AMD GPUs as an [`Accelerator`] (wavefront size 64,
-//! hipBLAS, hipSOLVER and hipCUB as vendor libraries) and the HIP dialect of
+//! hipBLAS and hipSOLVER as vendor libraries) and the HIP dialect of
 //! the shared C++ emitter (`hip/hip_runtime.h`, `hip*` API names, `.hip`
 //! files).
 //!
@@ -32,18 +32,22 @@ impl Accelerator for Hip {
         [(1 << 31) - 1, 65_535, 65_535]
     }
 
+    /// The vendor calls the emitter issues: hipBLAS for matrix products
+    /// (specialized into GEMM, GEMV, DOT) and hipSOLVER for Cholesky. Every
+    /// other operation is expanded into kernels (hipCUB reductions, batched
+    /// GEMM, transposes and solves are not called yet).
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {
             LibraryOp::MatMul | LibraryOp::Gemm { .. } => call("hipBLAS", "hipblasDgemm"),
             LibraryOp::Gemv { .. } => call("hipBLAS", "hipblasDgemv"),
             LibraryOp::Dot => call("hipBLAS", "hipblasDdot"),
-            LibraryOp::BatchedMatMul => call("hipBLAS", "hipblasDgemmStridedBatched"),
-            LibraryOp::Transpose => call("hipBLAS", "hipblasDgeam"),
-            LibraryOp::Reduce { .. } => call("hipCUB", "hipcub::DeviceReduce::Reduce"),
             LibraryOp::Cholesky { .. } => call("hipSOLVER", "hipsolverDnDpotrf"),
-            LibraryOp::Solve => call("hipSOLVER", "hipsolverDnDgetrf+hipsolverDnDgetrs"),
-            LibraryOp::TensorTranspose { .. } => None,
+            LibraryOp::BatchedMatMul
+            | LibraryOp::Transpose
+            | LibraryOp::TensorTranspose { .. }
+            | LibraryOp::Reduce { .. }
+            | LibraryOp::Solve => None,
         }
     }
 }

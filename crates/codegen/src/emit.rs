@@ -260,6 +260,13 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(out, "extern \"C\" int {entry}({}) {{", params.join(", "));
         let _ = writeln!(out, "  {} stream;", self.api("Stream_t"));
         let _ = writeln!(out, "  SDFG_CHECK({}(&stream));", self.api("StreamCreate"));
+        let _ = writeln!(
+            out,
+            "  {} sdfg_copied;\n  SDFG_CHECK({}(&sdfg_copied, {}));",
+            self.api("Event_t"),
+            self.api("EventCreateWithFlags"),
+            self.api("EventDisableTiming")
+        );
         for (s, t) in &sdfg.symbols {
             if !arg_symbols.contains(s.as_str()) {
                 let _ = writeln!(out, "  {} {} = 0;", ctype(*t), ident(s));
@@ -376,6 +383,7 @@ impl<'a> Emitter<'a> {
                 f = self.api("Free")
             );
         }
+        let _ = writeln!(out, "  {}(sdfg_copied);", self.api("EventDestroy"));
         let _ = writeln!(out, "  {}(stream);", self.api("StreamDestroy"));
         let _ = writeln!(out, "  return status;");
         let _ = writeln!(out, "}}");
@@ -489,10 +497,13 @@ impl<'a> Emitter<'a> {
             device_to_host |= self.host_node(label, state, &tree, n, indent, out)?;
         }
         if device_to_host {
+            // The host reads what was copied back only once the copies are
+            // done: an event after them, waited for.
             let _ = writeln!(
                 out,
-                "{pad}SDFG_CHECK({}(stream));",
-                self.api("StreamSynchronize")
+                "{pad}SDFG_CHECK({}(sdfg_copied, stream));\n{pad}SDFG_CHECK({}(sdfg_copied));",
+                self.api("EventRecord"),
+                self.api("EventSynchronize")
             );
         }
         Ok(())

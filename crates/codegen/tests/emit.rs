@@ -75,7 +75,21 @@ fn one_kernel_per_device_map_launched_through_the_runtime() {
             .rfind(&format!("{p}MemcpyDeviceToHost"))
             .unwrap();
         assert!(h2d < loop_at && loop_at < d2h);
-        assert!(unit.source[d2h..].contains(&format!("{p}StreamSynchronize(stream)")));
+        // The host waits for the copies back through an event.
+        let after = &unit.source[d2h..];
+        let record = after
+            .find(&format!("SDFG_CHECK({p}EventRecord(sdfg_copied, stream));"))
+            .unwrap();
+        assert!(
+            after[record..].contains(&format!("SDFG_CHECK({p}EventSynchronize(sdfg_copied));"))
+        );
+        assert!(unit.source.contains(&format!(
+            "{p}EventCreateWithFlags(&sdfg_copied, {p}EventDisableTiming)"
+        )));
+        assert!(
+            unit.source
+                .contains(&format!("{p}EventDestroy(sdfg_copied);"))
+        );
         // Every runtime call is checked.
         for line in unit.source.lines() {
             let call = format!("{p}Memcpy");

@@ -1594,7 +1594,38 @@ impl<'m> Lowerer<'m> {
                     Elem::Ref(r) => r,
                     other => self.materialize(c, other)?,
                 };
-                r.order.reverse();
+                match Self::kwarg(c, "axes").or(args.get(1)) {
+                    None | Some(Expr::NoneLiteral(_)) => r.order.reverse(),
+                    Some(axes) => {
+                        // Output axis k is input axis axes[k] (negative
+                        // axes count from the end).
+                        let rank = r.order.len();
+                        let items: Vec<&Expr> = match axes {
+                            Expr::Tuple(t) => t.elts.iter().collect(),
+                            Expr::List(l) => l.elts.iter().collect(),
+                            other => vec![other],
+                        };
+                        let mut perm = Vec::with_capacity(items.len());
+                        for a in items {
+                            let k = self.sym(a)?.as_int().ok_or_else(|| {
+                                self.err(a, unsupported("transpose axes that are not constants"))
+                            })?;
+                            let k = if k < 0 { k + rank as i64 } else { k };
+                            perm.push(usize::try_from(k).unwrap_or(usize::MAX));
+                        }
+                        let mut sorted = perm.clone();
+                        sorted.sort_unstable();
+                        if sorted != (0..rank).collect::<Vec<_>>() {
+                            return Err(self.err(
+                                axes,
+                                ErrorKind::Shape(format!(
+                                    "transpose axes {perm:?} are not a permutation of {rank} axes"
+                                )),
+                            ));
+                        }
+                        r.order = perm.iter().map(|&k| r.order[k]).collect();
+                    }
+                }
                 Ok(Elem::Ref(r))
             }
             (

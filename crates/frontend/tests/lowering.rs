@@ -1715,3 +1715,37 @@ fn a_product_of_stacks_of_matrices_is_a_batched_matmul() {
     ops.sort();
     assert_eq!(ops, ["batched_matmul", "matmul"]);
 }
+
+#[test]
+fn np_transpose_with_axes_permutes_them_and_without_reverses_them() {
+    let sdfg = compile(
+        "@dc.program\ndef f(C: dc.float64[N, M, 2], D: dc.float64[M, 2, N], E: dc.float64[2, M, N]):\n    D[:] = np.transpose(C, (1, 2, 0))\n    E[:] = np.transpose(C)\n",
+    );
+    let (n, m) = (3usize, 4usize);
+    let c: Vec<f64> = (0..n * m * 2).map(|k| k as f64).collect();
+    let args = Arguments::default()
+        .symbol("N", n as i64)
+        .symbol("M", m as i64)
+        .array("C", ArrayValue::f64(vec![n, m, 2], c.clone()))
+        .array("D", ArrayValue::f64(vec![m, 2, n], vec![0.0; n * m * 2]))
+        .array("E", ArrayValue::f64(vec![2, m, n], vec![0.0; n * m * 2]));
+    let out = Simulator::new()
+        .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
+        .unwrap()
+        .outputs;
+    let at = |x: &str, i: usize| out[x].get(i).unwrap().to_f64();
+    for i in 0..n {
+        for j in 0..m {
+            for k in 0..2 {
+                let v = c[(i * m + j) * 2 + k];
+                assert_eq!(at("D", (j * 2 + k) * n + i), v, "D[{j},{k},{i}]");
+                assert_eq!(at("E", (k * m + j) * n + i), v, "E[{k},{j},{i}]");
+            }
+        }
+    }
+    // Not a permutation: an error at the axes.
+    let err = error(
+        "@dc.program\ndef f(C: dc.float64[N, M, 2], D: dc.float64[M, 2, N]):\n    D[:] = np.transpose(C, (1, 1, 0))\n",
+    );
+    assert!(err.to_string().contains("not a permutation"), "{err}");
+}

@@ -17,6 +17,7 @@
 //! | MatMul (vector x vector), Dot | one | `k` | `x[k] * y[k]` |
 //! | BatchedMatMul | batch (broadcast), `i, j` | `k` | `A[b,i,k] * B[b,k,j]` |
 //! | Reduce | kept axes | reduced axes | `in[...]` |
+//! | Transpose, TensorTranspose | permuted axes | none | `in[permuted]` |
 //!
 //! A Reduce without identity combines into the output's current value
 //! (DaCe's rule, as the simulator does): its result is stored with the
@@ -36,9 +37,9 @@
 //! expanded even where a vendor call exists; the returned lines say which
 //! vendor call was not used.
 //!
-//! Operations without an expansion here (Solve, transposes, GEMM and GEMV
-//! given with scaling, a vector against a stack of matrices, Cholesky inside
-//! a map or of complex matrices) are refused with
+//! Operations without an expansion here (Solve, GEMM and GEMV given with
+//! scaling, a vector against a stack of matrices, Cholesky inside a map or
+//! of complex matrices) are refused with
 //! [`LibraryError::Unsupported`] naming the node and state.
 
 use crate::accelerator::Accelerator;
@@ -425,13 +426,40 @@ fn plan(
                 identity: identity.map(Some),
             })
         }
-        other => {
+        LibraryOp::Transpose | LibraryOp::TensorTranspose { .. } => {
+            let input = get("_in", inputs)?;
+            let rank = input.len();
+            // Output dimension k is input dimension axes[k].
+            let axes: Vec<usize> = match op {
+                LibraryOp::TensorTranspose { axes } => axes.clone(),
+                _ => (0..rank).rev().collect(),
+            };
+            let mut sorted = axes.clone();
+            sorted.sort_unstable();
+            if sorted != (0..rank).collect::<Vec<_>>() {
+                return Err(format!(
+                    "a transpose by {axes:?}, not a permutation of {rank} axes"
+                ));
+            }
+            let out_dims = axes.iter().map(|&d| input[d].clone()).collect();
+            let operand = (0..rank)
+                .map(|d| Axis::Out(axes.iter().position(|&a| a == d).unwrap_or(d)))
+                .collect();
             let _ = outputs;
-            Err(format!(
-                "the {} operation (no pure expansion yet)",
-                other.name()
-            ))
+            Ok(Plan {
+                out_dims,
+                red_dims: Vec::new(),
+                operands: vec![("_in".to_owned(), operand)],
+                value: Expr::var("_in"),
+                out: "_out".to_owned(),
+                op: Wcr::Sum,
+                identity: Some(None),
+            })
         }
+        other => Err(format!(
+            "the {} operation (no pure expansion yet)",
+            other.name()
+        )),
     }
 }
 

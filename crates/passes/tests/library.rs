@@ -232,3 +232,36 @@ fn a_device_wide_cholesky_an_accelerator_maps_to_a_solver_stays_a_library_node()
     lower_library_nodes(&mut sim, &SimAccelerator).unwrap();
     assert_eq!(library_nodes(&sim), 0);
 }
+
+#[test]
+fn transposes_expand_to_a_permuted_copy() {
+    // The frontend lowers `.T` and `np.transpose` to views; these nodes come
+    // from other producers, so build them directly.
+    use sdfg_ir::builder::SdfgBuilder;
+    use sdfg_ir::{DType, LibraryOp};
+    let mut b = SdfgBuilder::new("transposes");
+    b.symbol("N")
+        .symbol("M")
+        .array("A", DType::Float64, "N, M")
+        .array("B", DType::Float64, "M, N")
+        .array("C", DType::Float64, "N, M, 2")
+        .array("D", DType::Float64, "M, 2, N");
+    b.state("t", |s| {
+        let (a, bb) = (s.access("A"), s.access("B"));
+        let t = s.library("t", LibraryOp::Transpose);
+        s.edge(a, None, t, Some("_in"), "A[0:N, 0:M]");
+        s.edge(t, Some("_out"), bb, None, "B[0:M, 0:N]");
+    });
+    b.state("p", |s| {
+        let (c, d) = (s.access("C"), s.access("D"));
+        let t = s.library(
+            "p",
+            LibraryOp::TensorTranspose {
+                axes: vec![1, 2, 0],
+            },
+        );
+        s.edge(c, None, t, Some("_in"), "C[0:N, 0:M, 0:2]");
+        s.edge(t, Some("_out"), d, None, "D[0:M, 0:2, 0:N]");
+    });
+    check(&b.build().unwrap());
+}

@@ -226,6 +226,8 @@ __global__ void v__return_l10_0_k0(double* __restrict__ dev_return, double* __re
 extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   double* v__return = (double*)std::calloc((size_t)sdfg::imax((N), 1), sizeof(double));
   double* dev_A = nullptr;
   SDFG_CHECK(cudaMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
@@ -274,7 +276,8 @@ extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
     // offload_copy_out_return
     {
       SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     // return_l10_7
     SDFG_CHECK(cudaStreamSynchronize(stream));
@@ -290,6 +293,7 @@ extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
   cudaFree(dev_A);
   std::free(v__return);
   cublasDestroy(sdfg_blas);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

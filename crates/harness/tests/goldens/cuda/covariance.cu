@@ -362,6 +362,8 @@ __global__ void v__return_l21_0_k7(double* __restrict__ arr_9, double* __restric
 extern "C" int kernel(double* data, int64_t M, int64_t N) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   int64_t i = 0;
   double* v__lib1_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
   double* v__return = (double*)std::calloc((size_t)sdfg::imax((M * M), 1), sizeof(double));
@@ -492,7 +494,8 @@ extern "C" int kernel(double* data, int64_t M, int64_t N) {
     {
       SDFG_CHECK(cudaMemcpy2DAsync(data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), sizeof(double) * (1LL * (M)), (N), cudaMemcpyDeviceToHost, stream));
       SDFG_CHECK(cudaMemcpy2DAsync(v__return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), dev_return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), sizeof(double) * (1LL * (M)), (M), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     // return_l21_26
     SDFG_CHECK(cudaStreamSynchronize(stream));
@@ -511,6 +514,7 @@ extern "C" int kernel(double* data, int64_t M, int64_t N) {
   std::free(v__return);
   std::free(v__lib1_acc);
   cublasDestroy(sdfg_blas);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

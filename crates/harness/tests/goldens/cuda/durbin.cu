@@ -406,6 +406,8 @@ __global__ void v__return_l34_0_k11(double* __restrict__ arr_1, double* __restri
 extern "C" int kernel(double* r, int64_t N) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   int64_t k = 0;
   double* v__return = (double*)std::calloc((size_t)sdfg::imax((N), 1), sizeof(double));
   double* alpha_2 = nullptr;
@@ -596,7 +598,8 @@ extern "C" int kernel(double* r, int64_t N) {
     // offload_copy_out_return
     {
       SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     // return_l34_27
     SDFG_CHECK(cudaStreamSynchronize(stream));
@@ -617,6 +620,7 @@ extern "C" int kernel(double* r, int64_t N) {
   cudaFree(alpha_2);
   std::free(v__return);
   cublasDestroy(sdfg_blas);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

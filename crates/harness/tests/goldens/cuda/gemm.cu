@@ -251,6 +251,8 @@ __global__ void C_l11_0_k1(double* __restrict__ dev_C, double* __restrict__ dev_
 extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double* B, int64_t NI, int64_t NJ, int64_t NK) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   double* dev_A = nullptr;
   SDFG_CHECK(cudaMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
   double* dev_B = nullptr;
@@ -306,7 +308,8 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double*
     // offload_copy_out
     {
       SDFG_CHECK(cudaMemcpy2DAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(cudaStreamSynchronize(stream));
     return 0;
@@ -320,6 +323,7 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double*
   cudaFree(dev_B);
   cudaFree(dev_A);
   cublasDestroy(sdfg_blas);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

@@ -252,6 +252,8 @@ __global__ void A_l14_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_
 extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   int64_t t = 0;
   double* dev_A = nullptr;
   SDFG_CHECK(cudaMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
@@ -288,7 +290,8 @@ extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
     {
       SDFG_CHECK(cudaMemcpy2DAsync(B + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), dev_B + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
       SDFG_CHECK(cudaMemcpy2DAsync(A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(cudaStreamSynchronize(stream));
     return 0;
@@ -296,6 +299,7 @@ extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
   int status = run();
   cudaFree(dev_B);
   cudaFree(dev_A);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

@@ -244,6 +244,8 @@ __global__ void x2_l13_0_k1(double* __restrict__ dev_x2, double* __restrict__ li
 extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* A, int64_t N) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   double* dev_A = nullptr;
   SDFG_CHECK(cudaMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
   double* dev_x1 = nullptr;
@@ -308,7 +310,8 @@ extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* 
     {
       SDFG_CHECK(cudaMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
       SDFG_CHECK(cudaMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(cudaStreamSynchronize(stream));
     return 0;
@@ -322,6 +325,7 @@ extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* 
   cudaFree(dev_x1);
   cudaFree(dev_A);
   cublasDestroy(sdfg_blas);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

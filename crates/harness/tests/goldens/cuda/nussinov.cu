@@ -440,6 +440,8 @@ __global__ void v__return_l36_0_k13(int32_t* __restrict__ arr_1, int32_t* __rest
 extern "C" int kernel(int32_t* seq, int64_t N) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   int64_t i = 0;
   int64_t j = 0;
   int64_t k = 0;
@@ -628,7 +630,8 @@ extern "C" int kernel(int32_t* seq, int64_t N) {
     // offload_copy_out_return
     {
       SDFG_CHECK(cudaMemcpy2DAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     // return_l36_36
     SDFG_CHECK(cudaStreamSynchronize(stream));
@@ -647,6 +650,7 @@ extern "C" int kernel(int32_t* seq, int64_t N) {
   std::free(cond_13);
   cudaFree(arr_1);
   std::free(v__return);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

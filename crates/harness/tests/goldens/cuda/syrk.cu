@@ -242,6 +242,8 @@ __global__ void C_l15_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_
 extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t M, int64_t N) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   int64_t i = 0;
   int64_t k = 0;
   double* dev_A = nullptr;
@@ -287,7 +289,8 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t
     // offload_copy_out
     {
       SDFG_CHECK(cudaMemcpy2DAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(cudaStreamSynchronize(stream));
     return 0;
@@ -297,6 +300,7 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t
   cudaFree(dev_alpha);
   cudaFree(dev_C);
   cudaFree(dev_A);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

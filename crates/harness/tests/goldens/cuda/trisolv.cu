@@ -228,6 +228,8 @@ __global__ void assign_single_k0(double* __restrict__ dev_L, double* __restrict_
 extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
   cudaStream_t stream;
   SDFG_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t sdfg_copied;
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
   int64_t i = 0;
   double* dev_L = nullptr;
   SDFG_CHECK(cudaMalloc((void**)&dev_L, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
@@ -272,7 +274,8 @@ extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
     // offload_copy_out
     {
       SDFG_CHECK(cudaMemcpyAsync(x + ((0LL) + (0LL) * (1LL)), dev_x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaStreamSynchronize(stream));
+      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(cudaStreamSynchronize(stream));
     return 0;
@@ -283,6 +286,7 @@ extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
   cudaFree(dev_b);
   cudaFree(dev_L);
   cublasDestroy(sdfg_blas);
+  cudaEventDestroy(sdfg_copied);
   cudaStreamDestroy(stream);
   return status;
 }

@@ -226,6 +226,8 @@ __global__ void v__return_l10_0_k0(double* __restrict__ dev_return, double* __re
 extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   double* v__return = (double*)std::calloc((size_t)sdfg::imax((N), 1), sizeof(double));
   double* dev_A = nullptr;
   SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
@@ -274,7 +276,8 @@ extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
     // offload_copy_out_return
     {
       SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     // return_l10_7
     SDFG_CHECK(hipStreamSynchronize(stream));
@@ -290,6 +293,7 @@ extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
   hipFree(dev_A);
   std::free(v__return);
   hipblasDestroy(sdfg_blas);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

@@ -242,6 +242,8 @@ __global__ void v__return_1_l11_0_k1(double* __restrict__ dev_return_1, double* 
 extern "C" int kernel(double* A, double* p, double* r, int64_t M, int64_t N) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   double* v__return_0 = (double*)std::calloc((size_t)sdfg::imax((M), 1), sizeof(double));
   double* v__return_1 = (double*)std::calloc((size_t)sdfg::imax((N), 1), sizeof(double));
   double* dev_A = nullptr;
@@ -306,7 +308,8 @@ extern "C" int kernel(double* A, double* p, double* r, int64_t M, int64_t N) {
     {
       SDFG_CHECK(hipMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
       SDFG_CHECK(hipMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     // return_l11_9
     SDFG_CHECK(hipStreamSynchronize(stream));
@@ -325,6 +328,7 @@ extern "C" int kernel(double* A, double* p, double* r, int64_t M, int64_t N) {
   std::free(v__return_1);
   std::free(v__return_0);
   hipblasDestroy(sdfg_blas);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

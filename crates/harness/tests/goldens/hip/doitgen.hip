@@ -229,6 +229,8 @@ __global__ void A_l14_0_k0(double* __restrict__ dev_A, double* __restrict__ lib_
 extern "C" int kernel(double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   int64_t r = 0;
   double* dev_A = nullptr;
   SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((NP * NQ * NR), 1)));
@@ -272,7 +274,8 @@ extern "C" int kernel(double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR)
       for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
       SDFG_CHECK(hipMemcpy2DAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), hipMemcpyDeviceToHost, stream));
       }
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(hipStreamSynchronize(stream));
     return 0;
@@ -282,6 +285,7 @@ extern "C" int kernel(double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR)
   hipFree(dev_C4);
   hipFree(dev_A);
   hipblasDestroy(sdfg_blas);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

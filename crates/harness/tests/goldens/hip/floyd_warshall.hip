@@ -246,6 +246,8 @@ __global__ void path_l12_0_k1(int32_t* __restrict__ dev_path, int32_t* __restric
 extern "C" int kernel(int32_t* path, int64_t N) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   int64_t k = 0;
   int32_t* dev_path = nullptr;
   SDFG_CHECK(hipMalloc((void**)&dev_path, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
@@ -280,7 +282,8 @@ extern "C" int kernel(int32_t* path, int64_t N) {
     // offload_copy_out
     {
       SDFG_CHECK(hipMemcpy2DAsync(path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(hipStreamSynchronize(stream));
     return 0;
@@ -288,6 +291,7 @@ extern "C" int kernel(int32_t* path, int64_t N) {
   int status = run();
   hipFree(tmp_1);
   hipFree(dev_path);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

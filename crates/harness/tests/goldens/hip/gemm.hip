@@ -251,6 +251,8 @@ __global__ void C_l11_0_k1(double* __restrict__ dev_C, double* __restrict__ dev_
 extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double* B, int64_t NI, int64_t NJ, int64_t NK) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   double* dev_A = nullptr;
   SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
   double* dev_B = nullptr;
@@ -306,7 +308,8 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double*
     // offload_copy_out
     {
       SDFG_CHECK(hipMemcpy2DAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(hipStreamSynchronize(stream));
     return 0;
@@ -320,6 +323,7 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double*
   hipFree(dev_B);
   hipFree(dev_A);
   hipblasDestroy(sdfg_blas);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

@@ -242,6 +242,8 @@ __global__ void A_l13_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_
 extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   int64_t t = 0;
   double* dev_A = nullptr;
   SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((N), 1)));
@@ -278,7 +280,8 @@ extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
     {
       SDFG_CHECK(hipMemcpyAsync(B + ((0LL) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
       SDFG_CHECK(hipMemcpyAsync(A + ((0LL) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(hipStreamSynchronize(stream));
     return 0;
@@ -286,6 +289,7 @@ extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
   int status = run();
   hipFree(dev_B);
   hipFree(dev_A);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

@@ -244,6 +244,8 @@ __global__ void x2_l13_0_k1(double* __restrict__ dev_x2, double* __restrict__ li
 extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* A, int64_t N) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   double* dev_A = nullptr;
   SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
   double* dev_x1 = nullptr;
@@ -308,7 +310,8 @@ extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* 
     {
       SDFG_CHECK(hipMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
       SDFG_CHECK(hipMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(hipStreamSynchronize(stream));
     return 0;
@@ -322,6 +325,7 @@ extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* 
   hipFree(dev_x1);
   hipFree(dev_A);
   hipblasDestroy(sdfg_blas);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

@@ -242,6 +242,8 @@ __global__ void C_l15_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_
 extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t M, int64_t N) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   int64_t i = 0;
   int64_t k = 0;
   double* dev_A = nullptr;
@@ -287,7 +289,8 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t
     // offload_copy_out
     {
       SDFG_CHECK(hipMemcpy2DAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(hipStreamSynchronize(stream));
     return 0;
@@ -297,6 +300,7 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t
   hipFree(dev_alpha);
   hipFree(dev_C);
   hipFree(dev_A);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }

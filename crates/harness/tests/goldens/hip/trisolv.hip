@@ -228,6 +228,8 @@ __global__ void assign_single_k0(double* __restrict__ dev_L, double* __restrict_
 extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
   hipStream_t stream;
   SDFG_CHECK(hipStreamCreate(&stream));
+  hipEvent_t sdfg_copied;
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
   int64_t i = 0;
   double* dev_L = nullptr;
   SDFG_CHECK(hipMalloc((void**)&dev_L, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
@@ -272,7 +274,8 @@ extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
     // offload_copy_out
     {
       SDFG_CHECK(hipMemcpyAsync(x + ((0LL) + (0LL) * (1LL)), dev_x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipStreamSynchronize(stream));
+      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
     SDFG_CHECK(hipStreamSynchronize(stream));
     return 0;
@@ -283,6 +286,7 @@ extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
   hipFree(dev_b);
   hipFree(dev_L);
   hipblasDestroy(sdfg_blas);
+  hipEventDestroy(sdfg_copied);
   hipStreamDestroy(stream);
   return status;
 }
