@@ -364,27 +364,57 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(out, "    return 0;");
         let _ = writeln!(out, "  }};");
         let _ = writeln!(out, "  int status = run();");
+        // Cleanup runs whatever happened; a failing release is reported
+        // (and turns success into an error) but does not stop the others.
+        let p = self.d.api_prefix();
+        let _ = writeln!(
+            out,
+            "#define SDFG_RELEASE(call) do {{ if ((call) != {p}Success) {{ std::fprintf(stderr, \"{entry}: %s failed\\n\", #call); status = 1; }} }} while (0)"
+        );
         for (name, storage) in frees.iter().rev() {
-            let f = match storage {
-                Storage::DeviceGlobal => self.api("Free"),
-                Storage::HostPinned => self.api("FreeHost"),
-                _ => "std::free".to_owned(),
-            };
-            let _ = writeln!(out, "  {f}({name});");
+            match storage {
+                Storage::DeviceGlobal | Storage::HostPinned => {
+                    let f = if *storage == Storage::DeviceGlobal {
+                        self.api("Free")
+                    } else {
+                        self.api("FreeHost")
+                    };
+                    let _ = writeln!(out, "  SDFG_RELEASE({f}({name}));");
+                }
+                _ => {
+                    let _ = writeln!(out, "  std::free({name});");
+                }
+            }
         }
         if self.blas_used {
-            let _ = writeln!(out, "  {}Destroy(sdfg_blas);", self.d.blas().prefix);
-        }
-        if self.solver_used {
+            let b = self.d.blas();
             let _ = writeln!(
                 out,
-                "  {f}(sdfg_work);\n  {f}(sdfg_info);\n  {}Destroy(sdfg_solver);",
-                self.d.solver().prefix,
+                "  if ({}Destroy(sdfg_blas) != {}_STATUS_SUCCESS) status = 1;",
+                b.prefix, b.constants
+            );
+        }
+        if self.solver_used {
+            let sv = self.d.solver();
+            let _ = writeln!(
+                out,
+                "  SDFG_RELEASE({f}(sdfg_work));\n  SDFG_RELEASE({f}(sdfg_info));\n  if ({}Destroy(sdfg_solver) != {}) status = 1;",
+                sv.prefix,
+                sv.success,
                 f = self.api("Free")
             );
         }
-        let _ = writeln!(out, "  {}(sdfg_copied);", self.api("EventDestroy"));
-        let _ = writeln!(out, "  {}(stream);", self.api("StreamDestroy"));
+        let _ = writeln!(
+            out,
+            "  SDFG_RELEASE({}(sdfg_copied));",
+            self.api("EventDestroy")
+        );
+        let _ = writeln!(
+            out,
+            "  SDFG_RELEASE({}(stream));",
+            self.api("StreamDestroy")
+        );
+        let _ = writeln!(out, "#undef SDFG_RELEASE");
         let _ = writeln!(out, "  return status;");
         let _ = writeln!(out, "}}");
         Ok(out)

@@ -67,7 +67,10 @@ fn one_kernel_per_device_map_launched_through_the_runtime() {
         let malloc = format!("{p}Malloc((void**)&dev_A");
         let loop_at = unit.source.find("for (t = ").unwrap();
         assert!(unit.source.find(&malloc).unwrap() < loop_at);
-        assert!(unit.source.contains(&format!("{p}Free(dev_A);")));
+        assert!(
+            unit.source
+                .contains(&format!("SDFG_RELEASE({p}Free(dev_A));"))
+        );
         // Copies in before the loop, out after it, then a synchronization.
         let h2d = unit.source.find(&format!("{p}MemcpyHostToDevice")).unwrap();
         let d2h = unit
@@ -86,9 +89,10 @@ fn one_kernel_per_device_map_launched_through_the_runtime() {
         assert!(unit.source.contains(&format!(
             "{p}EventCreateWithFlags(&sdfg_copied, {p}EventDisableTiming)"
         )));
+        // Released at the end, the release checked too.
         assert!(
             unit.source
-                .contains(&format!("{p}EventDestroy(sdfg_copied);"))
+                .contains(&format!("SDFG_RELEASE({p}EventDestroy(sdfg_copied));"))
         );
         // Every runtime call is checked.
         for line in unit.source.lines() {
@@ -289,7 +293,10 @@ fn device_wide_products_become_blas_calls_on_the_stream() {
             )),
             "{s}"
         );
-        assert!(s.contains(&format!("{p}Destroy(sdfg_blas);")), "{s}");
+        assert!(
+            s.contains(&format!("{p}Destroy(sdfg_blas) != {c}_STATUS_SUCCESS")),
+            "{s}"
+        );
         // C = A B as C^T = B^T A^T: m = N (columns of C), n = N, k = M, B first.
         assert!(
             s.contains(&format!(
@@ -336,6 +343,9 @@ fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_
         let potrf = s.find(&format!("{p}Dpotrf(")).unwrap();
         let zero = s.find("sdfg::zero_triangle<double>").unwrap();
         assert!(copy < potrf && potrf < zero, "{s}");
-        assert!(s.contains(&format!("{p}Destroy(sdfg_solver);")), "{s}");
+        assert!(
+            s.contains(&format!("{p}Destroy(sdfg_solver) != {}", sv.success)),
+            "{s}"
+        );
     }
 }

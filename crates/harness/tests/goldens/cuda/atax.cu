@@ -286,15 +286,17 @@ extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
     return 0;
   };
   int status = run();
-  cudaFree(lib_3);
-  cudaFree(lib_1);
-  cudaFree(dev_x);
-  cudaFree(dev_return);
-  cudaFree(dev_A);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(lib_3));
+  SDFG_RELEASE(cudaFree(lib_1));
+  SDFG_RELEASE(cudaFree(dev_x));
+  SDFG_RELEASE(cudaFree(dev_return));
+  SDFG_RELEASE(cudaFree(dev_A));
   std::free(v__return);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -318,18 +318,20 @@ extern "C" int kernel(double* A, double* p, double* r, int64_t M, int64_t N) {
     return 0;
   };
   int status = run();
-  cudaFree(lib_5);
-  cudaFree(lib_1);
-  cudaFree(dev_return_1);
-  cudaFree(dev_return_0);
-  cudaFree(dev_r);
-  cudaFree(dev_p);
-  cudaFree(dev_A);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(lib_5));
+  SDFG_RELEASE(cudaFree(lib_1));
+  SDFG_RELEASE(cudaFree(dev_return_1));
+  SDFG_RELEASE(cudaFree(dev_return_0));
+  SDFG_RELEASE(cudaFree(dev_r));
+  SDFG_RELEASE(cudaFree(dev_p));
+  SDFG_RELEASE(cudaFree(dev_A));
   std::free(v__return_1);
   std::free(v__return_0);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -504,18 +504,20 @@ extern "C" int kernel(double* data, int64_t M, int64_t N) {
     return 0;
   };
   int status = run();
-  cudaFree(tmp_17);
-  cudaFree(mean_3);
-  cudaFree(lib_13);
-  cudaFree(lib_1);
-  cudaFree(dev_return);
-  cudaFree(dev_data);
-  cudaFree(arr_9);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(tmp_17));
+  SDFG_RELEASE(cudaFree(mean_3));
+  SDFG_RELEASE(cudaFree(lib_13));
+  SDFG_RELEASE(cudaFree(lib_1));
+  SDFG_RELEASE(cudaFree(dev_return));
+  SDFG_RELEASE(cudaFree(dev_data));
+  SDFG_RELEASE(cudaFree(arr_9));
   std::free(v__return);
   std::free(v__lib1_acc);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -281,12 +281,14 @@ extern "C" int kernel(double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR)
     return 0;
   };
   int status = run();
-  cudaFree(lib_1);
-  cudaFree(dev_C4);
-  cudaFree(dev_A);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(lib_1));
+  SDFG_RELEASE(cudaFree(dev_C4));
+  SDFG_RELEASE(cudaFree(dev_A));
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -608,20 +608,22 @@ extern "C" int kernel(double* r, int64_t N) {
     return 0;
   };
   int status = run();
-  cudaFree(ret_18);
-  cudaFree(ret_10);
-  cudaFree(lib_13);
-  cudaFree(dev_return);
-  cudaFree(dev_r);
-  cudaFree(beta_4);
-  cudaFree(arr_8);
-  cudaFree(arr_16);
-  cudaFree(arr_1);
-  cudaFree(alpha_2);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(ret_18));
+  SDFG_RELEASE(cudaFree(ret_10));
+  SDFG_RELEASE(cudaFree(lib_13));
+  SDFG_RELEASE(cudaFree(dev_return));
+  SDFG_RELEASE(cudaFree(dev_r));
+  SDFG_RELEASE(cudaFree(beta_4));
+  SDFG_RELEASE(cudaFree(arr_8));
+  SDFG_RELEASE(cudaFree(arr_16));
+  SDFG_RELEASE(cudaFree(arr_1));
+  SDFG_RELEASE(cudaFree(alpha_2));
   std::free(v__return);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

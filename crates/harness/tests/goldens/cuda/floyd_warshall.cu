@@ -289,10 +289,12 @@ extern "C" int kernel(int32_t* path, int64_t N) {
     return 0;
   };
   int status = run();
-  cudaFree(tmp_1);
-  cudaFree(dev_path);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(tmp_1));
+  SDFG_RELEASE(cudaFree(dev_path));
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

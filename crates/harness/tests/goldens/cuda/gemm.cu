@@ -315,16 +315,18 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double*
     return 0;
   };
   int status = run();
-  cudaFree(tmp_1);
-  cudaFree(lib_5);
-  cudaFree(dev_beta);
-  cudaFree(dev_alpha);
-  cudaFree(dev_C);
-  cudaFree(dev_B);
-  cudaFree(dev_A);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(tmp_1));
+  SDFG_RELEASE(cudaFree(lib_5));
+  SDFG_RELEASE(cudaFree(dev_beta));
+  SDFG_RELEASE(cudaFree(dev_alpha));
+  SDFG_RELEASE(cudaFree(dev_C));
+  SDFG_RELEASE(cudaFree(dev_B));
+  SDFG_RELEASE(cudaFree(dev_A));
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

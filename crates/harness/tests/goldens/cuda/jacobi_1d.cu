@@ -287,10 +287,12 @@ extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
     return 0;
   };
   int status = run();
-  cudaFree(dev_B);
-  cudaFree(dev_A);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(dev_B));
+  SDFG_RELEASE(cudaFree(dev_A));
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -317,16 +317,18 @@ extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* 
     return 0;
   };
   int status = run();
-  cudaFree(lib_5);
-  cudaFree(lib_1);
-  cudaFree(dev_y_2);
-  cudaFree(dev_y_1);
-  cudaFree(dev_x2);
-  cudaFree(dev_x1);
-  cudaFree(dev_A);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(lib_5));
+  SDFG_RELEASE(cudaFree(lib_1));
+  SDFG_RELEASE(cudaFree(dev_y_2));
+  SDFG_RELEASE(cudaFree(dev_y_1));
+  SDFG_RELEASE(cudaFree(dev_x2));
+  SDFG_RELEASE(cudaFree(dev_x1));
+  SDFG_RELEASE(cudaFree(dev_A));
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

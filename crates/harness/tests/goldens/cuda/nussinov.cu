@@ -640,18 +640,20 @@ extern "C" int kernel(int32_t* seq, int64_t N) {
     return 0;
   };
   int status = run();
-  cudaFree(tmp_9);
-  cudaFree(tmp_5);
-  cudaFree(tmp_27);
-  cudaFree(tmp_22);
-  cudaFree(tmp_19);
-  cudaFree(ret_15);
-  cudaFree(dev_return);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(tmp_9));
+  SDFG_RELEASE(cudaFree(tmp_5));
+  SDFG_RELEASE(cudaFree(tmp_27));
+  SDFG_RELEASE(cudaFree(tmp_22));
+  SDFG_RELEASE(cudaFree(tmp_19));
+  SDFG_RELEASE(cudaFree(ret_15));
+  SDFG_RELEASE(cudaFree(dev_return));
   std::free(cond_13);
-  cudaFree(arr_1);
+  SDFG_RELEASE(cudaFree(arr_1));
   std::free(v__return);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

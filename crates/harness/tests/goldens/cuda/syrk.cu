@@ -296,12 +296,14 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t
     return 0;
   };
   int status = run();
-  cudaFree(dev_beta);
-  cudaFree(dev_alpha);
-  cudaFree(dev_C);
-  cudaFree(dev_A);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(dev_beta));
+  SDFG_RELEASE(cudaFree(dev_alpha));
+  SDFG_RELEASE(cudaFree(dev_C));
+  SDFG_RELEASE(cudaFree(dev_A));
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -281,13 +281,15 @@ extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
     return 0;
   };
   int status = run();
-  cudaFree(lib_1);
-  cudaFree(dev_x);
-  cudaFree(dev_b);
-  cudaFree(dev_L);
-  cublasDestroy(sdfg_blas);
-  cudaEventDestroy(sdfg_copied);
-  cudaStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(cudaFree(lib_1));
+  SDFG_RELEASE(cudaFree(dev_x));
+  SDFG_RELEASE(cudaFree(dev_b));
+  SDFG_RELEASE(cudaFree(dev_L));
+  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
+  SDFG_RELEASE(cudaStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -286,15 +286,17 @@ extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
     return 0;
   };
   int status = run();
-  hipFree(lib_3);
-  hipFree(lib_1);
-  hipFree(dev_x);
-  hipFree(dev_return);
-  hipFree(dev_A);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(lib_3));
+  SDFG_RELEASE(hipFree(lib_1));
+  SDFG_RELEASE(hipFree(dev_x));
+  SDFG_RELEASE(hipFree(dev_return));
+  SDFG_RELEASE(hipFree(dev_A));
   std::free(v__return);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

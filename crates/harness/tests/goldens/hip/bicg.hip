@@ -318,18 +318,20 @@ extern "C" int kernel(double* A, double* p, double* r, int64_t M, int64_t N) {
     return 0;
   };
   int status = run();
-  hipFree(lib_5);
-  hipFree(lib_1);
-  hipFree(dev_return_1);
-  hipFree(dev_return_0);
-  hipFree(dev_r);
-  hipFree(dev_p);
-  hipFree(dev_A);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(lib_5));
+  SDFG_RELEASE(hipFree(lib_1));
+  SDFG_RELEASE(hipFree(dev_return_1));
+  SDFG_RELEASE(hipFree(dev_return_0));
+  SDFG_RELEASE(hipFree(dev_r));
+  SDFG_RELEASE(hipFree(dev_p));
+  SDFG_RELEASE(hipFree(dev_A));
   std::free(v__return_1);
   std::free(v__return_0);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -504,18 +504,20 @@ extern "C" int kernel(double* data, int64_t M, int64_t N) {
     return 0;
   };
   int status = run();
-  hipFree(tmp_17);
-  hipFree(mean_3);
-  hipFree(lib_13);
-  hipFree(lib_1);
-  hipFree(dev_return);
-  hipFree(dev_data);
-  hipFree(arr_9);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(tmp_17));
+  SDFG_RELEASE(hipFree(mean_3));
+  SDFG_RELEASE(hipFree(lib_13));
+  SDFG_RELEASE(hipFree(lib_1));
+  SDFG_RELEASE(hipFree(dev_return));
+  SDFG_RELEASE(hipFree(dev_data));
+  SDFG_RELEASE(hipFree(arr_9));
   std::free(v__return);
   std::free(v__lib1_acc);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

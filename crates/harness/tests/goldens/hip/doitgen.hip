@@ -281,12 +281,14 @@ extern "C" int kernel(double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR)
     return 0;
   };
   int status = run();
-  hipFree(lib_1);
-  hipFree(dev_C4);
-  hipFree(dev_A);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(lib_1));
+  SDFG_RELEASE(hipFree(dev_C4));
+  SDFG_RELEASE(hipFree(dev_A));
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -608,20 +608,22 @@ extern "C" int kernel(double* r, int64_t N) {
     return 0;
   };
   int status = run();
-  hipFree(ret_18);
-  hipFree(ret_10);
-  hipFree(lib_13);
-  hipFree(dev_return);
-  hipFree(dev_r);
-  hipFree(beta_4);
-  hipFree(arr_8);
-  hipFree(arr_16);
-  hipFree(arr_1);
-  hipFree(alpha_2);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(ret_18));
+  SDFG_RELEASE(hipFree(ret_10));
+  SDFG_RELEASE(hipFree(lib_13));
+  SDFG_RELEASE(hipFree(dev_return));
+  SDFG_RELEASE(hipFree(dev_r));
+  SDFG_RELEASE(hipFree(beta_4));
+  SDFG_RELEASE(hipFree(arr_8));
+  SDFG_RELEASE(hipFree(arr_16));
+  SDFG_RELEASE(hipFree(arr_1));
+  SDFG_RELEASE(hipFree(alpha_2));
   std::free(v__return);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

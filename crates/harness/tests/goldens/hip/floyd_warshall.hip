@@ -289,10 +289,12 @@ extern "C" int kernel(int32_t* path, int64_t N) {
     return 0;
   };
   int status = run();
-  hipFree(tmp_1);
-  hipFree(dev_path);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(tmp_1));
+  SDFG_RELEASE(hipFree(dev_path));
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -315,16 +315,18 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double*
     return 0;
   };
   int status = run();
-  hipFree(tmp_1);
-  hipFree(lib_5);
-  hipFree(dev_beta);
-  hipFree(dev_alpha);
-  hipFree(dev_C);
-  hipFree(dev_B);
-  hipFree(dev_A);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(tmp_1));
+  SDFG_RELEASE(hipFree(lib_5));
+  SDFG_RELEASE(hipFree(dev_beta));
+  SDFG_RELEASE(hipFree(dev_alpha));
+  SDFG_RELEASE(hipFree(dev_C));
+  SDFG_RELEASE(hipFree(dev_B));
+  SDFG_RELEASE(hipFree(dev_A));
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -287,10 +287,12 @@ extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
     return 0;
   };
   int status = run();
-  hipFree(dev_B);
-  hipFree(dev_A);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(dev_B));
+  SDFG_RELEASE(hipFree(dev_A));
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -317,16 +317,18 @@ extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* 
     return 0;
   };
   int status = run();
-  hipFree(lib_5);
-  hipFree(lib_1);
-  hipFree(dev_y_2);
-  hipFree(dev_y_1);
-  hipFree(dev_x2);
-  hipFree(dev_x1);
-  hipFree(dev_A);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(lib_5));
+  SDFG_RELEASE(hipFree(lib_1));
+  SDFG_RELEASE(hipFree(dev_y_2));
+  SDFG_RELEASE(hipFree(dev_y_1));
+  SDFG_RELEASE(hipFree(dev_x2));
+  SDFG_RELEASE(hipFree(dev_x1));
+  SDFG_RELEASE(hipFree(dev_A));
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

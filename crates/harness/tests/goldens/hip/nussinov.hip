@@ -640,18 +640,20 @@ extern "C" int kernel(int32_t* seq, int64_t N) {
     return 0;
   };
   int status = run();
-  hipFree(tmp_9);
-  hipFree(tmp_5);
-  hipFree(tmp_27);
-  hipFree(tmp_22);
-  hipFree(tmp_19);
-  hipFree(ret_15);
-  hipFree(dev_return);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(tmp_9));
+  SDFG_RELEASE(hipFree(tmp_5));
+  SDFG_RELEASE(hipFree(tmp_27));
+  SDFG_RELEASE(hipFree(tmp_22));
+  SDFG_RELEASE(hipFree(tmp_19));
+  SDFG_RELEASE(hipFree(ret_15));
+  SDFG_RELEASE(hipFree(dev_return));
   std::free(cond_13);
-  hipFree(arr_1);
+  SDFG_RELEASE(hipFree(arr_1));
   std::free(v__return);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

@@ -296,12 +296,14 @@ extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t
     return 0;
   };
   int status = run();
-  hipFree(dev_beta);
-  hipFree(dev_alpha);
-  hipFree(dev_C);
-  hipFree(dev_A);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(dev_beta));
+  SDFG_RELEASE(hipFree(dev_alpha));
+  SDFG_RELEASE(hipFree(dev_C));
+  SDFG_RELEASE(hipFree(dev_A));
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__

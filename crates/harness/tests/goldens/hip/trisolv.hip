@@ -281,13 +281,15 @@ extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
     return 0;
   };
   int status = run();
-  hipFree(lib_1);
-  hipFree(dev_x);
-  hipFree(dev_b);
-  hipFree(dev_L);
-  hipblasDestroy(sdfg_blas);
-  hipEventDestroy(sdfg_copied);
-  hipStreamDestroy(stream);
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  SDFG_RELEASE(hipFree(lib_1));
+  SDFG_RELEASE(hipFree(dev_x));
+  SDFG_RELEASE(hipFree(dev_b));
+  SDFG_RELEASE(hipFree(dev_L));
+  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
+  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
+  SDFG_RELEASE(hipStreamDestroy(stream));
+#undef SDFG_RELEASE
   return status;
 }
 #endif  // !__CUDACC_RTC__
