@@ -1571,12 +1571,7 @@ fn copy_states_get_labels_no_block_has() {
 
 #[test]
 fn a_view_used_by_a_kernel_takes_device_storage_and_its_origin_a_twin() {
-    let mut b = SdfgBuilder::new("view");
-    b.symbol("N").array("A", F64, "N, N").array("y", F64, "N");
-    b.container(
-        "row",
-        sdfg_ir::DataDesc::view(F64, sdfg_ir::Layout::contiguous(vec![sym("N")])),
-    );
+    let mut b = row_view_builder("view");
     b.state("s", |s| {
         let a = s.access("A");
         let row = s.access("row");
@@ -2578,12 +2573,7 @@ fn a_state_computing_only_a_condition_from_unwritten_data_stays_on_the_host() {
 fn a_view_used_by_both_sides_gets_a_twin_view_of_the_twin() {
     // `s0` doubles A on the device; `s1` copies row 1 of A through the view
     // `row` into y on the device; `s2` shows `row` to a host callback.
-    let mut b = SdfgBuilder::new("twin_view");
-    b.symbol("N").array("A", F64, "N, N").array("y", F64, "N");
-    b.container(
-        "row",
-        sdfg_ir::DataDesc::view(F64, sdfg_ir::Layout::contiguous(vec![sym("N")])),
-    );
+    let mut b = row_view_builder("twin_view");
     b.state("s0", |s| {
         let a = s.access("A");
         let o = s.access("A");
@@ -2944,4 +2934,16 @@ fn accumulate_into(
     s.edge(src, None, t, Some("a"), src_element);
     s.edge(acc_in, None, t, Some("b"), at);
     s.edge(t, Some("o"), acc_out, None, at);
+}
+
+/// An SDFG builder with `A: f64[N, N]`, `y: f64[N]` and a view `row` of `N`
+/// elements.
+fn row_view_builder(name: &str) -> SdfgBuilder {
+    let mut b = SdfgBuilder::new(name);
+    b.symbol("N").array("A", F64, "N, N").array("y", F64, "N");
+    b.container(
+        "row",
+        sdfg_ir::DataDesc::view(F64, sdfg_ir::Layout::contiguous(vec![sym("N")])),
+    );
+    b
 }
