@@ -10,8 +10,9 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
-#define NAN __builtin_nan("")
-#define INFINITY __builtin_inf()
+// NVRTC has neither <cmath> nor the GCC builtins: spell the bit patterns.
+#define NAN __longlong_as_double(0x7ff8000000000000ULL)
+#define INFINITY __longlong_as_double(0x7ff0000000000000ULL)
 #else
 #include <cmath>
 #include <cstdint>
