@@ -11,7 +11,7 @@ use sdfg_ir::{
     Assignment, BlockKind, ConditionalBlock, Connector, ControlBlock, DType, DataDesc, LibraryOp,
     Literal, LoopBlock, Map, Memlet, Range, Region, Schedule, Sdfg, Subset, SymCond, SymExpr, Wcr,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 type Result<T> = std::result::Result<T, FrontendError>;
 
@@ -58,6 +58,38 @@ struct Lowerer<'m> {
     fresh: usize,
     /// Statements and expressions being lowered, nested (see [`MAX_NESTING`]).
     depth: usize,
+    /// Names updated (`x += ...`) inside a `dace.map` body: an integer
+    /// assigned to one of them is a scalar container, never a symbol, since
+    /// a map's iterations cannot assign a symbol (they combine into data).
+    map_updated: BTreeSet<String>,
+}
+
+/// The names that are targets of augmented assignments inside `dace.map`
+/// bodies of `body` (at any depth).
+fn map_updated_names(body: &[Stmt], in_map: bool, out: &mut BTreeSet<String>) {
+    for s in body {
+        match s {
+            Stmt::AugAssign(a) if in_map => {
+                if let Expr::Name(n) = &*a.target {
+                    out.insert(n.id.to_string());
+                }
+            }
+            Stmt::For(f) => {
+                let is_map = matches!(&*f.iter, Expr::Subscript(sub)
+                    if matches!(&*sub.value, Expr::Attribute(a) if a.attr.id.as_str() == "map"));
+                map_updated_names(&f.body, in_map || is_map, out);
+                map_updated_names(&f.orelse, in_map, out);
+            }
+            Stmt::While(w) => map_updated_names(&w.body, in_map, out),
+            Stmt::If(i) => {
+                map_updated_names(&i.body, in_map, out);
+                for c in &i.elif_else_clauses {
+                    map_updated_names(&c.body, in_map, out);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// How deeply statements and expressions may nest, together and across
@@ -80,7 +112,9 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         reshaped: Default::default(),
         fresh: 0,
         depth: 0,
+        map_updated: BTreeSet::new(),
     };
+    map_updated_names(&f.body, false, &mut l.map_updated);
     l.parameters(f)?;
     l.body(&f.body)?;
     let mut sdfg = l.sdfg;
@@ -560,6 +594,7 @@ impl<'m> Lowerer<'m> {
                 if self.map_ctx.is_empty()
                     && let Some(v) = value.as_sym()
                     && !matches!(self.names.get(&name), Some(Name::Ref(_)))
+                    && !self.map_updated.contains(&name)
                 {
                     // An integer computed from symbols stays a symbol.
                     let sym = match self.names.get(&name) {
@@ -1819,6 +1854,7 @@ impl<'m> Lowerer<'m> {
             bound.insert(name, binding);
         }
         let saved = std::mem::replace(&mut self.names, bound);
+        map_updated_names(&f.body, !self.map_ctx.is_empty(), &mut self.map_updated);
         self.inlining.push(InlineFrame { result: None });
         let r = self.body(&f.body);
         let frame = self.inlining.pop();

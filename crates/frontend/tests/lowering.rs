@@ -1749,3 +1749,36 @@ fn np_transpose_with_axes_permutes_them_and_without_reverses_them() {
     );
     assert!(err.to_string().contains("not a permutation"), "{err}");
 }
+
+#[test]
+fn an_integer_counted_inside_a_map_body_is_data_not_a_symbol() {
+    // `count = 0` would be a symbol, but iterations of a map cannot assign a
+    // symbol: updated inside the map, it is a scalar the map combines into.
+    let sdfg = compile(
+        "@dc.program\ndef f(data: dc.float64[N], mask: dc.bool[N], out: dc.float64[2]):\n    count = 0\n    total = np.float64(0)\n    for j in dc.map[0:N]:\n        if mask[j]:\n            total += data[j]\n            count += 1\n    out[0] = total\n    out[1] = count\n",
+    );
+    let args = Arguments::default()
+        .symbol("N", 5)
+        .array(
+            "data",
+            ArrayValue::f64(vec![5], vec![1.0, 2.0, 3.0, 4.0, 5.0]),
+        )
+        .array(
+            "mask",
+            ArrayValue::new(
+                vec![5],
+                Elements::Bool(vec![true, false, true, false, true]),
+            ),
+        )
+        .array("out", ArrayValue::f64(vec![2], vec![0.0, 0.0]));
+    let out = Simulator::new()
+        .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
+        .unwrap()
+        .outputs;
+    assert_eq!(out["out"], ArrayValue::f64(vec![2], vec![9.0, 3.0]));
+    // Control: not updated in a map, an integer stays a symbol.
+    let sdfg = compile(
+        "@dc.program\ndef f(out: dc.float64[N]):\n    k = 2\n    k += 1\n    out[k] = 1.0\n",
+    );
+    assert!(sdfg.symbols.contains_key("k"), "{:?}", sdfg.symbols);
+}
