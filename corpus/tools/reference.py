@@ -6,7 +6,8 @@
 
 For the chosen preset it does what the harness does:
 
-1. symbols := ``BENCHMARK["presets"][preset]``;
+1. symbols := ``BENCHMARK["presets"][preset]`` (its optional ``"scalars"``
+   dict gives scalar values of its own over ``BENCHMARK["scalars"]``);
 2. every array parameter of the kernel := zeros of its annotated dtype and
    shape;
 3. run ``init`` on the arrays it takes (by name);
@@ -99,6 +100,10 @@ def read_benchmark(module, path):
         if not isinstance(preset, dict):
             raise CorpusError(f"{path}: preset {pname!r} must be a dict of symbol values")
         for sym, val in preset.items():
+            if sym == "scalars":
+                if not isinstance(val, dict):
+                    raise CorpusError(f"{path}: preset {pname!r}: 'scalars' must be a dict")
+                continue
             if isinstance(val, bool) or not isinstance(val, int):
                 raise CorpusError(f"{path}: preset {pname!r}: {sym} = {val!r} is not an int")
     if not isinstance(bench["outputs"], list) or not bench["outputs"]:
@@ -204,6 +209,8 @@ def _get_program(module, name, path, what):
 
 def bind_symbols(module, preset, path):
     dace = sys.modules.get("dace")
+    # The preset's own scalar values are arguments, not symbols.
+    preset = {k: v for k, v in preset.items() if k != "scalars"}
     for name, value in preset.items():
         if not hasattr(module, name):
             raise CorpusError(f"{path}: preset symbol {name} is not defined in the file")
@@ -260,7 +267,9 @@ def run(path, preset_name):
         arrays[name] = np.zeros(dims, dtype=dt)
 
     # scalars
-    scalar_values = bench.get("scalars", {})
+    # A preset may give scalar values of its own over BENCHMARK's.
+    scalar_values = dict(bench.get("scalars", {}))
+    scalar_values.update(preset.get("scalars", {}))
     scalars = {}
     for name, (kind, dt, _shape) in kparams.items():
         if kind != "scalar":

@@ -2,9 +2,7 @@
 lid-driven cavity flow; each time step builds the pressure source term,
 runs `nit` Jacobi iterations of the pressure Poisson equation with its
 boundary conditions, then updates the velocities and their boundaries.
-
-NPBench passes dx, dy and dt, which follow from nx and ny; here they are
-computed from the symbols, so that every preset has its own."""
+dx, dy and dt follow from the grid size: each preset gives its own."""
 import numpy as np
 import dace as dc
 
@@ -39,11 +37,8 @@ def pressure_poisson(p: dc.float64[ny, nx], dx: dc.float64, dy: dc.float64,
 
 
 @dc.program
-def kernel(u: dc.float64[ny, nx], v: dc.float64[ny, nx], p: dc.float64[ny, nx],
-           rho: dc.float64, nu: dc.float64):
-    dx = 2.0 / (nx - 1)
-    dy = 2.0 / (ny - 1)
-    dt = 0.1 / ((nx - 1) * (ny - 1))
+def kernel(u: dc.float64[ny, nx], v: dc.float64[ny, nx], dt: dc.float64, dx: dc.float64,
+           dy: dc.float64, p: dc.float64[ny, nx], rho: dc.float64, nu: dc.float64):
     un = np.empty_like(u)
     vn = np.empty_like(v)
     b = np.zeros((ny, nx))
@@ -88,12 +83,20 @@ BENCHMARK = {
     "init": "initialize",
     "scalars": {"rho": 1.0, "nu": 0.1},
     "outputs": ["u", "v", "p"],
+    # dx = 2 / (nx - 1), dy = 2 / (ny - 1), dt = 0.1 / ((nx - 1) * (ny - 1)).
     "presets": {
-        "test": {"ny": 11, "nx": 11, "nt": 5, "nit": 3},
-        "S": {"ny": 61, "nx": 61, "nt": 25, "nit": 5},
-        "M": {"ny": 121, "nx": 121, "nt": 50, "nit": 10},
-        "L": {"ny": 201, "nx": 201, "nt": 100, "nit": 20},
-        "paper": {"ny": 101, "nx": 101, "nt": 700, "nit": 50},
+        "test": {"ny": 11, "nx": 11, "nt": 5, "nit": 3,
+                 "scalars": {"dx": 0.2, "dy": 0.2, "dt": 0.001}},
+        "S": {"ny": 61, "nx": 61, "nt": 25, "nit": 5,
+              "scalars": {"dx": 0.03333333333333333, "dy": 0.03333333333333333,
+                          "dt": 2.777777777777778e-05}},
+        "M": {"ny": 121, "nx": 121, "nt": 50, "nit": 10,
+              "scalars": {"dx": 0.016666666666666666, "dy": 0.016666666666666666,
+                          "dt": 6.944444444444444e-06}},
+        "L": {"ny": 201, "nx": 201, "nt": 100, "nit": 20,
+              "scalars": {"dx": 0.01, "dy": 0.01, "dt": 2.5e-06}},
+        "paper": {"ny": 101, "nx": 101, "nt": 700, "nit": 50,
+                  "scalars": {"dx": 0.02, "dy": 0.02, "dt": 1e-05}},
     },
     "tolerance": {"rtol": 1e-5, "atol": 1e-8, "norm_error": 1e-5},
 }

@@ -454,26 +454,33 @@ impl Metadata {
             .get("presets")
             .and_then(|p| p.as_object())
             .ok_or("BENCHMARK has no \"presets\"")?;
-        let symbols = presets
+        let chosen = presets
             .get(preset)
             .and_then(|p| p.as_object())
-            .ok_or_else(|| format!("BENCHMARK has no preset \"{preset}\""))?
+            .ok_or_else(|| format!("BENCHMARK has no preset \"{preset}\""))?;
+        // A preset gives symbol values, and may give scalar values of its
+        // own (`"scalars": {...}`) over BENCHMARK's (a grid spacing that
+        // follows from the grid size, say).
+        let symbols = chosen
             .iter()
+            .filter(|(k, _)| k.as_str() != "scalars")
             .map(|(k, v)| {
                 v.as_i64()
                     .map(|v| (k.clone(), v))
                     .ok_or_else(|| format!("preset value `{k}` is not an integer"))
             })
             .collect::<Result<_, _>>()?;
-        let scalars = m
-            .get("scalars")
-            .and_then(|s| s.as_object())
-            .map(|o| {
-                o.iter()
-                    .filter_map(|(k, v)| v.as_f64().map(|v| (k.clone(), v)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let numbers = |o: Option<&serde_json::Value>| -> Vec<(String, f64)> {
+            o.and_then(|s| s.as_object())
+                .map(|o| {
+                    o.iter()
+                        .filter_map(|(k, v)| v.as_f64().map(|v| (k.clone(), v)))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut scalars: BTreeMap<String, f64> = numbers(m.get("scalars")).into_iter().collect();
+        scalars.extend(numbers(chosen.get("scalars")));
         let outputs = m
             .get("outputs")
             .and_then(|o| o.as_array())
@@ -618,4 +625,23 @@ pub fn describe(shapes: &BTreeMap<String, (DType, Vec<usize>)>) -> String {
         .map(|(n, (d, s))| format!("{n}: {d}{s:?}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metadata;
+
+    #[test]
+    fn a_preset_gives_scalar_values_over_the_benchmarks() {
+        let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef kernel(a: dc.float64[N], h: dc.float64, c: dc.float64):\n    a[:] = h * c\n\nBENCHMARK = {\n    'program': 'kernel',\n    'scalars': {'h': 1.0, 'c': 3.0},\n    'outputs': ['a'],\n    'presets': {\n        'test': {'N': 4, 'scalars': {'h': 0.25}},\n        'S': {'N': 8},\n    },\n}\n";
+        let module = sdfg_frontend::Module::parse("k.py", src).unwrap();
+        let test = Metadata::read(&module, "test").unwrap();
+        assert_eq!(test.symbols.get("N"), Some(&4));
+        assert!(!test.symbols.contains_key("scalars"));
+        assert_eq!(test.scalars.get("h"), Some(&0.25));
+        assert_eq!(test.scalars.get("c"), Some(&3.0));
+        // Control: a preset without its own keeps BENCHMARK's.
+        let s = Metadata::read(&module, "S").unwrap();
+        assert_eq!(s.scalars.get("h"), Some(&1.0));
+    }
 }
