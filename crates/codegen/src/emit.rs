@@ -198,6 +198,11 @@ impl<'a> Emitter<'a> {
         linear(self.sdfg, x, idx)
     }
 
+    /// The shape of container `x` (empty if unknown: validation ran first).
+    fn shape(&self, x: &str) -> Vec<SymExpr> {
+        self.desc(x).map(DataDesc::shape).unwrap_or_default()
+    }
+
     /// The element offset of a subset's first element, and per
     /// non-degenerate dimension (count, element stride between consecutive
     /// elements), with the symbols used.
@@ -521,7 +526,7 @@ impl<'a> Emitter<'a> {
                 self.api("StreamSynchronize")
             );
         }
-        self.views(label, state, &tree, None, Ctx::Host, indent, out)?;
+        self.views(label, state, &tree, None, indent, out)?;
         let mut device_to_host = false;
         for &n in order.iter().filter(|n| tree.parent(**n).is_none()) {
             device_to_host |= self.host_node(label, state, &tree, n, indent, out)?;
@@ -587,12 +592,10 @@ impl<'a> Emitter<'a> {
         state: &State,
         tree: &ScopeTree,
         scope: Option<NodeId>,
-        ctx: Ctx,
         indent: usize,
         out: &mut String,
     ) -> Result<(), EmitError> {
         let pad = "  ".repeat(indent);
-        let _ = ctx;
         for (_, src, dst, e) in state.edges() {
             let view = if e.dst_conn.as_deref() == Some(VIEW_CONNECTOR) {
                 dst
@@ -612,13 +615,9 @@ impl<'a> Emitter<'a> {
             ) else {
                 continue;
             };
-            let subset = if m.data == o {
-                &m.subset
-            } else {
-                m.other_subset.as_ref().unwrap_or(&m.subset)
-            };
+            let (subset, _) = m.copy_subsets(o, &self.shape(v));
             let mut used = BTreeSet::new();
-            let (offset, _) = self.subset_geometry(o, subset, &mut used);
+            let (offset, _) = self.subset_geometry(o, &subset, &mut used);
             let desc = self
                 .desc(v)
                 .ok_or_else(|| EmitError::Invalid(format!("unknown view `{v}` in `{label}`")))?;
@@ -729,11 +728,8 @@ impl<'a> Emitter<'a> {
         ) else {
             return Ok(false);
         };
-        let (sa, sb) = if m.data == a {
-            (&m.subset, m.other_subset.as_ref().unwrap_or(&m.subset))
-        } else {
-            (m.other_subset.as_ref().unwrap_or(&m.subset), &m.subset)
-        };
+        let (sa, sb) = m.copy_subsets(a, &self.shape(if m.data == a { b } else { a }));
+        let (sa, sb) = (&sa, &sb);
         let (Some(da), Some(db)) = (self.desc(a), self.desc(b)) else {
             return Err(EmitError::Invalid(format!(
                 "copy `{a}` -> `{b}` in `{label}`"
@@ -1051,7 +1047,7 @@ impl<'a> Emitter<'a> {
         let order = state
             .topological_order()
             .ok_or_else(|| EmitError::Invalid(format!("state `{label}` has a cycle")))?;
-        self.views(label, state, tree, scope, ctx, indent, out)?;
+        self.views(label, state, tree, scope, indent, out)?;
         for n in order.into_iter().filter(|n| tree.parent(*n) == scope) {
             match state.node(n) {
                 Some(Node::Tasklet(_)) => {
@@ -1132,7 +1128,6 @@ impl<'a> Emitter<'a> {
         out: &mut String,
     ) -> Result<BTreeSet<String>, EmitError> {
         let mut used = BTreeSet::new();
-        let whole = |c: &str| Subset::full(&self.desc(c).map(DataDesc::shape).unwrap_or_default());
         let view_edge = |e: &sdfg_ir::Edge| {
             e.dst_conn.as_deref() == Some(VIEW_CONNECTOR)
                 || e.src_conn.as_deref() == Some(VIEW_CONNECTOR)
@@ -1143,22 +1138,13 @@ impl<'a> Emitter<'a> {
             };
             match state.node(src) {
                 Some(Node::Access(a)) => {
-                    let (sa, sb) = if m.data == a.data {
-                        (&m.subset, m.other_subset.as_ref().unwrap_or(&m.subset))
-                    } else {
-                        (m.other_subset.as_ref().unwrap_or(&m.subset), &m.subset)
-                    };
-                    used.extend(self.element_copy(label, (&a.data, sa), (x, sb), indent, out)?);
+                    let other = if m.data == a.data { x } else { &a.data };
+                    let (sa, sb) = m.copy_subsets(&a.data, &self.shape(other));
+                    used.extend(self.element_copy(label, (&a.data, &sa), (x, &sb), indent, out)?);
                 }
                 Some(Node::MapEntry(_)) if m.data != x => {
-                    let sb = m.other_subset.clone().unwrap_or_else(|| whole(x));
-                    used.extend(self.element_copy(
-                        label,
-                        (&m.data, &m.subset),
-                        (x, &sb),
-                        indent,
-                        out,
-                    )?);
+                    let (sa, sb) = m.copy_subsets(&m.data, &self.shape(x));
+                    used.extend(self.element_copy(label, (&m.data, &sa), (x, &sb), indent, out)?);
                 }
                 _ => {}
             }
@@ -1168,14 +1154,8 @@ impl<'a> Emitter<'a> {
                 continue;
             };
             if matches!(state.node(dst), Some(Node::MapExit(_))) && m.data != x {
-                let sa = m.other_subset.clone().unwrap_or_else(|| whole(x));
-                used.extend(self.element_copy(
-                    label,
-                    (x, &sa),
-                    (&m.data, &m.subset),
-                    indent,
-                    out,
-                )?);
+                let (sa, sb) = m.copy_subsets(x, &self.shape(x));
+                used.extend(self.element_copy(label, (x, &sa), (&m.data, &sb), indent, out)?);
             }
         }
         Ok(used)

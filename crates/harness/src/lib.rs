@@ -178,11 +178,6 @@ pub fn backend(name: &str) -> Result<Backend, String> {
     ))
 }
 
-/// The accelerator of the backend named by `--backend`.
-pub fn accelerator(name: &str) -> Result<&'static dyn sdfg_passes::Accelerator, String> {
-    backend(name).map(|b| b.accelerator())
-}
-
 /// Parses `--host-maps`: `none`, `auto`, or map labels separated by commas.
 pub fn parse_host_maps(text: &str) -> sdfg_passes::HostMaps {
     match text.trim() {

@@ -395,6 +395,26 @@ impl Memlet {
         self
     }
 
+    /// The (source, destination) subsets of a copy from container `src`
+    /// that this memlet carries between two access nodes. The memlet's own
+    /// subset belongs to `self.data` (one of the two containers); the other
+    /// container's is `other_subset`, which defaults to the same subset when
+    /// the ranks agree and to the whole other container (of shape
+    /// `other_shape`) otherwise. The simulator, the offload pass and the
+    /// emitters all read copies through this one rule.
+    pub fn copy_subsets(&self, src: &str, other_shape: &[SymExpr]) -> (Subset, Subset) {
+        let other = match &self.other_subset {
+            Some(o) => o.clone(),
+            None if other_shape.len() == self.subset.rank() => self.subset.clone(),
+            None => Subset::full(other_shape),
+        };
+        if self.data == src {
+            (self.subset.clone(), other)
+        } else {
+            (other, self.subset.clone())
+        }
+    }
+
     /// Symbols the memlet depends on.
     pub fn free_symbols(&self) -> BTreeSet<String> {
         let mut out = self.subset.free_symbols();

@@ -706,3 +706,21 @@ fn every_region_is_visited_once_in_program_order() {
         ["init", "reset", "give_up", "skip_odd", "odd", "leave"]
     );
 }
+
+#[test]
+fn copy_subsets_read_the_other_subset_and_its_defaults() {
+    use sdfg_ir::{Memlet, Subset, SymExpr};
+    let s = |t: &str| Subset::parse(t).unwrap();
+    let shape = |dims: &[i64]| dims.iter().map(|d| SymExpr::int(*d)).collect::<Vec<_>>();
+    // Named by the source, with an explicit other subset.
+    let m = Memlet::new("a", s("0:4")).with_other_subset(s("2:6"));
+    assert_eq!(m.copy_subsets("a", &shape(&[8])), (s("0:4"), s("2:6")));
+    // Named by the destination: the other subset is the source's.
+    assert_eq!(m.copy_subsets("b", &shape(&[8])), (s("2:6"), s("0:4")));
+    // No other subset, same rank: the same subset on both sides.
+    let m = Memlet::new("a", s("1:3, 0:2"));
+    assert_eq!(m.copy_subsets("a", &shape(&[4, 4])), (s("1:3, 0:2"), s("1:3, 0:2")));
+    // No other subset, other rank: the whole other container.
+    let m = Memlet::new("x", s("2, 0:32"));
+    assert_eq!(m.copy_subsets("x", &shape(&[32])), (s("2, 0:32"), s("0:32")));
+}

@@ -463,23 +463,13 @@ impl<'s> Planner<'s, '_> {
         label: &str,
     ) -> Result<Step<'s>, PlanError> {
         let other_name = if m.data == from { to } else { from };
-        let other_desc = self.desc(other_name)?;
-        let other = match &m.other_subset {
-            Some(o) => o.clone(),
-            None if other_desc.rank() == m.subset.rank() => m.subset.clone(),
-            None => Subset::full(&other_desc.shape()),
-        };
-        let (src_subset, dst_subset) = if m.data == from {
-            (&m.subset, &other)
-        } else {
-            (&other, &m.subset)
-        };
+        let (src_subset, dst_subset) = m.copy_subsets(from, &self.desc(other_name)?.shape());
         Ok(Step::Copy(CopyStep {
             label: label.to_owned(),
             src: self.cid(from)?,
-            src_subset: compile_subset(src_subset, self.info),
+            src_subset: compile_subset(&src_subset, self.info),
             dst: self.cid(to)?,
-            dst_subset: compile_subset(dst_subset, self.info),
+            dst_subset: compile_subset(&dst_subset, self.info),
             wcr: m.wcr,
         }))
     }

@@ -87,12 +87,13 @@ pub fn state_accesses(
             return false;
         };
         // The subset of `x` written: a copy into `x` named by its source
-        // gives it as the other subset.
-        let subset = match &m.other_subset {
-            Some(other) if m.data != x => other,
-            _ => &m.subset,
+        // gives it as the (possibly implied) other subset.
+        let subset = if m.data == x {
+            m.subset.clone()
+        } else {
+            m.copy_subsets(&m.data, &desc.shape()).1
         };
-        m.wcr.is_none() && !m.dynamic && *subset == sdfg_ir::Subset::full(&desc.shape())
+        m.wcr.is_none() && !m.dynamic && subset == sdfg_ir::Subset::full(&desc.shape())
     };
     let read = |data: &str, side| Access {
         data: data.to_owned(),
