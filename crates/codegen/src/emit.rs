@@ -19,7 +19,10 @@ use sdfg_ir::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-const PRELUDE: &str = include_str!("prelude.cpp");
+/// The prelude every translation unit starts with (after its includes):
+/// the semantics of the IR's operations on host and device, the same for
+/// every dialect.
+pub const PRELUDE: &str = include_str!("prelude.cpp");
 
 /// Emits `sdfg` (offloaded for `dialect`'s accelerator) as one translation unit.
 pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitError> {

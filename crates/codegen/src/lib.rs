@@ -30,7 +30,7 @@
 pub mod cpp;
 mod emit;
 
-pub use emit::emit;
+pub use emit::{PRELUDE, emit};
 use sdfg_passes::Accelerator;
 use thiserror::Error;
 

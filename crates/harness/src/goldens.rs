@@ -5,6 +5,10 @@
 //! regenerates each one and fails on any difference, printing the first
 //! differing line; `cargo xtask bless` rewrites them after an intended
 //! change, so every change to generated code shows up in review as a diff.
+//!
+//! The prelude every unit starts with ([`sdfg_codegen::PRELUDE`], itself a
+//! reviewed source file) is replaced by one marker line in the goldens, so
+//! they hold only what the emitter generates for the kernel.
 
 use std::path::{Path, PathBuf};
 
@@ -40,8 +44,9 @@ pub fn path(root: &Path, backend: &crate::Backend, kernel: &str) -> PathBuf {
         .join(format!("{kernel}.{ext}"))
 }
 
-/// The source `sdfgc compile --backend B --emit source` writes for `kernel`:
-/// frontend, offload, library lowering, emission.
+/// The source `sdfgc compile --backend B --emit source` writes for `kernel`
+/// (frontend, offload, library lowering, emission), with the prelude
+/// replaced by [`PRELUDE_MARKER`].
 pub fn generate(
     root: &Path,
     target: &sdfg_codegen::Target,
@@ -58,10 +63,17 @@ pub fn generate(
         sdfg_passes::offload(&sdfg, target.dialect, &sdfg_passes::Options::default())
             .map_err(|e| e.to_string())?;
     sdfg_passes::lower_library_nodes(&mut sdfg, target.dialect).map_err(|e| e.to_string())?;
-    sdfg_codegen::emit(&sdfg, target.dialect)
+    let source = sdfg_codegen::emit(&sdfg, target.dialect)
         .map(|u| u.source)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    if !source.contains(sdfg_codegen::PRELUDE) {
+        return Err(format!("the `{kernel}` unit does not contain the prelude"));
+    }
+    Ok(source.replacen(sdfg_codegen::PRELUDE, PRELUDE_MARKER, 1))
 }
+
+/// What stands for [`sdfg_codegen::PRELUDE`] in a golden.
+pub const PRELUDE_MARKER: &str = "// [the sdfg prelude: crates/codegen/src/prelude.cpp]\n";
 
 /// Rewrites every golden; returns the paths written.
 pub fn bless(root: &Path) -> Result<Vec<PathBuf>, String> {

@@ -719,8 +719,14 @@ fn copy_subsets_read_the_other_subset_and_its_defaults() {
     assert_eq!(m.copy_subsets("b", &shape(&[8])), (s("2:6"), s("0:4")));
     // No other subset, same rank: the same subset on both sides.
     let m = Memlet::new("a", s("1:3, 0:2"));
-    assert_eq!(m.copy_subsets("a", &shape(&[4, 4])), (s("1:3, 0:2"), s("1:3, 0:2")));
+    assert_eq!(
+        m.copy_subsets("a", &shape(&[4, 4])),
+        (s("1:3, 0:2"), s("1:3, 0:2"))
+    );
     // No other subset, other rank: the whole other container.
     let m = Memlet::new("x", s("2, 0:32"));
-    assert_eq!(m.copy_subsets("x", &shape(&[32])), (s("2, 0:32"), s("0:32")));
+    assert_eq!(
+        m.copy_subsets("x", &shape(&[32])),
+        (s("2, 0:32"), s("0:32"))
+    );
 }
