@@ -208,15 +208,12 @@ fn lower_state(
             ));
             continue;
         }
-        let out_conn = match node.op {
-            LibraryOp::Cholesky { .. } => "_b",
-            _ => "",
-        };
         let plan = match node.op {
             LibraryOp::Cholesky { .. } => None,
             _ => Some(plan(&node.op, &inputs, &outputs).map_err(|w| refuse(&w))?),
         };
-        let out_name = plan.as_ref().map_or(out_conn, |p| p.out.as_str());
+        // Every operation has one output connector (the IR's fixed names).
+        let out_name = node.op.out_connectors().first().copied().unwrap_or("");
         let dtype = outputs
             .get(out_name)
             .and_then(|o| containers.get(&o.memlet.data))
