@@ -1059,7 +1059,10 @@ impl<'m> Lowerer<'m> {
                         self.declare_symbol(name);
                         Ok(Elem::Sym(SymExpr::symbol(name)))
                     }
-                    None => Err(self.err(e, ErrorKind::UnknownName(name.to_owned()))),
+                    None => match self.m.constants.get(name) {
+                        Some(value) => Ok(Elem::Lit(*value)),
+                        None => Err(self.err(e, ErrorKind::UnknownName(name.to_owned()))),
+                    },
                 }
             }
             Expr::NumberLiteral(n) => Ok(Elem::Lit(match &n.value {
@@ -1415,7 +1418,14 @@ impl<'m> Lowerer<'m> {
         let src = self.plain(node, x)?;
         let old = src.shape();
         let count = |s: &[SymExpr]| s.iter().fold(SymExpr::int(1), |a, b| a * b.clone());
-        if count(&old) != count(&shape) {
+        // Counts that differ by a constant are an error. Counts the symbolic
+        // algebra cannot compare (LeNet's flattened size is a symbol of its
+        // own) are trusted, as DaCe trusts them: a larger new shape then
+        // indexes past the source's first axis, which bounds checks catch.
+        if (count(&old) - count(&shape))
+            .as_int()
+            .is_some_and(|d| d != 0)
+        {
             return Err(self.err(
                 node,
                 ErrorKind::Shape("reshape must keep the number of elements".to_owned()),
@@ -1432,8 +1442,14 @@ impl<'m> Lowerer<'m> {
         let mut rest = linear;
         let mut at = vec![SymExpr::int(0); old.len()];
         for (d, len) in old.iter().enumerate().rev() {
-            at[d] = rest.modulo(len);
-            rest = rest.floor_div(len);
+            if d == 0 {
+                // No wrap-around on the outermost axis: an index past the
+                // source stays past it.
+                at[0] = rest.clone();
+            } else {
+                at[d] = rest.modulo(len);
+                rest = rest.floor_div(len);
+            }
         }
         let in_memlet = Memlet::new(&src.data, Subset::at(src.index(&at)));
         let out_memlet = Memlet::new(
@@ -1665,7 +1681,8 @@ impl<'m> Lowerer<'m> {
             }
             (
                 "np",
-                "zeros" | "ones" | "empty" | "zeros_like" | "ones_like" | "empty_like" | "copy",
+                "zeros" | "ones" | "empty" | "ndarray" | "zeros_like" | "ones_like" | "empty_like"
+                | "copy",
             ) => {
                 let like = name.ends_with("_like") || name == "copy";
                 let (shape, mut dtype) = if like {
@@ -1673,8 +1690,8 @@ impl<'m> Lowerer<'m> {
                     (x.shape().unwrap_or_default(), x.dtype())
                 } else {
                     let shape = match arg(0)? {
-                        Expr::Tuple(t) => t
-                            .elts
+                        Expr::Tuple(ast::ExprTuple { elts, .. })
+                        | Expr::List(ast::ExprList { elts, .. }) => elts
                             .iter()
                             .map(|a| self.sym(a))
                             .collect::<Result<Vec<_>>>()?,
@@ -2159,22 +2176,53 @@ impl<'m> Lowerer<'m> {
             },
             _ => return Err(self.err(node, unsupported(format!("a {op} reduction of {dtype}")))),
         };
-        let axes_opt = if axes.len() == rank {
+        // The node sees its operand through a memlet, which squeezes
+        // dimensions of length one: the axes are renumbered among the others.
+        // Reducing only axes of length one changes no value: it is a reshape.
+        let unit = |d: usize| shape[d].as_int() == Some(1);
+        let squeezed_rank = (0..rank).filter(|&d| !unit(d)).count();
+        let squeezed_axes: Vec<usize> = axes
+            .iter()
+            .filter(|&&d| !unit(d))
+            .map(|&d| (0..d).filter(|&e| !unit(e)).count())
+            .collect();
+        let axes_opt = if squeezed_axes.len() == squeezed_rank {
             None
         } else {
-            Some(axes.clone())
+            Some(squeezed_axes.clone())
         };
-        let red = self.library(
-            node,
-            LibraryOp::Reduce {
-                op,
-                axes: axes_opt,
-                identity: Some(identity),
-            },
-            &[("_in", Elem::Ref(r))],
-            "_out",
-            Some(out_shape),
-        )?;
+        let red = if squeezed_axes.is_empty() {
+            // Reducing only axes of length one changes no value: a copy
+            // without those axes (with them, under `keepdims`).
+            let mut view = r.clone();
+            if !keepdims {
+                for &d in &axes {
+                    let dim = view.order[d];
+                    if let Dim::Range { start, .. } = &view.dims[dim] {
+                        view.dims[dim] = Dim::Index(start.clone());
+                    }
+                }
+                view.order = (0..rank)
+                    .filter(|d| !axes.contains(d))
+                    .map(|d| r.order[d])
+                    .collect();
+            }
+            let out = self.new_transient("red_", dtype, &out_shape);
+            self.assign_region(node, out.clone(), Elem::Ref(view))?;
+            Elem::Ref(out)
+        } else {
+            self.library(
+                node,
+                LibraryOp::Reduce {
+                    op,
+                    axes: axes_opt,
+                    identity: Some(identity),
+                },
+                &[("_in", Elem::Ref(r))],
+                "_out",
+                Some(out_shape),
+            )?
+        };
         if !mean {
             return Ok(red);
         }

@@ -3,7 +3,7 @@
 use crate::{ErrorKind, FrontendError, SourceMap};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
-use sdfg_ir::{DType, Sdfg};
+use sdfg_ir::{DType, Literal, Sdfg};
 use std::collections::BTreeMap;
 
 /// A parsed source file: its symbols, programs and metadata.
@@ -15,6 +15,9 @@ pub struct Module {
     pub(crate) dace_alias: Vec<String>,
     pub(crate) numpy_alias: Vec<String>,
     pub(crate) programs: BTreeMap<String, ast::StmtFunctionDef>,
+    /// Module-level numeric constants (`BET_M = 0.5`): programs read them as
+    /// literals, as DaCe folds globals into the program when it parses it.
+    pub(crate) constants: BTreeMap<String, Literal>,
     metadata: Option<serde_json::Value>,
 }
 
@@ -41,6 +44,7 @@ impl Module {
             dace_alias: Vec::new(),
             numpy_alias: Vec::new(),
             programs: BTreeMap::new(),
+            constants: BTreeMap::new(),
             metadata: None,
         };
         for stmt in parsed.into_syntax().body {
@@ -176,9 +180,41 @@ impl Module {
                 }
             }
         }
-        // Other module-level constants are ignored by the compiler: programs
-        // may not read them (they are reported as unknown names if they do).
+        // `BET_M = 0.5`, `POLY = -3`: a number programs read as a literal.
+        if let Some(name) = name_of(target)
+            && let Some(value) = Self::number(&a.value)
+        {
+            self.constants.insert(name, value);
+            return Ok(());
+        }
+        // Other module-level values are ignored by the compiler: programs may
+        // not read them (they are reported as unknown names if they do).
         Ok(())
+    }
+
+    /// A number literal, possibly negated, as an IR literal.
+    fn number(e: &Expr) -> Option<Literal> {
+        match e {
+            Expr::NumberLiteral(n) => match &n.value {
+                ast::Number::Int(i) => i.as_i64().map(Literal::i64),
+                ast::Number::Float(f) => Some(Literal::f64(*f)),
+                ast::Number::Complex { .. } => None,
+            },
+            Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
+                match Self::number(&u.operand)? {
+                    Literal::Int { value, dtype } => Some(Literal::Int {
+                        value: value.checked_neg()?,
+                        dtype,
+                    }),
+                    Literal::Float { value, dtype } => Some(Literal::Float {
+                        value: -value,
+                        dtype,
+                    }),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 
     /// The dtype of `dace.symbol(...)` calls (int64 unless `dtype=` says otherwise).
