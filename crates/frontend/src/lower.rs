@@ -62,6 +62,10 @@ struct Lowerer<'m> {
     /// assigned to one of them is a scalar container, never a symbol, since
     /// a map's iterations cannot assign a symbol (they combine into data).
     map_updated: BTreeSet<String>,
+    /// Scalars declared with a type (`x: dace.uint16 = ...`,
+    /// `dace.define_local_scalar`): assigning to their name writes into them,
+    /// converted to their type, as in DaCe, instead of rebinding the name.
+    declared: BTreeSet<String>,
 }
 
 /// The names that are targets of augmented assignments inside `dace.map`
@@ -113,6 +117,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         fresh: 0,
         depth: 0,
         map_updated: BTreeSet::new(),
+        declared: BTreeSet::new(),
     };
     map_updated_names(&f.body, false, &mut l.map_updated);
     l.parameters(f)?;
@@ -377,6 +382,36 @@ impl<'m> Lowerer<'m> {
                     }
                 }
             }
+            // `crc: dace.uint16 = 0xFFFF`: a scalar of the annotated type,
+            // whatever the value's own type (outside maps a container, so
+            // that an integer does not become a symbol).
+            Stmt::AnnAssign(a) => {
+                let (Expr::Name(n), Some(value)) = (&*a.target, &a.value) else {
+                    return Err(self.err(a, unsupported("an annotation without a value")));
+                };
+                let dtype = self.m.dtype_of(&a.annotation).ok_or_else(|| {
+                    self.err(
+                        &*a.annotation,
+                        unsupported("an annotation that is not a scalar dtype"),
+                    )
+                })?;
+                let v = self.elem(value)?;
+                if v.shape().is_some_and(|s| !s.is_empty()) {
+                    return Err(self.err(
+                        &**value,
+                        unsupported("an array value for a scalar annotation"),
+                    ));
+                }
+                let v = Elem::Cast(dtype, Box::new(v));
+                if !self.map_ctx.is_empty() {
+                    return self.assign(&a.target, v);
+                }
+                let r = self.new_transient(&format!("{}_", n.id), dtype, &[]);
+                self.declared.insert(r.data.clone());
+                self.assign_region(a, r.clone(), v)?;
+                self.names.insert(n.id.to_string(), Name::Ref(r));
+                Ok(())
+            }
             Stmt::AugAssign(a) => {
                 let op = binary_op(a.op).ok_or_else(|| {
                     self.err(a, unsupported(format!("operator `{}=`", a.op.as_str())))
@@ -407,6 +442,16 @@ impl<'m> Lowerer<'m> {
                     return self.assign(&a.target, v);
                 }
                 let target = self.target_ref(&a.target)?;
+                // Inside a map, iterations that update the same element
+                // conflict: the update is a write-conflict resolution
+                // (atomic on a device) unless every iteration owns its element.
+                if let Some(wcr) = wcr_of(op)
+                    && !self.map_ctx.is_empty()
+                    && !self.owns_element(&target)
+                {
+                    let rhs = Elem::Cast(target.dtype, Box::new(rhs));
+                    return self.write_region(a, target, rhs, Some(wcr));
+                }
                 let value = self.binary(a, op, Elem::Ref(target.clone()), rhs)?;
                 self.assign_region(a, target, value)
             }
@@ -631,6 +676,13 @@ impl<'m> Lowerer<'m> {
                     };
                     self.names.insert(name, Name::Local(value));
                     return Ok(());
+                }
+                if let Some(Name::Ref(old)) = self.names.get(&name).cloned()
+                    && self.declared.contains(&old.data)
+                    && value.shape().is_some_and(|s| s.is_empty())
+                {
+                    let v = Elem::Cast(old.dtype, Box::new(value));
+                    return self.assign_region(target, old, v);
                 }
                 // A transient of the same shape and type is reused: a name
                 // rebound inside a loop must carry its value to the next iteration.
@@ -1544,6 +1596,23 @@ impl<'m> Lowerer<'m> {
             let (x, y) = (self.elem(x)?, self.elem(y)?);
             return self.binary(c, op, x, y);
         }
+        // `dace.define_local_scalar(dtype)`: an uninitialised scalar; a later
+        // `x = value` of that type writes into it.
+        if (module, name) == ("dace", "define_local_scalar") {
+            let dtype = match args.first() {
+                Some(d) => self.dtype_arg(d)?,
+                None => DType::Float64,
+            };
+            if !self.map_ctx.is_empty() {
+                return Err(self.err(
+                    c,
+                    unsupported("`define_local_scalar` inside a `dace.map` body"),
+                ));
+            }
+            let r = self.new_transient("local_", dtype, &[]);
+            self.declared.insert(r.data.clone());
+            return Ok(Elem::Ref(r));
+        }
         if (module, name) == ("np", "reshape") {
             let x = self.elem(arg(0)?)?;
             let shape = match arg(1)? {
@@ -2244,21 +2313,51 @@ impl<'m> Lowerer<'m> {
 
     // -- Elementwise assignment ------------------------------------------------------------
 
+    /// Whether the iterations of the enclosing maps write distinct elements
+    /// of `target`: every map parameter is, on its own, the index of one of
+    /// the target's dimensions (so different iterations differ there).
+    fn owns_element(&self, target: &ArrayRef) -> bool {
+        let index = target.index(&[]);
+        self.map_ctx.iter().all(|(p, _)| {
+            let param = SymExpr::symbol(p.clone());
+            index.iter().any(|i| (i - &param).as_int().is_some())
+        }) && target.order.is_empty()
+    }
+
     /// `target[...] = value`, elementwise with broadcasting, as one map.
     fn assign_region(&mut self, node: &impl Ranged, target: ArrayRef, value: Elem) -> Result<()> {
+        self.write_region(node, target, value, None)
+    }
+
+    /// `target[...] = value`, or with `wcr` `target[...] op= value` as a
+    /// write-conflict resolution, elementwise with broadcasting, as one map.
+    fn write_region(
+        &mut self,
+        node: &impl Ranged,
+        target: ArrayRef,
+        value: Elem,
+        wcr: Option<Wcr>,
+    ) -> Result<()> {
         let value = match self
             .pred
             .iter()
             .cloned()
             .reduce(|a, b| Elem::Binary(BinaryOp::And, Box::new(a), Box::new(b), DType::Bool))
         {
-            // Where the predicate is false the element keeps its value.
-            Some(p) => Elem::Select(
-                Box::new(p),
-                Box::new(value),
-                Box::new(Elem::Ref(target.clone())),
-                target.dtype,
-            ),
+            // Where the predicate is false the element keeps its value: a
+            // plain write writes it back, a combining one adds the identity.
+            Some(p) => {
+                let keep = match wcr {
+                    None => Elem::Ref(target.clone()),
+                    Some(w) => Elem::Lit(wcr_identity(w, target.dtype).ok_or_else(|| {
+                        self.err(
+                            node,
+                            unsupported(format!("a conditional {w} update of {}", target.dtype)),
+                        )
+                    })?),
+                };
+                Elem::Select(Box::new(p), Box::new(value), Box::new(keep), target.dtype)
+            }
             None => value,
         };
         if self.reshaped.contains(&target.data) {
@@ -2365,6 +2464,10 @@ impl<'m> Lowerer<'m> {
             })
             .collect();
         let out_memlet = Memlet::new(&target.data, Subset::at(out_index));
+        let out_memlet = match wcr {
+            Some(w) => out_memlet.with_wcr(w),
+            None => out_memlet,
+        };
         let line = self.line(node);
         let maps: Vec<Map> = levels
             .into_iter()
@@ -2462,6 +2565,28 @@ impl<'m> Lowerer<'m> {
             Elem::Cast(t, x) => cast(self.code(node, x, conn_of)?, x.dtype(), *t),
         })
     }
+}
+
+/// The write-conflict resolution of an augmented assignment's operator.
+fn wcr_of(op: BinaryOp) -> Option<Wcr> {
+    match op {
+        BinaryOp::Add => Some(Wcr::Sum),
+        BinaryOp::Mul => Some(Wcr::Product),
+        _ => None,
+    }
+}
+
+/// The value a write-conflict resolution leaves unchanged, for a write that
+/// a false predicate turns into no update.
+fn wcr_identity(w: Wcr, dtype: DType) -> Option<Literal> {
+    let unit = match w {
+        Wcr::Sum => 0.0,
+        Wcr::Product => 1.0,
+        Wcr::Min | Wcr::Max => return None,
+    };
+    Literal::f64(unit)
+        .with_dtype(dtype)
+        .or_else(|| Literal::i64(unit as i64).with_dtype(dtype))
 }
 
 /// Casts `e` of type `from` to `to` (a no-op when equal; literals are retyped).

@@ -115,6 +115,29 @@ impl Module {
                 Ok(())
             }
             Stmt::Assign(a) => self.assignment(&a),
+            // `poly: dace.uint16 = 0x8408`: a constant of the annotated type.
+            Stmt::AnnAssign(a) => {
+                let (Expr::Name(name), Some(value)) = (&*a.target, &a.value) else {
+                    return Err(self.err(
+                        &a,
+                        ErrorKind::Unsupported("this annotated assignment".to_owned()),
+                    ));
+                };
+                let typed = self
+                    .dtype_of(&a.annotation)
+                    .and_then(|t| Self::number(value).and_then(|v| v.with_dtype(t)))
+                    .ok_or_else(|| {
+                        self.err(
+                            &a,
+                            ErrorKind::Unsupported(
+                                "a module-level annotated value that is not a number of a dtype"
+                                    .to_owned(),
+                            ),
+                        )
+                    })?;
+                self.constants.insert(name.id.to_string(), typed);
+                Ok(())
+            }
             other => Err(self.err(
                 &other,
                 ErrorKind::Unsupported("this statement at module level".to_owned()),

@@ -1851,3 +1851,95 @@ fn reshape_to_a_size_the_algebra_cannot_compare_is_trusted_and_checked_when_run(
     );
     assert!(matches!(kind, ErrorKind::Shape(_)), "{kind:?}");
 }
+
+#[test]
+fn annotated_scalars_take_their_declared_type() {
+    // `crc: dc.uint16 = ...` is a uint16 scalar: shifts wrap at 16 bits and
+    // `~` complements 16 bits; a module-level `POLY: dc.uint16` is a uint16
+    // literal; `dc.define_local_scalar(dc.uint32)` declares a scalar.
+    let text = "POLY: dc.uint16 = 0x8408\n@dc.program\ndef f(data: dc.uint8[N], out: dc.uint16[3]):\n    crc: dc.uint16 = 0xFFFF\n    crc = (crc << 4) ^ POLY\n    out[0] = crc\n    out[1] = ~crc\n    s = dc.define_local_scalar(dc.uint32)\n    s = data[0]\n    s = s * 300\n    out[2] = s & 0xFFFF\n";
+    let sdfg = compile(text);
+    let crc = sdfg.containers.iter().find(|(n, _)| n.starts_with("crc_"));
+    assert_eq!(
+        crc.map(|(_, d)| d.dtype),
+        Some(DType::UInt16),
+        "{}",
+        summary(&sdfg)
+    );
+    let args = Arguments::default()
+        .symbol("N", 1)
+        .array("data", ArrayValue::new(vec![1], Elements::U8(vec![250])))
+        .array("out", ArrayValue::zeros(DType::UInt16, vec![3]));
+    let out = run(&sdfg, args);
+    let crc = 0xFFF0u16 ^ 0x8408;
+    assert_eq!(
+        out["out"],
+        ArrayValue::new(
+            vec![3],
+            Elements::U16(vec![crc, !crc, ((250u32 * 300) & 0xFFFF) as u16])
+        )
+    );
+    // Controls: a value that does not fit the annotated type is refused at
+    // module level; an array annotation in a program is refused by name.
+    let e = Module::parse(FILE, &source("POLY: dc.uint8 = 300\n"))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&e.kind, ErrorKind::Unsupported(m) if m.contains("annotated")),
+        "{e}"
+    );
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N]):\n    y: dc.float64[N] = x\n",
+        7,
+        8,
+    );
+    assert_unsupported(&kind, "not a scalar dtype");
+}
+
+/// The write-conflict resolutions of the tasklet outputs writing `data`, over all states.
+fn wcrs_writing(sdfg: &Sdfg, data: &str) -> Vec<Option<sdfg_ir::Wcr>> {
+    let mut out = Vec::new();
+    for (_, s) in sdfg.states() {
+        for e in s.graph.edge_weights() {
+            if let Some(m) = &e.memlet
+                && m.data == data
+                && e.src_conn.as_deref() == Some("__out")
+            {
+                out.push(m.wcr);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn updates_inside_maps_that_iterations_share_combine_atomically() {
+    // `total += x[j]` in a map: every iteration updates the same element, so
+    // the write is a sum write-conflict resolution (not a racy read-modify-
+    // write); under a condition the other iterations add zero. Control:
+    // `y[j] += x[j]` belongs to its iteration and stays a plain write.
+    let sdfg = compile(
+        "@dc.program\ndef f(x: dc.float64[N], y: dc.float64[N], out: dc.float64[1]):\n    total = np.float64(0)\n    for j in dc.map[0:N]:\n        if x[j] > 0:\n            total += x[j]\n        y[j] += x[j]\n    out[0] = total\n",
+    );
+    let total = sdfg
+        .containers
+        .keys()
+        .find(|n| n.starts_with("total"))
+        .unwrap()
+        .clone();
+    assert!(
+        wcrs_writing(&sdfg, &total).contains(&Some(sdfg_ir::Wcr::Sum)),
+        "{}",
+        summary(&sdfg)
+    );
+    assert_eq!(wcrs_writing(&sdfg, "y"), vec![None]);
+    let xs = vec![1.5, -2.0, 3.0, -0.5];
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("x", arr(&[4], xs.clone()))
+        .array("y", arr(&[4], vec![1.0; 4]))
+        .array("out", zeros(&[1]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "out", &[1]), &[4.5]);
+    assert_close(&output(&out, "y", &[4]), &[2.5, -1.0, 4.0, 0.5]);
+}

@@ -228,6 +228,51 @@ impl Literal {
         }
     }
 
+    /// The same number as a constant of type `to`, as an annotation such as
+    /// `poly: dace.uint16 = 0x8408` declares it; `None` where the value does
+    /// not fit `to` (out of range, or a fraction for an integer type), so that
+    /// a declaration never silently changes its value.
+    pub fn with_dtype(self, to: DType) -> Option<Literal> {
+        let (int, float) = match self {
+            Literal::Bool(b) => (Some(i128::from(b)), f64::from(u8::from(b))),
+            Literal::Int { value, .. } => (Some(i128::from(value)), value as f64),
+            Literal::UInt { value, .. } => (Some(i128::from(value)), value as f64),
+            Literal::Float { value, .. } => (None, value),
+            Literal::Complex { .. } => return (self.dtype() == to).then_some(self),
+        };
+        let bits = 8 * to.size_bytes() as u32;
+        match to {
+            DType::Bool => int
+                .filter(|v| *v == 0 || *v == 1)
+                .map(|v| Literal::Bool(v == 1)),
+            t if t.is_signed_integer() => {
+                let v =
+                    int.filter(|v| (-(1i128 << (bits - 1))..1i128 << (bits - 1)).contains(v))?;
+                Some(Literal::Int {
+                    value: i64::try_from(v).ok()?,
+                    dtype: t,
+                })
+            }
+            t if t.is_unsigned_integer() => {
+                let v = int.filter(|v| (0..1i128 << bits).contains(v))?;
+                Some(Literal::UInt {
+                    value: u64::try_from(v).ok()?,
+                    dtype: t,
+                })
+            }
+            t if t.is_float() => Some(Literal::Float {
+                value: float,
+                dtype: t,
+            }),
+            t if t.is_complex() => Some(Literal::Complex {
+                re: float,
+                im: 0.0,
+                dtype: t,
+            }),
+            _ => None,
+        }
+    }
+
     /// The type of the constant.
     pub fn dtype(&self) -> DType {
         match *self {
