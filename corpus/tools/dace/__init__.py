@@ -18,6 +18,7 @@ What it provides:
 * ``program``: decorator (``@program`` or ``@program(...)``).
 * ``map``: ``for i in map[0:N]`` iterates a range, ``for i, j in
   map[0:N, 0:M]`` iterates the product (last index fastest).
+* ``define_local_scalar(dtype)``: a scalar of that type.
 
 How symbols get their values (the binding mechanism)
 ----------------------------------------------------
@@ -36,7 +37,7 @@ name) converts with ``int()``/``operator.index`` and works as a ``map`` or
 function is ``wrapper.f``, as in real DaCe) that does one more thing: on each
 call it infers the value of every symbol that is a whole dimension of an
 array parameter (``A: float64[M]`` called with an array of length ``k`` gives
-``M = k``) and binds it, in the callee's module globals and in the table, for
+``M = k``; ``float64[M + 1]`` gives ``M = k - 1``) and binds it, in the callee's module globals and in the table, for
 the duration of the call, restoring the previous binding afterwards.  That is
 how a nested program whose symbol is bound per call (durbin's ``flip`` with
 ``M = k``) runs as plain Python.  For the top-level kernel, the inferred
@@ -56,6 +57,7 @@ __all__ = [
     "bound_symbols", "ArrayAnnotation", "DType", "program", "map",
     "float64", "float32", "int64", "int32", "int16", "int8", "uint64",
     "uint32", "uint16", "uint8", "bool_", "complex64", "complex128",
+    "define_local_scalar",
 ]
 
 STANDIN = True  # lets tools tell this module from the real DaCe
@@ -329,6 +331,12 @@ complex128 = DType("complex128", np.complex128)
 globals()["bool"] = bool_
 
 
+def define_local_scalar(dtype=float64):
+    """``dace.define_local_scalar(dtype)``: a scalar of that type (zero here;
+    DaCe leaves it uninitialised, so kernels assign it before reading)."""
+    return dtype.type(0)
+
+
 # --------------------------------------------------------------------------
 # dace.map
 # --------------------------------------------------------------------------
@@ -364,6 +372,16 @@ map = _MapFactory()  # noqa: A001 (shadows the builtin, as in real DaCe)
 _MISSING = object()
 
 
+def _solve_extent(dim, size):
+    """``S + k == size`` or ``S - k == size`` (k an int): ``(S, size - k)``
+    or ``(S, size + k)``; any other dimension is returned unchanged."""
+    if isinstance(dim, _BinOp) and dim.op in ("+", "-") and isinstance(dim.lhs, Symbol) \
+            and not dim.rhs.free_symbols():
+        k = dim.rhs.evaluate(None)
+        return dim.lhs, size - k if dim.op == "+" else size + k
+    return dim, size
+
+
 def _make_program(f):
     if not callable(f):
         raise TypeError("dace.program decorates functions")
@@ -384,6 +402,7 @@ def _make_program(f):
                     f"{f.__name__}: argument {name} has rank {len(shape)}, "
                     f"annotation {ann!r} has rank {len(ann.shape)}")
             for dim, size in zip(ann.shape, shape):
+                dim, size = _solve_extent(dim, size)
                 if isinstance(dim, Symbol):
                     prev = inferred.setdefault(dim.name, size)
                     if prev != size:

@@ -8,7 +8,7 @@
 
 use sdfg_ir::code::{BinaryOp, Binding, Expr, Intrinsic, Stmt, TypeChecker, UnaryOp};
 use sdfg_ir::symbolic::{Atom, CondView};
-use sdfg_ir::{CmpOp, DType, Literal, SymCond, SymExpr};
+use sdfg_ir::{CmpOp, DType, Literal, SymCond, SymExpr, Wcr};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -305,6 +305,10 @@ pub struct TaskletPrinter<'a> {
     pub coeffs: &'a PointerCoeffs,
     /// Symbols referenced.
     pub used: BTreeSet<String>,
+    /// Pointer outputs whose memlet combines rather than overwrites: the
+    /// write-conflict resolution, and whether other threads may update the
+    /// same element (then the store is an atomic update).
+    pub updates: BTreeMap<String, (Wcr, bool)>,
 }
 
 impl TaskletPrinter<'_> {
@@ -332,7 +336,13 @@ impl TaskletPrinter<'_> {
             Stmt::Store { conn, index, value } => {
                 let v = self.expr(value);
                 let at = self.index(conn, index);
-                let _ = writeln!(out, "{pad}{}[{at}] = {v};", local(conn));
+                let target = format!("{}[{at}]", local(conn));
+                let line = match self.updates.get(conn) {
+                    None => format!("{target} = {v};"),
+                    Some(&(w, true)) => format!("sdfg::{}(&{target}, {v});", atomic_update(w)),
+                    Some(&(w, false)) => format!("{target} = {};", combine(w, &target, &v)),
+                };
+                let _ = writeln!(out, "{pad}{line}");
             }
             Stmt::If {
                 cond,
@@ -484,4 +494,25 @@ fn intrinsic(f: Intrinsic) -> &'static str {
 /// and symbol names by a prefix).
 pub fn local(name: &str) -> String {
     format!("t_{name}")
+}
+
+/// The prelude's atomic update for a write-conflict resolution.
+pub fn atomic_update(w: Wcr) -> &'static str {
+    match w {
+        Wcr::Sum => "atomic_sum",
+        Wcr::Product => "atomic_product",
+        Wcr::Min => "atomic_min",
+        Wcr::Max => "atomic_max",
+    }
+}
+
+/// `old` combined with `new` under a write-conflict resolution, for a thread
+/// that owns the element (a read-modify-write, no atomic).
+pub fn combine(w: Wcr, old: &str, new: &str) -> String {
+    match w {
+        Wcr::Sum => format!("{old} + {new}"),
+        Wcr::Product => format!("{old} * {new}"),
+        Wcr::Min => format!("sdfg::minimum({old}, {new})"),
+        Wcr::Max => format!("sdfg::maximum({old}, {new})"),
+    }
 }

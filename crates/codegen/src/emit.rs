@@ -14,7 +14,7 @@ use crate::{Dialect, EmitError, TranslationUnit};
 use sdfg_ir::code::Binding;
 use sdfg_ir::{
     BlockKind, DType, DataDesc, LibraryOp, Memlet, Node, NodeId, Region, Schedule, ScopeTree, Sdfg,
-    Side, State, Storage, Subset, SymExpr, VIEW_CONNECTOR, Wcr,
+    Side, State, Storage, Subset, SymExpr, VIEW_CONNECTOR,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -1223,6 +1223,7 @@ impl<'a> Emitter<'a> {
                 bindings.insert(conn.to_owned(), Binding::Value(c.dtype));
             }
         }
+        let mut updates = BTreeMap::new();
         let outs: Vec<(&str, &Memlet)> = state
             .out_edges(n)
             .filter_map(|(_, _, e)| Some((e.src_conn.as_deref()?, e.memlet.as_ref()?)))
@@ -1238,6 +1239,9 @@ impl<'a> Emitter<'a> {
                     c.name.clone(),
                     dims.iter().map(|(_, s)| s.clone()).collect(),
                 );
+                if let Some(w) = m.wcr {
+                    updates.insert(c.name.clone(), (w, self.shared_update(&m.data, ctx)));
+                }
                 let _ = writeln!(
                     out,
                     "{inner}{ty}* {} = {} + ({offset});",
@@ -1264,6 +1268,7 @@ impl<'a> Emitter<'a> {
             is_symbol: &is_symbol,
             coeffs: &coeffs,
             used: BTreeSet::new(),
+            updates,
         };
         printer.body(&t.body, indent + 1, out);
         used.extend(printer.used);
@@ -1277,34 +1282,28 @@ impl<'a> Emitter<'a> {
             let (offset, _) = self.subset_geometry(&m.data, &m.subset, used);
             let target = format!("{}[{offset}]", ident(&m.data));
             let v = cpp::local(conn);
-            // Registers are private to a thread: no other thread can write
-            // them, and atomics on them are illegal.
-            let private = self
-                .desc(&m.data)
-                .is_some_and(|d| d.storage == Storage::Register);
-            let ctx = if private { Ctx::Host } else { ctx };
-            let line = match (m.wcr, ctx) {
-                (None, _) => format!("{target} = {v};"),
-                (Some(w), Ctx::Device) => {
-                    let f = match w {
-                        Wcr::Sum => "atomic_sum",
-                        Wcr::Product => "atomic_product",
-                        Wcr::Min => "atomic_min",
-                        Wcr::Max => "atomic_max",
-                    };
-                    format!("sdfg::{f}(&{target}, {v});")
+            let line = match m.wcr {
+                None => format!("{target} = {v};"),
+                Some(w) if self.shared_update(&m.data, ctx) => {
+                    format!("sdfg::{}(&{target}, {v});", cpp::atomic_update(w))
                 }
-                (Some(w), Ctx::Host) => match w {
-                    Wcr::Sum => format!("{target} = {target} + {v};"),
-                    Wcr::Product => format!("{target} = {target} * {v};"),
-                    Wcr::Min => format!("{target} = sdfg::minimum({target}, {v});"),
-                    Wcr::Max => format!("{target} = sdfg::maximum({target}, {v});"),
-                },
+                Some(w) => format!("{target} = {};", cpp::combine(w, &target, &v)),
             };
             let _ = writeln!(out, "{inner}{line}");
         }
         let _ = writeln!(out, "{pad}}}");
         Ok(())
+    }
+
+    /// Whether a combining write to `data` from code running in `ctx` may
+    /// race with other threads (then it is atomic). Registers are private to
+    /// a thread: no other thread can write them, and atomics on them are
+    /// illegal; host code is sequential.
+    fn shared_update(&self, data: &str, ctx: Ctx) -> bool {
+        let private = self
+            .desc(data)
+            .is_some_and(|d| d.storage == Storage::Register);
+        ctx == Ctx::Device && !private
     }
 
     // -----------------------------------------------------------------

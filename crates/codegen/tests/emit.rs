@@ -190,6 +190,36 @@ fn write_conflicts_on_the_device_become_atomics_and_on_the_host_read_modify_writ
 }
 
 #[test]
+fn indirect_updates_through_pointers_are_atomic_on_the_device_only() {
+    // `hist[b] += w` in a map is a store through a pointer connector whose
+    // memlet has a sum resolution: an atomic in a kernel, a
+    // read-modify-write on the host (control: a plain indirect store).
+    let sdfg = program(
+        "import dace as dc\nN = dc.symbol('N')\nK = dc.symbol('K')\n\n@dc.program\ndef f(b: dc.int64[N], w: dc.float64[N], hist: dc.float64[K], out: dc.float64[K]):\n    for i in dc.map[0:N]:\n        hist[b[i]] += w[i]\n    out[b] = w\n",
+    );
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let unit = emitted(&sdfg, d);
+        assert!(
+            unit.source.contains("sdfg::atomic_sum(&t___out["),
+            "{}",
+            unit.source
+        );
+        assert!(
+            unit.source.contains("  t___out[") && unit.source.contains("] = t___in"),
+            "{}",
+            unit.source
+        );
+    }
+    let host = emit(&sdfg, &Cuda).unwrap();
+    assert!(
+        !host.source.contains("sdfg::atomic_sum(&t___out["),
+        "{}",
+        host.source
+    );
+    assert!(host.source.contains("] = t___out["), "{}", host.source);
+}
+
+#[test]
 fn a_library_node_is_refused_naming_node_and_state() {
     let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], B: dc.float64[N, N], C: dc.float64[N, N]):\n    C[:] = A @ B\n";
     let sdfg = program(src);

@@ -32,7 +32,16 @@ enum Name {
 
 /// A program being inlined: where its tail `return` writes.
 struct InlineFrame {
-    result: Option<ArrayRef>,
+    result: Option<InlineResult>,
+}
+
+/// The result of an inlined program.
+enum InlineResult {
+    /// A transient its `return` wrote.
+    Region(ArrayRef),
+    /// Inside a map body: the returned scalar value of the iteration (a
+    /// local, like every value a map body computes).
+    Local(Elem),
 }
 
 struct Lowerer<'m> {
@@ -441,19 +450,24 @@ impl<'m> Lowerer<'m> {
                     let v = self.binary(a, op, old, rhs)?;
                     return self.assign(&a.target, v);
                 }
-                let target = self.target_ref(&a.target)?;
+                let (target, scatter) = self.write_target(&a.target)?;
                 // Inside a map, iterations that update the same element
                 // conflict: the update is a write-conflict resolution
-                // (atomic on a device) unless every iteration owns its element.
+                // (atomic on a device) unless every iteration owns its
+                // element. An indirect update may always conflict.
                 if let Some(wcr) = wcr_of(op)
                     && !self.map_ctx.is_empty()
-                    && !self.owns_element(&target)
+                    && (scatter.is_some() || !self.owns_element(&target))
                 {
                     let rhs = Elem::Cast(target.dtype, Box::new(rhs));
-                    return self.write_region(a, target, rhs, Some(wcr));
+                    return self.write(a, target, scatter, rhs, Some(wcr));
                 }
-                let value = self.binary(a, op, Elem::Ref(target.clone()), rhs)?;
-                self.assign_region(a, target, value)
+                let current = match &scatter {
+                    None => Elem::Ref(target.clone()),
+                    Some(index) => Elem::Gather(target.clone(), index.clone()),
+                };
+                let value = self.binary(a, op, current, rhs)?;
+                self.write(a, target, scatter, value, None)
             }
             Stmt::For(f) => self.for_loop(f),
             Stmt::While(w) => {
@@ -557,7 +571,31 @@ impl<'m> Lowerer<'m> {
                     self.err(r, unsupported("an inlined program returning nothing"))
                 })?;
                 let e = self.elem(v)?;
-                let existing = self.inlining.last().and_then(|f| f.result.clone());
+                if !self.map_ctx.is_empty() && e.shape().is_some_and(|s| s.is_empty()) {
+                    let frame = self.inlining.last_mut();
+                    return match frame {
+                        Some(f) if f.result.is_none() && self.pred.is_empty() => {
+                            f.result = Some(InlineResult::Local(e));
+                            Ok(())
+                        }
+                        _ => Err(self.err(
+                            r,
+                            unsupported("a conditional or repeated `return` of a program inlined in a `dace.map` body"),
+                        )),
+                    };
+                }
+                let existing = match self.inlining.last().and_then(|f| f.result.as_ref()) {
+                    Some(InlineResult::Region(t)) => Some(t.clone()),
+                    Some(InlineResult::Local(_)) => {
+                        return Err(self.err(
+                            r,
+                            unsupported(
+                                "a repeated `return` of a program inlined in a `dace.map` body",
+                            ),
+                        ));
+                    }
+                    None => None,
+                };
                 let target = match existing {
                     Some(t) => t,
                     None => {
@@ -566,7 +604,7 @@ impl<'m> Lowerer<'m> {
                         })?;
                         let t = self.new_transient("ret_", e.dtype(), &shape);
                         if let Some(f) = self.inlining.last_mut() {
-                            f.result = Some(t.clone());
+                            f.result = Some(InlineResult::Region(t.clone()));
                         }
                         t
                     }
@@ -742,20 +780,23 @@ impl<'m> Lowerer<'m> {
                     );
                     return self.assign_region(target, base, v);
                 }
-                let r = self.target_ref(target)?;
-                self.assign_region(target, r, value)
+                let (r, scatter) = self.write_target(target)?;
+                self.write(target, r, scatter, value, None)
             }
             Expr::Subscript(_) => {
-                let r = self.target_ref(target)?;
-                self.assign_region(target, r, value)
+                let (r, scatter) = self.write_target(target)?;
+                self.write(target, r, scatter, value, None)
             }
             other => Err(self.err(other, unsupported("this assignment target"))),
         }
     }
 
-    fn target_ref(&mut self, target: &Expr) -> Result<ArrayRef> {
+    /// An assignment target: a region, or an array with the index values of
+    /// an indirect write (a scatter).
+    fn write_target(&mut self, target: &Expr) -> Result<(ArrayRef, Option<Vec<Elem>>)> {
         match self.elem(target)? {
-            Elem::Ref(r) => Ok(r),
+            Elem::Ref(r) => Ok((r, None)),
+            Elem::Gather(base, index) => Ok((base, Some(index))),
             _ => Err(self.err(
                 target,
                 unsupported("assignment to something that is not an array region"),
@@ -1059,7 +1100,11 @@ impl<'m> Lowerer<'m> {
     // -- Expressions ---------------------------------------------------------------
 
     fn sym(&mut self, e: &Expr) -> Result<SymExpr> {
-        self.elem(e)?.as_sym().ok_or_else(|| {
+        let v = self.elem(e)?;
+        if let Some(s) = v.as_sym() {
+            return Ok(s);
+        }
+        self.host_symbol(e, &v)?.ok_or_else(|| {
             self.err(
                 e,
                 unsupported(format!(
@@ -1198,7 +1243,7 @@ impl<'m> Lowerer<'m> {
                     Elem::Ref(r) => r,
                     other => self.materialize(s, other)?,
                 };
-                self.index(base, &s.slice).map(Elem::Ref)
+                self.index(base, &s.slice)
             }
             Expr::Attribute(a) if a.attr.id.as_str() == "T" => {
                 let base = self.elem(&a.value)?;
@@ -1246,12 +1291,32 @@ impl<'m> Lowerer<'m> {
         Ok(e)
     }
 
-    /// Applies a subscript to a region.
-    fn index(&mut self, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
+    /// Applies a subscript to a region, and requires the result to be one.
+    fn index_region(&mut self, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
+        match self.index(base, slice)? {
+            Elem::Ref(r) => Ok(r),
+            _ => Err(self.err(slice, unsupported("indirect access here"))),
+        }
+    }
+
+    /// Applies a subscript to a region: a region, or an indirect access
+    /// ([`Elem::Gather`]) where an index is computed from data.
+    ///
+    /// A scalar integer index read from data outside map bodies becomes a
+    /// symbol the host reads on the transition before its use (as DaCe
+    /// assigns symbols from data on interstate edges), so the access stays
+    /// a region. Inside a map body, or with an array of indices, every
+    /// index is an elementwise value and the access a gather.
+    fn index(&mut self, base: ArrayRef, slice: &Expr) -> Result<Elem> {
         let items: Vec<&Expr> = match slice {
             Expr::Tuple(t) => t.elts.iter().collect(),
             one => vec![one],
         };
+        // Per visible axis of `base`: its index as an elementwise value, and
+        // whether some index is data (then the access is a gather).
+        let mut gather: Vec<Elem> = Vec::new();
+        let mut data_index = false;
+        let mut sliced: Option<&Expr> = None;
         let mut dims = base.dims.clone();
         let mut order = Vec::new();
         let mut visible = base.order.iter().copied();
@@ -1261,6 +1326,7 @@ impl<'m> Lowerer<'m> {
             if is_newaxis {
                 dims.push(Dim::NewAxis);
                 order.push(dims.len() - 1);
+                sliced = Some(item);
                 continue;
             }
             let d = visible
@@ -1272,6 +1338,7 @@ impl<'m> Lowerer<'m> {
             };
             match item {
                 Expr::Slice(sl) => {
+                    sliced = Some(item);
                     let norm = |l: &mut Self, e: &Expr| -> Result<SymExpr> {
                         let v = l.sym(e)?;
                         Ok(if v.as_int().is_some_and(|k| k < 0) {
@@ -1315,27 +1382,99 @@ impl<'m> Lowerer<'m> {
                     if v.dtype() == DType::Bool && v.shape().is_some_and(|s| !s.is_empty()) {
                         return Err(self.err(e, unsupported("selecting with a boolean mask (the result's size depends on the data); assign through the mask or use np.where")));
                     }
-                    let Some(i) = v.as_sym() else {
+                    if !v.dtype().is_integer() {
                         return Err(
-                            self.err(e, unsupported("indexing with an array (indirect access)"))
+                            self.err(e, unsupported(format!("an index of type {}", v.dtype())))
                         );
+                    }
+                    let i = match v.as_sym() {
+                        Some(i) => Some(i),
+                        None => self.host_symbol(e, &v)?,
+                    };
+                    let Some(i) = i else {
+                        // Indirect: `len + i` for a negative index, as NumPy.
+                        let wrapped = Elem::Select(
+                            Box::new(Elem::Binary(
+                                BinaryOp::Lt,
+                                Box::new(v.clone()),
+                                Box::new(Elem::Lit(Literal::i64(0))),
+                                v.dtype(),
+                            )),
+                            Box::new(Elem::Binary(
+                                BinaryOp::Add,
+                                Box::new(v.clone()),
+                                Box::new(Elem::Sym(len.clone())),
+                                DType::Int64,
+                            )),
+                            Box::new(v),
+                            DType::Int64,
+                        );
+                        gather.push(wrapped);
+                        data_index = true;
+                        continue;
                     };
                     let i = if i.as_int().is_some_and(|k| k < 0) {
                         &len + &i
                     } else {
                         i
                     };
+                    gather.push(Elem::Sym(i.clone()));
                     dims[d] = Dim::Index(&start + &(&step * &i));
                 }
             }
         }
+        if data_index {
+            // Pure advanced indexing only: one integer index per axis.
+            if let Some(item) = sliced {
+                return Err(self.err(
+                    item,
+                    unsupported(
+                        "a slice or new axis next to an index array (mixed advanced indexing)",
+                    ),
+                ));
+            }
+            if visible.next().is_some() || !base.is_plain() {
+                return Err(self.err(
+                    slice,
+                    unsupported("indirect access that does not index every axis of a plain array"),
+                ));
+            }
+            let e = Elem::Gather(base, gather);
+            if e.shape().is_none() {
+                return Err(self.err(
+                    slice,
+                    ErrorKind::Shape("index arrays do not broadcast".to_owned()),
+                ));
+            }
+            return Ok(e);
+        }
         order.extend(visible);
-        Ok(ArrayRef {
+        Ok(Elem::Ref(ArrayRef {
             data: base.data,
             dtype: base.dtype,
             dims,
             order,
-        })
+        }))
+    }
+
+    /// A scalar integer read from data outside map bodies, as a fresh symbol
+    /// the host assigns on the transition before its use (`None` for array
+    /// values and inside map bodies, where data stays elementwise).
+    fn host_symbol(&mut self, node: &impl Ranged, v: &Elem) -> Result<Option<SymExpr>> {
+        if !self.map_ctx.is_empty()
+            || !v.dtype().is_integer()
+            || v.shape().is_none_or(|s| !s.is_empty())
+        {
+            return Ok(None);
+        }
+        let r = match v {
+            Elem::Ref(r) => r.clone(),
+            other => self.plain(node, other.clone())?,
+        };
+        let sym = self.fresh("__data");
+        self.declare_symbol(&sym);
+        self.assign_symbol(node, &sym, SymExpr::read(&r.data, r.index(&[])));
+        Ok(Some(SymExpr::symbol(sym)))
     }
 
     // -- Calls -------------------------------------------------------------------------
@@ -1353,7 +1492,9 @@ impl<'m> Lowerer<'m> {
         if let Some(out) = Self::kwarg(c, "out")
             && self.module_func(&c.func).is_some_and(|(m, _)| m == "np")
         {
-            let target = self.target_ref(out)?;
+            let (target, None) = self.write_target(out)? else {
+                return Err(self.err(out, unsupported("an indirect `out=` argument")));
+            };
             let value = self.call_value(c)?;
             self.assign_region(c, target.clone(), value)?;
             return Ok(Elem::Ref(target));
@@ -1696,8 +1837,8 @@ impl<'m> Lowerer<'m> {
                 let r = self.new_transient("eye_", dtype, &[n.clone(), n.clone()]);
                 let idx = self.new_transient("eye_idx_", DType::Int64, std::slice::from_ref(&n));
                 self.elementwise_fill(c, &idx, &SymExpr::symbol("__k"))?;
-                let row = Elem::Ref(self.index(idx.clone(), &newaxis_last())?);
-                let col = Elem::Ref(self.index(idx, &newaxis_first())?);
+                let row = Elem::Ref(self.index_region(idx.clone(), &newaxis_last())?);
+                let col = Elem::Ref(self.index_region(idx, &newaxis_first())?);
                 let eq = Elem::Binary(BinaryOp::Eq, Box::new(row), Box::new(col), DType::Int64);
                 let v = Elem::Select(
                     Box::new(eq),
@@ -1920,15 +2061,39 @@ impl<'m> Lowerer<'m> {
                     ));
                 }
                 for (d, len) in dims.iter().zip(shape) {
-                    if let Expr::Name(sym) = d
-                        && !bound.contains_key(sym.id.as_str())
-                    {
-                        bound.insert(sym.id.to_string(), Name::Value(len));
+                    // `S` binds to the extent; `S + k` and `S - k` (a
+                    // constant k) bind `S` to the extent minus / plus k.
+                    let (sym, offset) = match d {
+                        Expr::Name(n) => (n, 0),
+                        Expr::BinOp(b) => match (&*b.left, b.op, &*b.right) {
+                            (
+                                Expr::Name(n),
+                                ast::Operator::Add | ast::Operator::Sub,
+                                Expr::NumberLiteral(k),
+                            ) => {
+                                let Some(k) = k.value.as_int().and_then(ast::Int::as_i64) else {
+                                    continue;
+                                };
+                                (n, if b.op == ast::Operator::Add { k } else { -k })
+                            }
+                            _ => continue,
+                        },
+                        _ => continue,
+                    };
+                    if !bound.contains_key(sym.id.as_str()) {
+                        bound.insert(sym.id.to_string(), Name::Value(len - offset));
                     }
                 }
             }
             let binding = match arg.as_sym() {
                 Some(v) if arg.is_weak() => Name::Value(v),
+                // A scalar computed in a map body stays a value of the iteration.
+                _ if !self.map_ctx.is_empty()
+                    && !matches!(arg, Elem::Ref(_))
+                    && arg.shape().is_some_and(|s| s.is_empty()) =>
+                {
+                    Name::Local(arg)
+                }
                 _ => {
                     let r = match arg {
                         Elem::Ref(r) => r,
@@ -1947,7 +2112,8 @@ impl<'m> Lowerer<'m> {
         self.names = saved;
         r?;
         Ok(match frame.and_then(|f| f.result) {
-            Some(result) => Elem::Ref(result),
+            Some(InlineResult::Region(result)) => Elem::Ref(result),
+            Some(InlineResult::Local(value)) => value,
             None => Elem::Lit(Literal::Bool(false)),
         })
     }
@@ -2338,6 +2504,20 @@ impl<'m> Lowerer<'m> {
         value: Elem,
         wcr: Option<Wcr>,
     ) -> Result<()> {
+        self.write(node, target, None, value, wcr)
+    }
+
+    /// `target[...] = value` (with `scatter`, `target[i0, i1, ...] = value`
+    /// through index values, a store through a pointer connector), or with
+    /// `wcr` the combining update, elementwise with broadcasting, as one map.
+    fn write(
+        &mut self,
+        node: &impl Ranged,
+        target: ArrayRef,
+        scatter: Option<Vec<Elem>>,
+        value: Elem,
+        wcr: Option<Wcr>,
+    ) -> Result<()> {
         let value = match self
             .pred
             .iter()
@@ -2347,9 +2527,10 @@ impl<'m> Lowerer<'m> {
             // Where the predicate is false the element keeps its value: a
             // plain write writes it back, a combining one adds the identity.
             Some(p) => {
-                let keep = match wcr {
-                    None => Elem::Ref(target.clone()),
-                    Some(w) => Elem::Lit(wcr_identity(w, target.dtype).ok_or_else(|| {
+                let keep = match (wcr, &scatter) {
+                    (None, None) => Elem::Ref(target.clone()),
+                    (None, Some(index)) => Elem::Gather(target.clone(), index.clone()),
+                    (Some(w), _) => Elem::Lit(wcr_identity(w, target.dtype).ok_or_else(|| {
                         self.err(
                             node,
                             unsupported(format!("a conditional {w} update of {}", target.dtype)),
@@ -2363,7 +2544,18 @@ impl<'m> Lowerer<'m> {
         if self.reshaped.contains(&target.data) {
             return Err(self.err(node, unsupported("writing into the result of `reshape` (it is a copy; write the original array instead)")));
         }
-        let tshape = target.shape();
+        let tshape = match &scatter {
+            None => target.shape(),
+            Some(index) => index
+                .iter()
+                .try_fold(Vec::new(), |acc, i| broadcast(&acc, &i.shape()?))
+                .ok_or_else(|| {
+                    self.err(
+                        node,
+                        ErrorKind::Shape("index arrays do not broadcast".to_owned()),
+                    )
+                })?,
+        };
         let vshape = value.shape().ok_or_else(|| {
             self.err(
                 node,
@@ -2394,9 +2586,12 @@ impl<'m> Lowerer<'m> {
         // a temporary.
         let mut borrowed = Vec::new();
         value.refs(&mut borrowed);
+        let mut bases = Vec::new();
+        value.gathered(&mut bases);
         let aliased = borrowed
             .iter()
-            .any(|r| r.data == target.data && **r != target);
+            .any(|r| r.data == target.data && (**r != target || scatter.is_some()))
+            || bases.iter().any(|b| b.data == target.data);
         let value = if aliased {
             if !self.map_ctx.is_empty() {
                 return Err(self.err(
@@ -2439,31 +2634,67 @@ impl<'m> Lowerer<'m> {
             levels.push(own);
         }
 
-        // Inputs: one connector per distinct region read.
+        // Inputs: one scalar connector per distinct region read elementwise
+        // (the value's and the scatter indices'), one pointer connector per
+        // distinct region read indirectly.
         let mut refs = Vec::new();
         value.refs(&mut refs);
+        let mut bases = Vec::new();
+        value.gathered(&mut bases);
+        for i in scatter.iter().flatten() {
+            i.refs(&mut refs);
+            i.gathered(&mut bases);
+        }
         let mut inputs: Vec<(ArrayRef, String)> = Vec::new();
         for r in refs {
             if !inputs.iter().any(|(x, _)| x == r) {
                 inputs.push((r.clone(), format!("__in{}", inputs.len())));
             }
         }
-        let conn_of = |r: &ArrayRef| inputs.iter().find(|(x, _)| x == r).map(|(_, c)| c.clone());
+        let mut pointers: Vec<(ArrayRef, String)> = Vec::new();
+        for b in bases {
+            if !pointers.iter().any(|(x, _)| x == b) {
+                pointers.push((b.clone(), format!("__ptr{}", pointers.len())));
+            }
+        }
+        let conn_of = |r: &ArrayRef, pointer: bool| {
+            let list = if pointer { &pointers } else { &inputs };
+            list.iter().find(|(x, _)| x == r).map(|(_, c)| c.clone())
+        };
         let code = self.code(node, &value, &conn_of)?;
         let code = cast(code, value.dtype(), target.dtype);
-        let out_index = target.index(&axis_params);
-        let memlets: Vec<(String, Memlet, DType)> = inputs
+        let (stmt, out_conn, out_memlet) = match &scatter {
+            None => (
+                code::Stmt::assign("__out", code),
+                Connector::scalar("__out", target.dtype),
+                Memlet::new(&target.data, Subset::at(target.index(&axis_params))),
+            ),
+            Some(index) => (
+                code::Stmt::Store {
+                    conn: "__out".to_owned(),
+                    index: self.load_index(node, &target, index, &conn_of)?,
+                    value: code,
+                },
+                Connector::pointer("__out", target.dtype),
+                Memlet::new(&target.data, target.subset()).into_dynamic(),
+            ),
+        };
+        let mut memlets: Vec<(Connector, Memlet)> = inputs
             .iter()
             .map(|(r, conn)| {
                 let at = aligned(&r.shape(), &tshape, &axis_params);
                 (
-                    conn.clone(),
+                    Connector::scalar(conn, r.dtype),
                     Memlet::new(&r.data, Subset::at(r.index(&at))),
-                    r.dtype,
                 )
             })
             .collect();
-        let out_memlet = Memlet::new(&target.data, Subset::at(out_index));
+        memlets.extend(pointers.iter().map(|(b, conn)| {
+            (
+                Connector::pointer(conn, b.dtype),
+                Memlet::new(&b.data, b.subset()).into_dynamic(),
+            )
+        }));
         let out_memlet = match wcr {
             Some(w) => out_memlet.with_wcr(w),
             None => out_memlet,
@@ -2479,23 +2710,14 @@ impl<'m> Lowerer<'m> {
                 schedule: Schedule::Default,
             })
             .collect();
-        let out_dtype = target.dtype;
         self.state(node, "assign", move |s| {
-            let in_conns: Vec<Connector> = memlets
-                .iter()
-                .map(|(c, _, d)| Connector::scalar(c, *d))
-                .collect();
-            let t = s.tasklet(
-                "assign",
-                in_conns,
-                vec![Connector::scalar("__out", out_dtype)],
-                vec![code::Stmt::assign("__out", code)],
-            );
+            let in_conns: Vec<Connector> = memlets.iter().map(|(c, _)| c.clone()).collect();
+            let t = s.tasklet("assign", in_conns, vec![out_conn], vec![stmt]);
             let out = s.access(&out_memlet.data);
             if maps.is_empty() {
-                for (conn, m, _) in memlets {
+                for (conn, m) in memlets {
                     let a = s.access(&m.data);
-                    s.edge(a, None, t, Some(&conn), m);
+                    s.edge(a, None, t, Some(&conn.name), m);
                 }
                 s.edge(t, Some("__out"), out, None, out_memlet);
                 return;
@@ -2512,11 +2734,11 @@ impl<'m> Lowerer<'m> {
                     s.empty_edge(*last, t);
                 }
             }
-            for (conn, m, _) in memlets {
+            for (conn, m) in memlets {
                 let mut path = vec![s.access(&m.data)];
                 path.extend(&entries);
                 path.push(t);
-                s.path(&path, None, Some(&conn), m);
+                s.path(&path, None, Some(&conn.name), m);
             }
             let mut path = vec![t];
             path.extend(&exits);
@@ -2525,16 +2747,41 @@ impl<'m> Lowerer<'m> {
         })
     }
 
+    /// The indices of a load from or store into `base` through a pointer
+    /// connector whose memlet is `base`'s region: one per axis the memlet
+    /// does not squeeze (an axis of length one takes no index).
+    fn load_index(
+        &self,
+        node: &impl Ranged,
+        base: &ArrayRef,
+        index: &[Elem],
+        conn_of: &dyn Fn(&ArrayRef, bool) -> Option<String>,
+    ) -> Result<Vec<code::Expr>> {
+        let subset = base.subset();
+        let mut out = Vec::new();
+        for (axis, i) in base.order.iter().zip(index) {
+            let kept = subset.ranges.get(*axis).is_some_and(|r| !r.is_index());
+            if kept {
+                out.push(cast(self.code(node, i, conn_of)?, i.dtype(), DType::Int64));
+            }
+        }
+        Ok(out)
+    }
+
     /// Tasklet code for an elementwise expression.
     fn code(
         &self,
         node: &impl Ranged,
         e: &Elem,
-        conn_of: &dyn Fn(&ArrayRef) -> Option<String>,
+        conn_of: &dyn Fn(&ArrayRef, bool) -> Option<String>,
     ) -> Result<code::Expr> {
         let bad = || self.err(node, unsupported("this expression in elementwise code"));
         Ok(match e {
-            Elem::Ref(r) => code::Expr::var(conn_of(r).ok_or_else(bad)?),
+            Elem::Ref(r) => code::Expr::var(conn_of(r, false).ok_or_else(bad)?),
+            Elem::Gather(base, index) => code::Expr::Load {
+                conn: conn_of(base, true).ok_or_else(bad)?,
+                index: self.load_index(node, base, index, conn_of)?,
+            },
             Elem::Sym(s) => sym_code(s).ok_or_else(|| {
                 self.err(
                     node,

@@ -131,6 +131,11 @@ pub(crate) enum Elem {
     Call(Intrinsic, Vec<Elem>, DType),
     Select(Box<Elem>, Box<Elem>, Box<Elem>, DType),
     Cast(DType, Box<Elem>),
+    /// Indirect access `base[i0, i1, ...]` with one integer index per visible
+    /// axis of `base`, at least one of them computed from data: NumPy's
+    /// advanced indexing, whose shape is the indices' broadcast shape. The
+    /// base is read through a pointer connector (a load in tasklet code).
+    Gather(ArrayRef, Vec<Elem>),
 }
 
 impl Elem {
@@ -154,6 +159,7 @@ impl Elem {
             },
             Elem::Select(_, _, _, t) => *t,
             Elem::Cast(t, _) => *t,
+            Elem::Gather(base, _) => base.dtype,
         }
     }
 
@@ -182,6 +188,30 @@ impl Elem {
                 c.refs(out);
                 a.refs(out);
                 b.refs(out);
+            }
+            // The base is not an elementwise operand: only the indices are.
+            Elem::Gather(_, index) => index.iter().for_each(|i| i.refs(out)),
+        }
+    }
+
+    /// The bases of indirect accesses, in evaluation order.
+    pub(crate) fn gathered<'a>(&'a self, out: &mut Vec<&'a ArrayRef>) {
+        match self {
+            Elem::Ref(_) | Elem::Sym(_) | Elem::Lit(_) => {}
+            Elem::Unary(_, e) | Elem::Cast(_, e) => e.gathered(out),
+            Elem::Binary(_, a, b, _) => {
+                a.gathered(out);
+                b.gathered(out);
+            }
+            Elem::Call(_, args, _) => args.iter().for_each(|a| a.gathered(out)),
+            Elem::Select(c, a, b, _) => {
+                c.gathered(out);
+                a.gathered(out);
+                b.gathered(out);
+            }
+            Elem::Gather(base, index) => {
+                out.push(base);
+                index.iter().for_each(|i| i.gathered(out));
             }
         }
     }

@@ -1265,17 +1265,96 @@ def f(A: dc.float64[N]):
 }
 
 #[test]
-fn indirect_access_is_unsupported() {
+fn indirect_access_mixed_with_slices_or_by_floats_is_refused() {
     let k = error_at(
         r#"
 @dc.program
-def f(A: dc.float64[N], idx: dc.int64[N], B: dc.float64[N]):
-    B[:] = A[idx]
+def f(A: dc.float64[N, M], idx: dc.int64[N], B: dc.float64[N, M]):
+    B[:] = A[idx, :]
+"#,
+        7,
+        19,
+    );
+    assert_unsupported(&k, "mixed advanced indexing");
+    let k = error_at(
+        r#"
+@dc.program
+def f(A: dc.float64[N], x: dc.float64[N], B: dc.float64[N]):
+    B[:] = A[x]
 "#,
         7,
         14,
     );
-    assert_unsupported(&k, "indirect access");
+    assert_unsupported(&k, "an index of type float64");
+}
+
+#[test]
+fn gathers_and_scatters_through_index_arrays() {
+    // `A[idx]` reads through a pointer connector (negative indices count
+    // from the end, as in NumPy); `C[idx] = A` writes through one.
+    let sdfg = compile(
+        "@dc.program\ndef f(A: dc.float64[N], idx: dc.int64[N], B: dc.float64[N], C: dc.float64[N]):\n    B[:] = A[idx] * 2.0\n    C[idx] = A\n",
+    );
+    let a = vec![10.0, 20.0, 30.0, 40.0];
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("A", arr(&[4], a))
+        .array(
+            "idx",
+            ArrayValue::new(vec![4], Elements::I64(vec![2, -1, 0, 1])),
+        )
+        .array("B", zeros(&[4]))
+        .array("C", zeros(&[4]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "B", &[4]), &[60.0, 80.0, 20.0, 40.0]);
+    // C[2] = 10, C[3] = 20, C[0] = 30, C[1] = 40.
+    assert_close(&output(&out, "C", &[4]), &[30.0, 40.0, 10.0, 20.0]);
+}
+
+#[test]
+fn indirect_updates_in_maps_combine_and_inlined_scalars_stay_per_iteration() {
+    // A histogram: each point's bin comes from a program inlined in the map
+    // body (its result is a value of the iteration, not a shared
+    // transient), and `hist[b] += 1` is an indirect sum update.
+    let text = "\n@dc.program\ndef bin_of(x: dc.float64, edges: dc.float64[M + 1]):\n    return dc.int64(M * (x - edges[0]) / (edges[M] - edges[0]))\n\n@dc.program\ndef f(a: dc.float64[N], edges: dc.float64[K + 1], hist: dc.int64[K]):\n    for i in dc.map[0:N]:\n        b = min(bin_of(a[i], edges), K - 1)\n        hist[b] += 1\n";
+    let sdfg = compile(text);
+    let a = vec![0.05, 0.95, 0.5, 0.55, 1.0, 0.0, 0.45];
+    let args = Arguments::default()
+        .symbol("N", 7)
+        .symbol("K", 4)
+        .array("a", arr(&[7], a))
+        .array("edges", arr(&[5], vec![0.0, 0.25, 0.5, 0.75, 1.0]))
+        .array("hist", ArrayValue::zeros(DType::Int64, vec![4]));
+    let out = run(&sdfg, args);
+    assert_eq!(i64s(&out["hist"]), vec![2, 1, 2, 2]);
+}
+
+#[test]
+fn integer_data_bounds_slices_through_symbols_the_host_reads() {
+    // CSR rows: `row[i]` and `row[i + 1]` bound a slice. Outside map
+    // bodies a scalar integer read from data becomes a symbol assigned on a
+    // transition (a host read), so the slice stays a region.
+    let sdfg = compile(
+        "@dc.program\ndef f(row: dc.int64[M + 1], val: dc.float64[K], y: dc.float64[M]):\n    for i in range(M):\n        start = row[i]\n        y[i] = np.sum(val[start:row[i + 1]])\n",
+    );
+    let reads: Vec<String> = sdfg
+        .symbols
+        .keys()
+        .filter(|s| s.starts_with("__data"))
+        .cloned()
+        .collect();
+    assert_eq!(reads.len(), 2, "{}", summary(&sdfg));
+    let args = Arguments::default()
+        .symbol("M", 3)
+        .symbol("K", 5)
+        .array(
+            "row",
+            ArrayValue::new(vec![4], Elements::I64(vec![0, 2, 2, 5])),
+        )
+        .array("val", arr(&[5], vec![1.0, 2.0, 3.0, 4.0, 5.0]))
+        .array("y", zeros(&[3]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "y", &[3]), &[3.0, 0.0, 12.0]);
 }
 
 #[test]
