@@ -35,6 +35,12 @@ struct InlineFrame {
     result: Option<InlineResult>,
 }
 
+/// What an inlined call evaluates to.
+enum InlineValue {
+    One(Elem),
+    Many(Vec<Elem>),
+}
+
 /// The result of an inlined program.
 enum InlineResult {
     /// A transient its `return` wrote.
@@ -42,6 +48,8 @@ enum InlineResult {
     /// Inside a map body: the returned scalar value of the iteration (a
     /// local, like every value a map body computes).
     Local(Elem),
+    /// `return a, b`: one transient per value.
+    Tuple(Vec<ArrayRef>),
 }
 
 struct Lowerer<'m> {
@@ -358,194 +366,14 @@ impl<'m> Lowerer<'m> {
             // A call for its effect (`np.add(a, b, out=c)`, a program that
             // writes its arguments): evaluate it, drop the value.
             Stmt::Expr(e) if matches!(&*e.value, Expr::Call(_)) => self.elem(&e.value).map(drop),
-            Stmt::Assign(a) => {
-                let [target] = &a.targets[..] else {
-                    return Err(self.err(a, unsupported("chained assignment")));
-                };
-                match (target, &*a.value) {
-                    (Expr::Tuple(ts), Expr::Tuple(vs)) if ts.elts.len() == vs.elts.len() => {
-                        // Evaluate every value before assigning any target.
-                        let values = vs
-                            .elts
-                            .iter()
-                            .map(|v| self.elem(v))
-                            .collect::<Result<Vec<_>>>()?;
-                        let values = values
-                            .into_iter()
-                            .map(|v| {
-                                if v.as_sym().is_some() {
-                                    Ok(v)
-                                } else {
-                                    self.materialize(a, v).map(Elem::Ref)
-                                }
-                            })
-                            .collect::<Result<Vec<_>>>()?;
-                        for (t, v) in ts.elts.iter().zip(values) {
-                            self.assign(t, v)?;
-                        }
-                        Ok(())
-                    }
-                    _ => {
-                        let v = self.elem(&a.value)?;
-                        self.assign(target, v)
-                    }
-                }
-            }
-            // `crc: dace.uint16 = 0xFFFF`: a scalar of the annotated type,
-            // whatever the value's own type (outside maps a container, so
-            // that an integer does not become a symbol).
-            Stmt::AnnAssign(a) => {
-                let (Expr::Name(n), Some(value)) = (&*a.target, &a.value) else {
-                    return Err(self.err(a, unsupported("an annotation without a value")));
-                };
-                let dtype = self.m.dtype_of(&a.annotation).ok_or_else(|| {
-                    self.err(
-                        &*a.annotation,
-                        unsupported("an annotation that is not a scalar dtype"),
-                    )
-                })?;
-                let v = self.elem(value)?;
-                if v.shape().is_some_and(|s| !s.is_empty()) {
-                    return Err(self.err(
-                        &**value,
-                        unsupported("an array value for a scalar annotation"),
-                    ));
-                }
-                let v = Elem::Cast(dtype, Box::new(v));
-                if !self.map_ctx.is_empty() {
-                    return self.assign(&a.target, v);
-                }
-                let r = self.new_transient(&format!("{}_", n.id), dtype, &[]);
-                self.declared.insert(r.data.clone());
-                self.assign_region(a, r.clone(), v)?;
-                self.names.insert(n.id.to_string(), Name::Ref(r));
-                Ok(())
-            }
-            Stmt::AugAssign(a) => {
-                let op = binary_op(a.op).ok_or_else(|| {
-                    self.err(a, unsupported(format!("operator `{}=`", a.op.as_str())))
-                })?;
-                let rhs = self.elem(&a.value)?;
-                if let Expr::Name(n) = &*a.target
-                    && let Some(Name::Sym(sym)) = self.names.get(n.id.as_str()).cloned()
-                {
-                    let r = rhs.as_sym().ok_or_else(|| {
-                        self.err(a, unsupported("non-integer update of an integer variable"))
-                    })?;
-                    let cur = SymExpr::symbol(sym.clone());
-                    let v = Elem::Binary(
-                        op,
-                        Box::new(Elem::Sym(cur)),
-                        Box::new(Elem::Sym(r)),
-                        DType::Int64,
-                    )
-                    .as_sym()
-                    .ok_or_else(|| self.err(a, unsupported("this integer update")))?;
-                    self.assign_symbol(a, &sym, v);
-                    return Ok(());
-                }
-                if let Expr::Name(n) = &*a.target
-                    && let Some(Name::Local(old)) = self.names.get(n.id.as_str()).cloned()
-                {
-                    let v = self.binary(a, op, old, rhs)?;
-                    return self.assign(&a.target, v);
-                }
-                let (target, scatter) = self.write_target(&a.target)?;
-                // Inside a map, iterations that update the same element
-                // conflict: the update is a write-conflict resolution
-                // (atomic on a device) unless every iteration owns its
-                // element. An indirect update may always conflict.
-                if let Some(wcr) = wcr_of(op)
-                    && !self.map_ctx.is_empty()
-                    && (scatter.is_some() || !self.owns_element(&target))
-                {
-                    let rhs = Elem::Cast(target.dtype, Box::new(rhs));
-                    return self.write(a, target, scatter, rhs, Some(wcr));
-                }
-                let current = match &scatter {
-                    None => Elem::Ref(target.clone()),
-                    Some(index) => Elem::Gather(target.clone(), index.clone()),
-                };
-                let value = self.binary(a, op, current, rhs)?;
-                self.write(a, target, scatter, value, None)
-            }
+            // Each kind of statement has a method of its own: this function
+            // is on the recursion path of nested blocks, so its frame stays small.
+            Stmt::Assign(a) => self.assign_stmt(a),
+            Stmt::AnnAssign(a) => self.annotated_assign(a),
+            Stmt::AugAssign(a) => self.augmented_assign(a),
             Stmt::For(f) => self.for_loop(f),
-            Stmt::While(w) => {
-                if !w.orelse.is_empty() {
-                    return Err(self.err(w, unsupported("`while ... else`")));
-                }
-                // A condition on data is computed by states of its own
-                // (`pre`). They must run before *every* test, not once
-                // before the loop (the loop would never see the body's
-                // writes): such a loop becomes `while True:` whose body
-                // starts with `pre` and `if not cond: break`.
-                let (cond, pre) = self.condition_states(&w.test)?;
-                let loop_label = format!("while_l{}_{}", self.line(w), self.fresh(""));
-                let (cond, body) = if pre.blocks.is_empty() {
-                    (cond, self.nested(|l| l.body(&w.body))?)
-                } else {
-                    let exit = Region::new(vec![ControlBlock::new(
-                        format!("while_exit_l{}_{}", self.line(w), self.fresh("")),
-                        BlockKind::Break,
-                    )]);
-                    let test_label = format!("while_test_l{}_{}", self.line(w), self.fresh(""));
-                    let body = self.nested(|l| {
-                        if let Some(r) = l.stack.last_mut() {
-                            r.blocks.extend(pre.blocks);
-                        }
-                        l.push_block(
-                            test_label,
-                            BlockKind::Conditional(ConditionalBlock {
-                                branches: vec![(cond.not(), exit)],
-                                otherwise: None,
-                            }),
-                        );
-                        l.body(&w.body)
-                    })?;
-                    (SymCond::constant(true), body)
-                };
-                self.push_block(
-                    loop_label,
-                    BlockKind::Loop(LoopBlock::while_loop(cond, body)),
-                );
-                Ok(())
-            }
-            Stmt::If(i) if !self.map_ctx.is_empty() => {
-                // Inside a map body, branches become predicated assignments.
-                let cond = Elem::Cast(DType::Bool, Box::new(self.elem(&i.test)?));
-                let mut taken = vec![cond.clone()];
-                self.pred.push(cond);
-                let r = self.body(&i.body);
-                self.pred.pop();
-                r?;
-                for clause in &i.elif_else_clauses {
-                    let not_before = taken
-                        .iter()
-                        .map(|c| Elem::Unary(UnaryOp::Not, Box::new(c.clone())))
-                        .reduce(|a, b| {
-                            Elem::Binary(BinaryOp::And, Box::new(a), Box::new(b), DType::Bool)
-                        })
-                        .unwrap_or(Elem::Lit(Literal::Bool(true)));
-                    let here = match &clause.test {
-                        Some(t) => {
-                            let c = Elem::Cast(DType::Bool, Box::new(self.elem(t)?));
-                            taken.push(c.clone());
-                            Elem::Binary(
-                                BinaryOp::And,
-                                Box::new(not_before),
-                                Box::new(c),
-                                DType::Bool,
-                            )
-                        }
-                        None => not_before,
-                    };
-                    self.pred.push(here);
-                    let r = self.body(&clause.body);
-                    self.pred.pop();
-                    r?;
-                }
-                Ok(())
-            }
+            Stmt::While(w) => self.while_loop(w),
+            Stmt::If(i) if !self.map_ctx.is_empty() => self.map_body_if(i),
             Stmt::If(i) => {
                 let cond = self.condition(&i.test)?;
                 let rest: Vec<(Option<&Expr>, &[Stmt])> = i
@@ -565,100 +393,8 @@ impl<'m> Lowerer<'m> {
                 self.push_block(label, BlockKind::Continue);
                 Ok(())
             }
-            Stmt::Return(r) if !self.inlining.is_empty() => {
-                // A tail return of an inlined program writes its result.
-                let v = r.value.as_deref().ok_or_else(|| {
-                    self.err(r, unsupported("an inlined program returning nothing"))
-                })?;
-                let e = self.elem(v)?;
-                if !self.map_ctx.is_empty() && e.shape().is_some_and(|s| s.is_empty()) {
-                    let frame = self.inlining.last_mut();
-                    return match frame {
-                        Some(f) if f.result.is_none() && self.pred.is_empty() => {
-                            f.result = Some(InlineResult::Local(e));
-                            Ok(())
-                        }
-                        _ => Err(self.err(
-                            r,
-                            unsupported("a conditional or repeated `return` of a program inlined in a `dace.map` body"),
-                        )),
-                    };
-                }
-                let existing = match self.inlining.last().and_then(|f| f.result.as_ref()) {
-                    Some(InlineResult::Region(t)) => Some(t.clone()),
-                    Some(InlineResult::Local(_)) => {
-                        return Err(self.err(
-                            r,
-                            unsupported(
-                                "a repeated `return` of a program inlined in a `dace.map` body",
-                            ),
-                        ));
-                    }
-                    None => None,
-                };
-                let target = match existing {
-                    Some(t) => t,
-                    None => {
-                        let shape = e.shape().ok_or_else(|| {
-                            self.err(v, ErrorKind::Shape("operands do not broadcast".to_owned()))
-                        })?;
-                        let t = self.new_transient("ret_", e.dtype(), &shape);
-                        if let Some(f) = self.inlining.last_mut() {
-                            f.result = Some(InlineResult::Region(t.clone()));
-                        }
-                        t
-                    }
-                };
-                self.assign_region(r, target, e)
-            }
-            Stmt::Return(r) => {
-                if let Some(v) = &r.value {
-                    let values: Vec<&Expr> = match &**v {
-                        Expr::Tuple(t) => t.elts.iter().collect(),
-                        one => vec![one],
-                    };
-                    let many = values.len() > 1;
-                    for (k, v) in values.into_iter().enumerate() {
-                        let e = self.elem(v)?;
-                        let name = if many {
-                            format!("__return_{k}")
-                        } else {
-                            "__return".to_owned()
-                        };
-                        let shape = e.shape().ok_or_else(|| {
-                            self.err(v, ErrorKind::Shape("operands do not broadcast".to_owned()))
-                        })?;
-                        let dtype = e.dtype();
-                        let desc = if shape.is_empty() {
-                            DataDesc::scalar(dtype).into_transient()
-                        } else {
-                            DataDesc::array(dtype, shape.clone()).into_transient()
-                        };
-                        // Every `return` writes the same containers: one that
-                        // returns another type or shape than an earlier one
-                        // is reported here, not as an invalid SDFG.
-                        if let Some(old) = self.sdfg.containers.get(&name)
-                            && *old != desc
-                        {
-                            return Err(self.err(
-                                v,
-                                unsupported(format!(
-                                    "returning a {dtype} value of shape ({}) where an earlier \
-                                     `return` gives a {} value of another shape or type",
-                                    join(&shape),
-                                    old.dtype
-                                )),
-                            ));
-                        }
-                        self.sdfg.containers.insert(name.clone(), desc);
-                        let target = ArrayRef::whole(&name, dtype, &shape, shape.is_empty());
-                        self.assign_region(v, target, e)?;
-                    }
-                }
-                let label = format!("return_l{}_{}", self.line(r), self.fresh(""));
-                self.push_block(label, BlockKind::Return);
-                Ok(())
-            }
+            Stmt::Return(r) if !self.inlining.is_empty() => self.inlined_return(r),
+            Stmt::Return(r) => self.program_return(r),
             other => Err(self.err(
                 other,
                 unsupported(format!(
@@ -667,6 +403,344 @@ impl<'m> Lowerer<'m> {
                 )),
             )),
         }
+    }
+
+    /// `x = v`, `a, b = u, v` and `a, b = program(...)`.
+    fn assign_stmt(&mut self, a: &ast::StmtAssign) -> Result<()> {
+        let [target] = &a.targets[..] else {
+            return Err(self.err(a, unsupported("chained assignment")));
+        };
+        match (target, &*a.value) {
+            (Expr::Tuple(ts), Expr::Tuple(vs)) if ts.elts.len() == vs.elts.len() => {
+                // Evaluate every value before assigning any target.
+                let values = vs
+                    .elts
+                    .iter()
+                    .map(|v| self.elem(v))
+                    .collect::<Result<Vec<_>>>()?;
+                let values = values
+                    .into_iter()
+                    .map(|v| {
+                        if v.as_sym().is_some() {
+                            Ok(v)
+                        } else {
+                            self.materialize(a, v).map(Elem::Ref)
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                for (t, v) in ts.elts.iter().zip(values) {
+                    self.assign(t, v)?;
+                }
+                Ok(())
+            }
+            (Expr::Tuple(ts), Expr::Call(c)) => {
+                // `KE, PE = program(...)`.
+                let Some(values) = self.call_results(c)? else {
+                    return Err(self.err(a, unsupported("unpacking a value that is not a tuple")));
+                };
+                if values.len() != ts.elts.len() {
+                    return Err(self.err(
+                        a,
+                        ErrorKind::Shape(format!(
+                            "{} names for {} values",
+                            ts.elts.len(),
+                            values.len()
+                        )),
+                    ));
+                }
+                for (t, v) in ts.elts.iter().zip(values) {
+                    self.assign(t, v)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let v = self.elem(&a.value)?;
+                self.assign(target, v)
+            }
+        }
+    }
+
+    /// `x: dtype = v`: a scalar of the annotated type, whatever the
+    /// value's own type (outside maps a container, so that an integer does
+    /// not become a symbol).
+    fn annotated_assign(&mut self, a: &ast::StmtAnnAssign) -> Result<()> {
+        let (Expr::Name(n), Some(value)) = (&*a.target, &a.value) else {
+            return Err(self.err(a, unsupported("an annotation without a value")));
+        };
+        let dtype = self.m.dtype_of(&a.annotation).ok_or_else(|| {
+            self.err(
+                &*a.annotation,
+                unsupported("an annotation that is not a scalar dtype"),
+            )
+        })?;
+        let v = self.elem(value)?;
+        if v.shape().is_some_and(|s| !s.is_empty()) {
+            return Err(self.err(
+                &**value,
+                unsupported("an array value for a scalar annotation"),
+            ));
+        }
+        let v = Elem::Cast(dtype, Box::new(v));
+        if !self.map_ctx.is_empty() {
+            return self.assign(&a.target, v);
+        }
+        let r = self.new_transient(&format!("{}_", n.id), dtype, &[]);
+        self.declared.insert(r.data.clone());
+        self.assign_region(a, r.clone(), v)?;
+        self.names.insert(n.id.to_string(), Name::Ref(r));
+        Ok(())
+    }
+
+    /// `x op= v`.
+    fn augmented_assign(&mut self, a: &ast::StmtAugAssign) -> Result<()> {
+        let op = binary_op(a.op)
+            .ok_or_else(|| self.err(a, unsupported(format!("operator `{}=`", a.op.as_str()))))?;
+        let rhs = self.elem(&a.value)?;
+        if let Expr::Name(n) = &*a.target
+            && let Some(Name::Sym(sym)) = self.names.get(n.id.as_str()).cloned()
+        {
+            let r = rhs.as_sym().ok_or_else(|| {
+                self.err(a, unsupported("non-integer update of an integer variable"))
+            })?;
+            let cur = SymExpr::symbol(sym.clone());
+            let v = Elem::Binary(
+                op,
+                Box::new(Elem::Sym(cur)),
+                Box::new(Elem::Sym(r)),
+                DType::Int64,
+            )
+            .as_sym()
+            .ok_or_else(|| self.err(a, unsupported("this integer update")))?;
+            self.assign_symbol(a, &sym, v);
+            return Ok(());
+        }
+        if let Expr::Name(n) = &*a.target
+            && let Some(Name::Local(old)) = self.names.get(n.id.as_str()).cloned()
+        {
+            let v = self.binary(a, op, old, rhs)?;
+            return self.assign(&a.target, v);
+        }
+        let (target, scatter) = self.write_target(&a.target)?;
+        // Inside a map, iterations that update the same element
+        // conflict: the update is a write-conflict resolution
+        // (atomic on a device) unless every iteration owns its
+        // element. An indirect update may always conflict.
+        if let Some(wcr) = wcr_of(op)
+            && !self.map_ctx.is_empty()
+            && (scatter.is_some() || !self.owns_element(&target))
+        {
+            let rhs = Elem::Cast(target.dtype, Box::new(rhs));
+            return self.write(a, target, scatter, rhs, Some(wcr));
+        }
+        let current = match &scatter {
+            None => Elem::Ref(target.clone()),
+            Some(index) => Elem::Gather(target.clone(), index.clone()),
+        };
+        let value = self.binary(a, op, current, rhs)?;
+        self.write(a, target, scatter, value, None)
+    }
+
+    /// `while cond:`.
+    fn while_loop(&mut self, w: &ast::StmtWhile) -> Result<()> {
+        if !w.orelse.is_empty() {
+            return Err(self.err(w, unsupported("`while ... else`")));
+        }
+        // A condition on data is computed by states of its own
+        // (`pre`). They must run before *every* test, not once
+        // before the loop (the loop would never see the body's
+        // writes): such a loop becomes `while True:` whose body
+        // starts with `pre` and `if not cond: break`.
+        let (cond, pre) = self.condition_states(&w.test)?;
+        let loop_label = format!("while_l{}_{}", self.line(w), self.fresh(""));
+        let (cond, body) = if pre.blocks.is_empty() {
+            (cond, self.nested(|l| l.body(&w.body))?)
+        } else {
+            let exit = Region::new(vec![ControlBlock::new(
+                format!("while_exit_l{}_{}", self.line(w), self.fresh("")),
+                BlockKind::Break,
+            )]);
+            let test_label = format!("while_test_l{}_{}", self.line(w), self.fresh(""));
+            let body = self.nested(|l| {
+                if let Some(r) = l.stack.last_mut() {
+                    r.blocks.extend(pre.blocks);
+                }
+                l.push_block(
+                    test_label,
+                    BlockKind::Conditional(ConditionalBlock {
+                        branches: vec![(cond.not(), exit)],
+                        otherwise: None,
+                    }),
+                );
+                l.body(&w.body)
+            })?;
+            (SymCond::constant(true), body)
+        };
+        self.push_block(
+            loop_label,
+            BlockKind::Loop(LoopBlock::while_loop(cond, body)),
+        );
+        Ok(())
+    }
+
+    /// `if` inside a map body: branches become predicated assignments.
+    fn map_body_if(&mut self, i: &ast::StmtIf) -> Result<()> {
+        // Inside a map body, branches become predicated assignments.
+        let cond = Elem::Cast(DType::Bool, Box::new(self.elem(&i.test)?));
+        let mut taken = vec![cond.clone()];
+        self.pred.push(cond);
+        let r = self.body(&i.body);
+        self.pred.pop();
+        r?;
+        for clause in &i.elif_else_clauses {
+            let not_before = taken
+                .iter()
+                .map(|c| Elem::Unary(UnaryOp::Not, Box::new(c.clone())))
+                .reduce(|a, b| Elem::Binary(BinaryOp::And, Box::new(a), Box::new(b), DType::Bool))
+                .unwrap_or(Elem::Lit(Literal::Bool(true)));
+            let here = match &clause.test {
+                Some(t) => {
+                    let c = Elem::Cast(DType::Bool, Box::new(self.elem(t)?));
+                    taken.push(c.clone());
+                    Elem::Binary(
+                        BinaryOp::And,
+                        Box::new(not_before),
+                        Box::new(c),
+                        DType::Bool,
+                    )
+                }
+                None => not_before,
+            };
+            self.pred.push(here);
+            let r = self.body(&clause.body);
+            self.pred.pop();
+            r?;
+        }
+        Ok(())
+    }
+
+    /// A tail `return` of an inlined program: writes its result.
+    fn inlined_return(&mut self, r: &ast::StmtReturn) -> Result<()> {
+        // A tail return of an inlined program writes its result.
+        let v = r
+            .value
+            .as_deref()
+            .ok_or_else(|| self.err(r, unsupported("an inlined program returning nothing")))?;
+        if let Expr::Tuple(t) = v {
+            if !self.map_ctx.is_empty() || self.inlining.last().is_some_and(|f| f.result.is_some())
+            {
+                return Err(self.err(
+                    r,
+                    unsupported("a tuple `return` in a `dace.map` body or after another `return`"),
+                ));
+            }
+            let mut values = Vec::with_capacity(t.elts.len());
+            for x in &t.elts {
+                let e = self.elem(x)?;
+                let shape = e.shape().ok_or_else(|| {
+                    self.err(x, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                })?;
+                // A copy: the caller reads it after the callee's
+                // names are gone, and may write the value elsewhere.
+                let out = self.new_transient("ret_", e.dtype(), &shape);
+                self.assign_region(x, out.clone(), e)?;
+                values.push(out);
+            }
+            if let Some(f) = self.inlining.last_mut() {
+                f.result = Some(InlineResult::Tuple(values));
+            }
+            return Ok(());
+        }
+        let e = self.elem(v)?;
+        if !self.map_ctx.is_empty() && e.shape().is_some_and(|s| s.is_empty()) {
+            let frame = self.inlining.last_mut();
+            return match frame {
+                Some(f) if f.result.is_none() && self.pred.is_empty() => {
+                    f.result = Some(InlineResult::Local(e));
+                    Ok(())
+                }
+                _ => Err(self.err(
+                    r,
+                    unsupported("a conditional or repeated `return` of a program inlined in a `dace.map` body"),
+                )),
+            };
+        }
+        let existing = match self.inlining.last().and_then(|f| f.result.as_ref()) {
+            Some(InlineResult::Region(t)) => Some(t.clone()),
+            Some(InlineResult::Local(_) | InlineResult::Tuple(_)) => {
+                return Err(self.err(
+                    r,
+                    unsupported(
+                        "a repeated `return` of a program returning a tuple or inlined in a `dace.map` body",
+                    ),
+                ));
+            }
+            None => None,
+        };
+        let target = match existing {
+            Some(t) => t,
+            None => {
+                let shape = e.shape().ok_or_else(|| {
+                    self.err(v, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                })?;
+                let t = self.new_transient("ret_", e.dtype(), &shape);
+                if let Some(f) = self.inlining.last_mut() {
+                    f.result = Some(InlineResult::Region(t.clone()));
+                }
+                t
+            }
+        };
+        self.assign_region(r, target, e)
+    }
+
+    /// `return` of the program being compiled: writes `__return` (or
+    /// `__return_0`, ... for a tuple) and leaves.
+    fn program_return(&mut self, r: &ast::StmtReturn) -> Result<()> {
+        if let Some(v) = &r.value {
+            let values: Vec<&Expr> = match &**v {
+                Expr::Tuple(t) => t.elts.iter().collect(),
+                one => vec![one],
+            };
+            let many = values.len() > 1;
+            for (k, v) in values.into_iter().enumerate() {
+                let e = self.elem(v)?;
+                let name = if many {
+                    format!("__return_{k}")
+                } else {
+                    "__return".to_owned()
+                };
+                let shape = e.shape().ok_or_else(|| {
+                    self.err(v, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                })?;
+                let dtype = e.dtype();
+                let desc = if shape.is_empty() {
+                    DataDesc::scalar(dtype).into_transient()
+                } else {
+                    DataDesc::array(dtype, shape.clone()).into_transient()
+                };
+                // Every `return` writes the same containers: one that
+                // returns another type or shape than an earlier one
+                // is reported here, not as an invalid SDFG.
+                if let Some(old) = self.sdfg.containers.get(&name)
+                    && *old != desc
+                {
+                    return Err(self.err(
+                        v,
+                        unsupported(format!(
+                            "returning a {dtype} value of shape ({}) where an earlier \
+                             `return` gives a {} value of another shape or type",
+                            join(&shape),
+                            old.dtype
+                        )),
+                    ));
+                }
+                self.sdfg.containers.insert(name.clone(), desc);
+                let target = ArrayRef::whole(&name, dtype, &shape, shape.is_empty());
+                self.assign_region(v, target, e)?;
+            }
+        }
+        let label = format!("return_l{}_{}", self.line(r), self.fresh(""));
+        self.push_block(label, BlockKind::Return);
+        Ok(())
     }
 
     /// `target = value` for a name, a subscript or an attribute.
@@ -1488,7 +1562,26 @@ impl<'m> Lowerer<'m> {
     }
 
     fn call(&mut self, c: &ast::ExprCall) -> Result<Elem> {
-        // `np.ufunc(..., out=X)`: compute, then assign into X.
+        // A keyword this frontend does not implement is an error, never
+        // silently dropped (`np.max(x, initial=v)` would change the result).
+        if self.module_func(&c.func).is_some()
+            && let Some(k) = c.arguments.keywords.iter().find(|k| {
+                !k.arg.as_ref().is_some_and(|a| {
+                    ["out", "where", "axis", "keepdims", "dtype", "axes"].contains(&a.id.as_str())
+                })
+            })
+        {
+            let name = k.arg.as_ref().map_or("**", |a| a.id.as_str());
+            return Err(self.err(
+                k,
+                unsupported(format!(
+                    "the keyword `{name}` of `{}`",
+                    self.m.source.snippet(c.func.range())
+                )),
+            ));
+        }
+        // `np.ufunc(..., out=X)`: compute, then assign into X; with
+        // `where=mask`, only where the mask holds (X keeps its values elsewhere).
         if let Some(out) = Self::kwarg(c, "out")
             && self.module_func(&c.func).is_some_and(|(m, _)| m == "np")
         {
@@ -1496,8 +1589,26 @@ impl<'m> Lowerer<'m> {
                 return Err(self.err(out, unsupported("an indirect `out=` argument")));
             };
             let value = self.call_value(c)?;
+            let value = match Self::kwarg(c, "where") {
+                Some(w) => {
+                    let mask = Elem::Cast(DType::Bool, Box::new(self.elem(w)?));
+                    Elem::Select(
+                        Box::new(mask),
+                        Box::new(value),
+                        Box::new(Elem::Ref(target.clone())),
+                        target.dtype,
+                    )
+                }
+                None => value,
+            };
             self.assign_region(c, target.clone(), value)?;
             return Ok(Elem::Ref(target));
+        }
+        if let Some(w) = Self::kwarg(c, "where") {
+            return Err(self.err(
+                w,
+                unsupported("`where=` without `out=` (the other elements would be undefined)"),
+            ));
         }
         // `np.add.outer(a, b)` and friends.
         if let Expr::Attribute(a) = &*c.func
@@ -1998,7 +2109,39 @@ impl<'m> Lowerer<'m> {
     /// Python), the size symbols of its annotations to the arguments'
     /// extents (which may be loop variables of the caller), and its tail
     /// `return` writes the call's value.
+    /// Inlines a program call whose value is one value.
     fn inline(&mut self, c: &ast::ExprCall, f: &ast::StmtFunctionDef) -> Result<Elem> {
+        match self.inline_results(c, f)? {
+            InlineValue::One(e) => Ok(e),
+            InlineValue::Many(_) => Err(self.err(
+                c,
+                unsupported(format!(
+                    "`{}` returns a tuple: assign it to as many names",
+                    f.name.id
+                )),
+            )),
+        }
+    }
+
+    /// `a, b = program(...)`: the values of a program returning a tuple.
+    fn call_results(&mut self, c: &ast::ExprCall) -> Result<Option<Vec<Elem>>> {
+        let Expr::Name(n) = &*c.func else {
+            return Ok(None);
+        };
+        let Some(f) = self.m.programs.get(n.id.as_str()) else {
+            return Ok(None);
+        };
+        Ok(match self.inline_results(c, f)? {
+            InlineValue::Many(values) => Some(values),
+            InlineValue::One(_) => None,
+        })
+    }
+
+    fn inline_results(
+        &mut self,
+        c: &ast::ExprCall,
+        f: &ast::StmtFunctionDef,
+    ) -> Result<InlineValue> {
         if self.inlining.len() > 16 {
             return Err(self.err(c, unsupported("recursion between programs")));
         }
@@ -2112,9 +2255,12 @@ impl<'m> Lowerer<'m> {
         self.names = saved;
         r?;
         Ok(match frame.and_then(|f| f.result) {
-            Some(InlineResult::Region(result)) => Elem::Ref(result),
-            Some(InlineResult::Local(value)) => value,
-            None => Elem::Lit(Literal::Bool(false)),
+            Some(InlineResult::Region(result)) => InlineValue::One(Elem::Ref(result)),
+            Some(InlineResult::Local(value)) => InlineValue::One(value),
+            Some(InlineResult::Tuple(values)) => {
+                InlineValue::Many(values.into_iter().map(Elem::Ref).collect())
+            }
+            None => InlineValue::One(Elem::Lit(Literal::Bool(false))),
         })
     }
 

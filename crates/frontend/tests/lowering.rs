@@ -2022,3 +2022,56 @@ fn updates_inside_maps_that_iterations_share_combine_atomically() {
     assert_close(&output(&out, "out", &[1]), &[4.5]);
     assert_close(&output(&out, "y", &[4]), &[2.5, -1.0, 4.0, 0.5]);
 }
+
+#[test]
+fn ufunc_where_with_out_keeps_the_other_elements() {
+    // `np.power(x, -1.0, out=x, where=x > 0)` leaves non-positive elements.
+    let sdfg = compile(
+        "@dc.program\ndef f(x: dc.float64[N]):\n    np.power(x, -1.0, out=x, where=x > 0)\n",
+    );
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("x", arr(&[4], vec![2.0, 0.0, -4.0, 0.5]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "x", &[4]), &[0.5, 0.0, -4.0, 2.0]);
+    // Without `out=` the masked elements would be undefined: refused.
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], y: dc.float64[N]):\n    y[:] = np.sqrt(x, where=x > 0)\n",
+        7,
+        29,
+    );
+    assert_unsupported(&kind, "`where=` without `out=`");
+    // A keyword the frontend does not implement is refused, not dropped.
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], y: dc.float64[1]):\n    y[0] = np.max(x, initial=-1.0)\n",
+        7,
+        22,
+    );
+    assert_unsupported(&kind, "the keyword `initial` of `np.max`");
+}
+
+#[test]
+fn programs_returning_tuples_unpack_into_names_and_elements() {
+    let text = "\n@dc.program\ndef stats(x: dc.float64[M]):\n    total = np.sum(x)\n    return total, np.max(x)\n\n@dc.program\ndef f(x: dc.float64[N], out: dc.float64[2]):\n    out[0], out[1] = stats(x)\n    s, m = stats(x * 2.0)\n    out[0] = out[0] + s + m\n";
+    let sdfg = compile(text);
+    let args = Arguments::default()
+        .symbol("N", 3)
+        .array("x", arr(&[3], vec![1.0, 5.0, 2.0]))
+        .array("out", zeros(&[2]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "out", &[2]), &[8.0 + 16.0 + 10.0, 5.0]);
+    // Controls: a tuple used as one value, and too many names.
+    let kind = error_at(
+        "\n@dc.program\ndef g(x: dc.float64[N]):\n    return x, x\n\n@dc.program\ndef f(x: dc.float64[N]):\n    x[:] = g(x)\n",
+        11,
+        12,
+    );
+    assert_unsupported(&kind, "returns a tuple");
+    let e = error(
+        "\n@dc.program\ndef g(x: dc.float64[N]):\n    return x, x\n\n@dc.program\ndef f(x: dc.float64[N]):\n    a, b, c = g(x)\n",
+    );
+    assert!(
+        matches!(e.kind, ErrorKind::Shape(ref m) if m.contains("3 names for 2 values")),
+        "{e}"
+    );
+}

@@ -1,0 +1,151 @@
+"""Channel flow (NPBench misc, from Barba's "12 steps to Navier-Stokes"):
+flow in a channel periodic in x, driven by a body force F. Like cavity_flow,
+each step builds the pressure source term, runs `nit` Jacobi iterations of
+the pressure Poisson equation and updates the velocities, with explicit
+wrap-around formulas for the first and last columns. The loop runs while the
+relative change of sum(u) exceeds 0.001: a while loop on data whose
+condition is three full reductions; the kernel returns the step count."""
+import numpy as np
+import dace as dc
+
+nx, ny, nit = (dc.symbol(s, dtype=dc.int64) for s in ("nx", "ny", "nit"))
+
+
+@dc.program
+def build_up_b(rho: dc.float64, dt: dc.float64, dx: dc.float64, dy: dc.float64,
+               u: dc.float64[ny, nx], v: dc.float64[ny, nx]):
+    b = np.zeros_like(u)
+    b[1:-1, 1:-1] = (rho * (1 / dt * ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx) +
+                                      (v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy)) -
+                            ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx))**2 - 2 *
+                            ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy) *
+                             (v[1:-1, 2:] - v[1:-1, 0:-2]) / (2 * dx)) -
+                            ((v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))**2))
+    # Periodic in x: the last column's right neighbour is column 0 ...
+    b[1:-1, -1] = (rho * (1 / dt * ((u[1:-1, 0] - u[1:-1, -2]) / (2 * dx) +
+                                    (v[2:, -1] - v[0:-2, -1]) / (2 * dy)) -
+                          ((u[1:-1, 0] - u[1:-1, -2]) / (2 * dx))**2 - 2 *
+                          ((u[2:, -1] - u[0:-2, -1]) / (2 * dy) *
+                           (v[1:-1, 0] - v[1:-1, -2]) / (2 * dx)) -
+                          ((v[2:, -1] - v[0:-2, -1]) / (2 * dy))**2))
+    # ... and the first column's left neighbour is the last column.
+    b[1:-1, 0] = (rho * (1 / dt * ((u[1:-1, 1] - u[1:-1, -1]) / (2 * dx) +
+                                   (v[2:, 0] - v[0:-2, 0]) / (2 * dy)) -
+                         ((u[1:-1, 1] - u[1:-1, -1]) / (2 * dx))**2 - 2 *
+                         ((u[2:, 0] - u[0:-2, 0]) / (2 * dy) *
+                          (v[1:-1, 1] - v[1:-1, -1]) / (2 * dx)) -
+                         ((v[2:, 0] - v[0:-2, 0]) / (2 * dy))**2))
+    return b
+
+
+@dc.program
+def pressure_poisson_periodic(p: dc.float64[ny, nx], dx: dc.float64, dy: dc.float64,
+                              b: dc.float64[ny, nx]):
+    pn = np.empty_like(p)
+    for q in range(nit):
+        pn[:] = p.copy()
+        p[1:-1, 1:-1] = (((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2 +
+                          (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2) / (2 * (dx**2 + dy**2)) -
+                         dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, 1:-1])
+        p[1:-1, -1] = (((pn[1:-1, 0] + pn[1:-1, -2]) * dy**2 +
+                        (pn[2:, -1] + pn[0:-2, -1]) * dx**2) / (2 * (dx**2 + dy**2)) -
+                       dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, -1])
+        p[1:-1, 0] = (((pn[1:-1, 1] + pn[1:-1, -1]) * dy**2 +
+                       (pn[2:, 0] + pn[0:-2, 0]) * dx**2) / (2 * (dx**2 + dy**2)) -
+                      dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, 0])
+        # Walls: dp/dy = 0 at y = 0 and y = 2.
+        p[-1, :] = p[-2, :]
+        p[0, :] = p[1, :]
+
+
+@dc.program
+def kernel(u: dc.float64[ny, nx], v: dc.float64[ny, nx], dt: dc.float64, dx: dc.float64,
+           dy: dc.float64, p: dc.float64[ny, nx], rho: dc.float64, nu: dc.float64,
+           F: dc.float64):
+    udiff = 1.0
+    stepcount = 0
+    while udiff > .001:
+        un = u.copy()
+        vn = v.copy()
+        b = build_up_b(rho, dt, dx, dy, u, v)
+        pressure_poisson_periodic(p, dx, dy, b)
+        u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx *
+                         (un[1:-1, 1:-1] - un[1:-1, 0:-2]) -
+                         vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1]) -
+                         dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2]) + nu *
+                         (dt / dx**2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2]) +
+                          dt / dy**2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])) +
+                         F * dt)
+        v[1:-1, 1:-1] = (vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx *
+                         (vn[1:-1, 1:-1] - vn[1:-1, 0:-2]) -
+                         vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1]) -
+                         dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1]) + nu *
+                         (dt / dx**2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2]) +
+                          dt / dy**2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])))
+        # Periodic in x, u at x = 2 and x = 0.
+        u[1:-1, -1] = (un[1:-1, -1] - un[1:-1, -1] * dt / dx *
+                       (un[1:-1, -1] - un[1:-1, -2]) - vn[1:-1, -1] * dt / dy *
+                       (un[1:-1, -1] - un[0:-2, -1]) - dt / (2 * rho * dx) *
+                       (p[1:-1, 0] - p[1:-1, -2]) + nu *
+                       (dt / dx**2 * (un[1:-1, 0] - 2 * un[1:-1, -1] + un[1:-1, -2]) +
+                        dt / dy**2 * (un[2:, -1] - 2 * un[1:-1, -1] + un[0:-2, -1])) + F * dt)
+        u[1:-1, 0] = (un[1:-1, 0] - un[1:-1, 0] * dt / dx *
+                      (un[1:-1, 0] - un[1:-1, -1]) - vn[1:-1, 0] * dt / dy *
+                      (un[1:-1, 0] - un[0:-2, 0]) - dt / (2 * rho * dx) *
+                      (p[1:-1, 1] - p[1:-1, -1]) + nu *
+                      (dt / dx**2 * (un[1:-1, 1] - 2 * un[1:-1, 0] + un[1:-1, -1]) +
+                       dt / dy**2 * (un[2:, 0] - 2 * un[1:-1, 0] + un[0:-2, 0])) + F * dt)
+        # Periodic in x, v at x = 2 and x = 0.
+        v[1:-1, -1] = (vn[1:-1, -1] - un[1:-1, -1] * dt / dx *
+                       (vn[1:-1, -1] - vn[1:-1, -2]) - vn[1:-1, -1] * dt / dy *
+                       (vn[1:-1, -1] - vn[0:-2, -1]) - dt / (2 * rho * dy) *
+                       (p[2:, -1] - p[0:-2, -1]) + nu *
+                       (dt / dx**2 * (vn[1:-1, 0] - 2 * vn[1:-1, -1] + vn[1:-1, -2]) +
+                        dt / dy**2 * (vn[2:, -1] - 2 * vn[1:-1, -1] + vn[0:-2, -1])))
+        v[1:-1, 0] = (vn[1:-1, 0] - un[1:-1, 0] * dt / dx *
+                      (vn[1:-1, 0] - vn[1:-1, -1]) - vn[1:-1, 0] * dt / dy *
+                      (vn[1:-1, 0] - vn[0:-2, 0]) - dt / (2 * rho * dy) *
+                      (p[2:, 0] - p[0:-2, 0]) + nu *
+                      (dt / dx**2 * (vn[1:-1, 1] - 2 * vn[1:-1, 0] + vn[1:-1, -1]) +
+                       dt / dy**2 * (vn[2:, 0] - 2 * vn[1:-1, 0] + vn[0:-2, 0])))
+        # Walls: u = v = 0 at y = 0 and y = 2.
+        u[0, :] = 0
+        u[-1, :] = 0
+        v[0, :] = 0
+        v[-1, :] = 0
+        udiff = (np.sum(u) - np.sum(un)) / np.sum(u)
+        stepcount += 1
+    return stepcount
+
+
+@dc.program
+def initialize(u: dc.float64[ny, nx], v: dc.float64[ny, nx], p: dc.float64[ny, nx]):
+    # At rest, with unit pressure, as in NPBench.
+    for i, j in dc.map[0:ny, 0:nx]:
+        u[i, j] = 0.0
+        v[i, j] = 0.0
+        p[i, j] = 1.0
+
+
+BENCHMARK = {
+    "program": "kernel",
+    "init": "initialize",
+    "scalars": {"rho": 1.0, "nu": 0.1, "F": 1.0},
+    "outputs": ["__return", "u", "v", "p"],
+    # dx = 2 / (nx - 1), dy = 2 / (ny - 1), dt = 0.1 / ((nx - 1) * (ny - 1)).
+    "presets": {
+        "test": {"ny": 11, "nx": 11, "nit": 3,
+                 "scalars": {"dx": 0.2, "dy": 0.2, "dt": 0.001}},
+        "S": {"ny": 61, "nx": 61, "nit": 5,
+              "scalars": {"dx": 0.03333333333333333, "dy": 0.03333333333333333,
+                          "dt": 2.777777777777778e-05}},
+        "M": {"ny": 121, "nx": 121, "nit": 10,
+              "scalars": {"dx": 0.016666666666666666, "dy": 0.016666666666666666,
+                          "dt": 6.944444444444444e-06}},
+        "L": {"ny": 201, "nx": 201, "nit": 20,
+              "scalars": {"dx": 0.01, "dy": 0.01, "dt": 2.5e-06}},
+        "paper": {"ny": 101, "nx": 101, "nit": 50,
+                  "scalars": {"dx": 0.02, "dy": 0.02, "dt": 1e-05}},
+    },
+    "tolerance": {"rtol": 1e-5, "atol": 1e-8, "norm_error": 1e-5},
+}
