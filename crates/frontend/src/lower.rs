@@ -1311,6 +1311,29 @@ impl<'m> Lowerer<'m> {
                 let t = promote(a.dtype(), a.is_weak(), b.dtype(), b.is_weak());
                 Ok(Elem::Select(Box::new(c), Box::new(a), Box::new(b), t))
             }
+            // `x.shape[k]`: an extent, a symbolic integer.
+            Expr::Subscript(s) if matches!(&*s.value, Expr::Attribute(a) if a.attr.id.as_str() == "shape") =>
+            {
+                let shape = self.shape_arg(&s.value)?;
+                let k = self.sym(&s.slice)?.as_int().ok_or_else(|| {
+                    self.err(
+                        &*s.slice,
+                        unsupported("a `shape` index that is not a constant"),
+                    )
+                })?;
+                let rank = shape.len() as i64;
+                let k = if k < 0 { k + rank } else { k };
+                usize::try_from(k)
+                    .ok()
+                    .and_then(|k| shape.get(k).cloned())
+                    .map(Elem::Sym)
+                    .ok_or_else(|| {
+                        self.err(
+                            &*s.slice,
+                            ErrorKind::Shape(format!("axis {k} out of range")),
+                        )
+                    })
+            }
             Expr::Subscript(s) => {
                 let base = self.elem(&s.value)?;
                 let base = match base {
@@ -1867,14 +1890,7 @@ impl<'m> Lowerer<'m> {
         }
         if (module, name) == ("np", "reshape") {
             let x = self.elem(arg(0)?)?;
-            let shape = match arg(1)? {
-                Expr::Tuple(t) => t
-                    .elts
-                    .iter()
-                    .map(|e| self.sym(e))
-                    .collect::<Result<Vec<_>>>()?,
-                one => vec![self.sym(one)?],
-            };
+            let shape = self.shape_arg(arg(1)?)?;
             return self.reshape(c, x, shape);
         }
         let intrinsic = match name {
@@ -1905,6 +1921,10 @@ impl<'m> Lowerer<'m> {
             return self.ufunc(c, f);
         }
         match (module, name) {
+            ("np", "logical_not") => {
+                let x = Elem::Cast(DType::Bool, Box::new(self.elem(arg(0)?)?));
+                Ok(Elem::Unary(UnaryOp::Not, Box::new(x)))
+            }
             ("np", "where") => {
                 let cond = Elem::Cast(DType::Bool, Box::new(self.elem(arg(0)?)?));
                 let (a, b) = (self.elem(arg(1)?)?, self.elem(arg(2)?)?);
@@ -2010,15 +2030,7 @@ impl<'m> Lowerer<'m> {
                     let x = self.elem(arg(0)?)?;
                     (x.shape().unwrap_or_default(), x.dtype())
                 } else {
-                    let shape = match arg(0)? {
-                        Expr::Tuple(ast::ExprTuple { elts, .. })
-                        | Expr::List(ast::ExprList { elts, .. }) => elts
-                            .iter()
-                            .map(|a| self.sym(a))
-                            .collect::<Result<Vec<_>>>()?,
-                        one => vec![self.sym(one)?],
-                    };
-                    (shape, DType::Float64)
+                    (self.shape_arg(arg(0)?)?, DType::Float64)
                 };
                 if let Some(d) = Self::kwarg(c, "dtype").or(if like { None } else { args.get(1) }) {
                     dtype = self.dtype_arg(d)?;
@@ -2082,6 +2094,21 @@ impl<'m> Lowerer<'m> {
                     self.m.source.snippet(c.func.range())
                 )),
             )),
+        }
+    }
+
+    /// A shape argument: `(N, M)`, `[N, M]`, `N`, or `x.shape`.
+    fn shape_arg(&mut self, e: &Expr) -> Result<Vec<SymExpr>> {
+        match e {
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                elts.iter().map(|a| self.sym(a)).collect()
+            }
+            Expr::Attribute(a) if a.attr.id.as_str() == "shape" => {
+                self.elem(&a.value)?.shape().ok_or_else(|| {
+                    self.err(e, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                })
+            }
+            one => Ok(vec![self.sym(one)?]),
         }
     }
 

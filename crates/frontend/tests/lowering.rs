@@ -2075,3 +2075,27 @@ fn programs_returning_tuples_unpack_into_names_and_elements() {
         "{e}"
     );
 }
+
+#[test]
+fn shapes_of_arrays_as_arguments_and_extents() {
+    // `np.zeros(x.shape)`, `x.shape[-1]` and `np.logical_not`.
+    let sdfg = compile(
+        "@dc.program\ndef f(x: dc.float64[N, M], out: dc.float64[N, M]):\n    z = np.zeros(x.shape, dtype=np.int64)\n    z[:] = np.logical_not(x > 0)\n    out[:] = z + x.shape[-1]\n",
+    );
+    let args = Arguments::default()
+        .symbol("N", 2)
+        .symbol("M", 3)
+        .array("x", arr(&[2, 3], vec![1.0, -1.0, 0.0, 2.0, -3.0, 4.0]))
+        .array("out", zeros(&[2, 3]));
+    let out = run(&sdfg, args);
+    assert_close(
+        &output(&out, "out", &[2, 3]),
+        &[3.0, 4.0, 4.0, 3.0, 4.0, 3.0],
+    );
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], out: dc.float64[N]):\n    out[:] = x.shape[1]\n",
+        7,
+        22,
+    );
+    assert!(matches!(kind, ErrorKind::Shape(_)), "{kind:?}");
+}
