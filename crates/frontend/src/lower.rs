@@ -814,6 +814,8 @@ impl<'m> Lowerer<'m> {
                     {
                         r
                     }
+                    // A name bound to a reshaped view writes through it.
+                    Elem::Ref(r) if r.reshaped.is_some() => r,
                     v => {
                         let shape = v.shape().ok_or_else(|| {
                             self.err(
@@ -1230,9 +1232,10 @@ impl<'m> Lowerer<'m> {
                         self.declare_symbol(name);
                         Ok(Elem::Sym(SymExpr::symbol(name)))
                     }
-                    None => match self.m.constants.get(name) {
-                        Some(value) => Ok(Elem::Lit(*value)),
-                        None => Err(self.err(e, ErrorKind::UnknownName(name.to_owned()))),
+                    None => match (self.m.constants.get(name), self.m.symbol_exprs.get(name)) {
+                        (Some(value), _) => Ok(Elem::Lit(*value)),
+                        (None, Some(expr)) => self.elem(expr),
+                        (None, None) => Err(self.err(e, ErrorKind::UnknownName(name.to_owned()))),
                     },
                 }
             }
@@ -1341,6 +1344,18 @@ impl<'m> Lowerer<'m> {
                     other => self.materialize(s, other)?,
                 };
                 self.index(base, &s.slice)
+            }
+            // NumPy's constants.
+            Expr::Attribute(a)
+                if self.is_module(&a.value, &self.m.numpy_alias)
+                    && matches!(a.attr.id.as_str(), "pi" | "e" | "inf" | "nan") =>
+            {
+                Ok(Elem::Lit(Literal::f64(match a.attr.id.as_str() {
+                    "pi" => std::f64::consts::PI,
+                    "e" => std::f64::consts::E,
+                    "inf" => f64::INFINITY,
+                    _ => f64::NAN,
+                })))
             }
             Expr::Attribute(a) if a.attr.id.as_str() == "T" => {
                 let base = self.elem(&a.value)?;
@@ -1551,6 +1566,7 @@ impl<'m> Lowerer<'m> {
             dtype: base.dtype,
             dims,
             order,
+            reshaped: base.reshaped,
         }))
     }
 
@@ -1741,6 +1757,25 @@ impl<'m> Lowerer<'m> {
     fn reshape(&mut self, node: &impl Ranged, x: Elem, shape: Vec<SymExpr>) -> Result<Elem> {
         if !self.map_ctx.is_empty() {
             return Err(self.err(node, unsupported("a reshape inside a `dace.map` body")));
+        }
+        // A whole array (or a whole reshaped view) is contiguous: NumPy's
+        // reshape is a view of it, and so is ours.
+        if let Elem::Ref(r) = &x
+            && let Some(source) = self.whole_source(r)
+        {
+            let count = |s: &[SymExpr]| s.iter().fold(SymExpr::int(1), |a, b| a * b.clone());
+            if (count(&source.shape()) - count(&shape))
+                .as_int()
+                .is_some_and(|d| d != 0)
+            {
+                return Err(self.err(
+                    node,
+                    ErrorKind::Shape("reshape must keep the number of elements".to_owned()),
+                ));
+            }
+            let mut view = ArrayRef::whole(&source.data, source.dtype, &shape, false);
+            view.reshaped = Some(Box::new((source, shape)));
+            return Ok(Elem::Ref(view));
         }
         let src = self.plain(node, x)?;
         let old = src.shape();
@@ -2395,6 +2430,30 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Evaluates `e` into a region (a transient unless it already is one).
+    /// The contiguous region `r` covers entirely, if it does: a whole
+    /// container in its natural order, or a whole reshaped view of one
+    /// (then its source).
+    fn whole_source(&self, r: &ArrayRef) -> Option<ArrayRef> {
+        let identity = r.order.iter().copied().eq(0..r.dims.len());
+        let all = |dims: &[Dim], shape: &[SymExpr]| {
+            dims.len() == shape.len()
+                && dims.iter().zip(shape).all(|(d, n)| {
+                    matches!(d, Dim::Range { start, step, len }
+                        if start.as_int() == Some(0) && step.as_int() == Some(1) && len == n)
+                })
+        };
+        if !identity {
+            return None;
+        }
+        match &r.reshaped {
+            Some(view) => all(&r.dims, &view.1).then(|| view.0.clone()),
+            None => {
+                let desc = self.sdfg.container(&r.data)?;
+                (!desc.is_scalar() && all(&r.dims, &desc.shape())).then(|| r.clone())
+            }
+        }
+    }
+
     fn materialize(&mut self, node: &impl Ranged, e: Elem) -> Result<ArrayRef> {
         if !self.map_ctx.is_empty() && !matches!(e, Elem::Ref(_)) {
             return Err(self.err(

@@ -18,6 +18,9 @@ pub struct Module {
     /// Module-level numeric constants (`BET_M = 0.5`): programs read them as
     /// literals, as DaCe folds globals into the program when it parses it.
     pub(crate) constants: BTreeMap<String, Literal>,
+    /// Module-level integer expressions of symbols (`N = R**K`): a program
+    /// reading the name reads the expression.
+    pub(crate) symbol_exprs: BTreeMap<String, Expr>,
     metadata: Option<serde_json::Value>,
 }
 
@@ -45,6 +48,7 @@ impl Module {
             numpy_alias: Vec::new(),
             programs: BTreeMap::new(),
             constants: BTreeMap::new(),
+            symbol_exprs: BTreeMap::new(),
             metadata: None,
         };
         for stmt in parsed.into_syntax().body {
@@ -210,9 +214,44 @@ impl Module {
             self.constants.insert(name, value);
             return Ok(());
         }
+        // `N = R**K`: an integer expression of symbols.
+        if let Some(name) = name_of(target)
+            && self.is_symbol_expr(&a.value)
+        {
+            self.symbol_exprs.insert(name, (*a.value).clone());
+            return Ok(());
+        }
         // Other module-level values are ignored by the compiler: programs may
         // not read them (they are reported as unknown names if they do).
         Ok(())
+    }
+
+    /// Whether `e` is integer arithmetic on symbols (declared before it)
+    /// and integer literals.
+    fn is_symbol_expr(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Name(n) => {
+                self.symbols.contains_key(n.id.as_str())
+                    || self.symbol_exprs.contains_key(n.id.as_str())
+            }
+            Expr::NumberLiteral(n) => matches!(n.value, ast::Number::Int(_)),
+            Expr::UnaryOp(u) => {
+                matches!(u.op, ast::UnaryOp::USub) && self.is_symbol_expr(&u.operand)
+            }
+            Expr::BinOp(b) => {
+                matches!(
+                    b.op,
+                    ast::Operator::Add
+                        | ast::Operator::Sub
+                        | ast::Operator::Mult
+                        | ast::Operator::FloorDiv
+                        | ast::Operator::Mod
+                        | ast::Operator::Pow
+                ) && self.is_symbol_expr(&b.left)
+                    && self.is_symbol_expr(&b.right)
+            }
+            _ => false,
+        }
     }
 
     /// A number literal, possibly negated, as an IR literal.

@@ -29,6 +29,11 @@ pub(crate) struct ArrayRef {
     /// The visible axes, in order, as indices into `dims` (`Range` and
     /// `NewAxis` dims only); a transpose permutes this.
     pub order: Vec<usize>,
+    /// For a reshaped view (`np.reshape` of a whole array, a view in NumPy
+    /// too): `dims` index a virtual array of the given shape whose elements,
+    /// in row-major order, are those of the source region. Reading and
+    /// writing through it reach the source's elements.
+    pub reshaped: Option<Box<(ArrayRef, Vec<SymExpr>)>>,
 }
 
 impl ArrayRef {
@@ -40,6 +45,7 @@ impl ArrayRef {
                 dtype,
                 dims: vec![Dim::Index(SymExpr::int(0))],
                 order: vec![],
+                reshaped: None,
             };
         }
         ArrayRef {
@@ -54,6 +60,7 @@ impl ArrayRef {
                 })
                 .collect(),
             order: (0..shape.len()).collect(),
+            reshaped: None,
         }
     }
 
@@ -85,11 +92,38 @@ impl ArrayRef {
                 Dim::NewAxis => {}
             }
         }
-        out
+        match &self.reshaped {
+            None => out,
+            Some(view) => {
+                // Row-major position in the virtual array, unravelled into
+                // the source's visible shape (no wrap-around on its first
+                // axis, so an index past the end stays past it).
+                let (source, shape) = &**view;
+                let mut linear = SymExpr::int(0);
+                for (i, len) in out.iter().zip(shape) {
+                    linear = linear * len.clone() + i.clone();
+                }
+                let old = source.shape();
+                let mut at = vec![SymExpr::int(0); old.len()];
+                for (d, len) in old.iter().enumerate().rev() {
+                    if d == 0 {
+                        at[0] = linear.clone();
+                    } else {
+                        at[d] = linear.modulo(len);
+                        linear = linear.floor_div(len);
+                    }
+                }
+                source.index(&at)
+            }
+        }
     }
 
-    /// The region as a memlet subset of the container.
+    /// The region as a memlet subset of the container (for a reshaped
+    /// view, the whole source region: it bounds every element reached).
     pub(crate) fn subset(&self) -> Subset {
+        if let Some(view) = &self.reshaped {
+            return view.0.subset();
+        }
         Subset::new(
             self.dims
                 .iter()
@@ -109,7 +143,8 @@ impl ArrayRef {
     /// Whether the region is expressible as a memlet seen in its natural
     /// axis order (no transpose, no new axes), as library nodes need.
     pub(crate) fn is_plain(&self) -> bool {
-        self.order.windows(2).all(|w| w[0] < w[1])
+        self.reshaped.is_none()
+            && self.order.windows(2).all(|w| w[0] < w[1])
             && self
                 .order
                 .iter()

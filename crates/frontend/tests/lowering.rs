@@ -1745,10 +1745,26 @@ fn a_mask_of_another_shape_is_a_shape_error() {
 }
 
 #[test]
-fn writing_into_a_reshaped_copy_is_refused() {
+fn a_reshaped_whole_array_is_a_view_and_a_reshaped_region_a_copy() {
+    // As in NumPy, reshaping a whole (contiguous) array gives a view:
+    // writing through it writes the array, also with shapes that depend on
+    // a loop variable (Stockham's `R ** i`).
+    let sdfg = compile(
+        "@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[M * N]):\n    V = A.reshape((M, N))\n    V[0, 1] = 7.0\n    for i in range(2):\n        W = np.reshape(B, (2 ** i, M * N // 2 ** i))\n        W[0, 0] = W[0, 0] + 1.0\n",
+    );
+    let args = Arguments::default()
+        .symbol("N", 2)
+        .symbol("M", 2)
+        .array("A", zeros(&[2, 2]))
+        .array("B", zeros(&[4]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "A", &[2, 2]), &[0.0, 7.0, 0.0, 0.0]);
+    assert_close(&output(&out, "B", &[4]), &[2.0, 0.0, 0.0, 0.0]);
+    // A part of an array reshaped is a copy: writing into it is refused
+    // rather than lost.
     let body = "@dc.program\n\
                 def f(A: dc.float64[N, M]):\n    \
-                    B = A.reshape((M, N))\n    \
+                    B = A[:, 0:2].reshape((2, N))\n    \
                     B[0, 0] = 1.0\n";
     let kind = error_at(body, 7, 5);
     assert_unsupported(&kind, "reshape");
@@ -2098,4 +2114,30 @@ fn shapes_of_arrays_as_arguments_and_extents() {
         22,
     );
     assert!(matches!(kind, ErrorKind::Shape(_)), "{kind:?}");
+}
+
+#[test]
+fn transients_whose_shape_changes_in_a_loop_are_indexed_with_the_new_shape() {
+    // (1, 8), (2, 4), (4, 2): the same size, other strides each iteration
+    // (the simulator used to keep the first shape's strides).
+    let sdfg = compile(
+        "@dc.program\ndef f(x: dc.float64[8], out: dc.float64[3]):\n    for i in range(3):\n        t = np.ndarray((2 ** i, 8 // 2 ** i), dtype=np.float64)\n        t[:] = np.reshape(x, (2 ** i, 8 // 2 ** i))\n        out[i] = t[2 ** i - 1, 0]\n",
+    );
+    let xs: Vec<f64> = (0..8).map(f64::from).collect();
+    let args = Arguments::default()
+        .array("x", arr(&[8], xs))
+        .array("out", zeros(&[3]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "out", &[3]), &[0.0, 4.0, 6.0]);
+}
+
+#[test]
+fn module_level_symbol_expressions_and_numpy_constants() {
+    let text =
+        "L = N * 2\n@dc.program\ndef f(x: dc.float64[L]):\n    x[:] = np.pi\n    x[0] = np.e\n";
+    let sdfg = compile(text);
+    let args = Arguments::default().symbol("N", 2).array("x", zeros(&[4]));
+    let out = run(&sdfg, args);
+    let (pi, e) = (std::f64::consts::PI, std::f64::consts::E);
+    assert_close(&output(&out, "x", &[4]), &[e, pi, pi, pi]);
 }

@@ -474,7 +474,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         if desc.is_view() {
             return Ok(()); // Bound by its view edge.
         }
-        if let Some(alloc) = env.bindings[c].alloc {
+        if env.bindings[c].alloc.is_some() {
             // A transient whose size depends on a symbol that changed (a
             // loop-dependent size) gets a fresh allocation of the new size,
             // as a per-iteration allocation in generated code would.
@@ -486,13 +486,15 @@ impl<'s, 'c> Machine<'s, 'c> {
             if !resizable {
                 return Ok(());
             }
+            // The shape, not only the size: (2, 1, 8) and (2, 2, 4) hold as
+            // many elements but are indexed with other strides.
             let at = Self::at(env, label, name);
-            let total = desc
-                .total_elements()
-                .map(|t| eval_sym(&t, env, &self.mem, &at))
-                .transpose()?
-                .unwrap_or(0);
-            if usize::try_from(total).ok() == Some(self.mem.allocations[alloc].elements.len()) {
+            let shape = desc
+                .shape()
+                .iter()
+                .map(|e| eval_sym(e, env, &self.mem, &at))
+                .collect::<Result<Vec<_>, _>>()?;
+            if shape == env.bindings[c].shape {
                 return Ok(());
             }
         }
