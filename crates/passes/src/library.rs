@@ -37,14 +37,20 @@
 //! expanded even where a vendor call exists; the returned lines say which
 //! vendor call was not used.
 //!
-//! Operations without an expansion here (Solve, GEMM and GEMV given with
+//! A linear solve at host level of a state becomes one single-thread scope
+//! too: LU factorization with partial pivoting of a copy of the matrix (the
+//! pivot row, read from data, is swapped through pointer connectors), then
+//! forward elimination of the right-hand sides and back substitution. No
+//! accelerator maps it to a vendor solver yet (`getrf`/`getrs`).
+//!
+//! Operations without an expansion here (GEMM and GEMV given with
 //! scaling, a vector against a stack of matrices, Cholesky inside a map or
-//! of complex matrices) are refused with
+//! of complex matrices, a solve inside a map) are refused with
 //! [`LibraryError::Unsupported`] naming the node and state.
 
 use crate::accelerator::Accelerator;
 use sdfg_ir::builder::{BuildError, StateBuilder};
-use sdfg_ir::code::{BinaryOp, Expr, Stmt};
+use sdfg_ir::code::{BinaryOp, Expr, Intrinsic, Stmt};
 use sdfg_ir::{
     BlockKind, Connector, DType, DataDesc, LibraryOp, Lifetime, Literal, Map, Memlet, Node, NodeId,
     Range, Region, Schedule, Sdfg, State, Storage, Subset, SymExpr, Wcr,
@@ -205,6 +211,39 @@ fn lower_state(
                 v.library,
                 v.function,
                 op.name()
+            ));
+            continue;
+        }
+        if node.op == LibraryOp::Solve {
+            if tree.parent(id).is_some() {
+                return Err(refuse(
+                    "a linear solve inside a map (no pure expansion yet)",
+                ));
+            }
+            *counter += 1;
+            let work = solve_workspace(*counter, &outputs, containers).map_err(|w| refuse(&w))?;
+            state.graph.remove_node(id);
+            let mut errors: Vec<BuildError> = Vec::new();
+            let mut sb = StateBuilder::standalone(containers, &mut errors);
+            *sb.state_mut() = std::mem::take(state);
+            build_solve(
+                &mut sb,
+                &node.label,
+                *counter,
+                (&inputs, &outputs),
+                &work,
+                (outer, inner),
+            )
+            .map_err(|w| refuse(&w))?;
+            *state = sb.finish();
+            if !errors.is_empty() {
+                let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+                return Err(LibraryError::Invalid(text.join("\n")));
+            }
+            lines.push(format!(
+                "{} `{}` in state `{label}`: pure expansion (LU with partial pivoting)",
+                node.op.name(),
+                node.label
             ));
             continue;
         }
@@ -938,6 +977,492 @@ fn build_cholesky(
         b.conn.as_deref(),
         l_at(&i, &j)?,
     );
+    Ok(())
+}
+
+/// The containers a linear solve's expansion works in: the LU factors (a
+/// copy of `_a`, in the output's storage) and four per-thread registers.
+struct SolveWork {
+    dtype: DType,
+    lu: String,
+    best: String,
+    pivot: String,
+    factor: String,
+    acc: String,
+}
+
+fn solve_workspace(
+    n: usize,
+    outputs: &BTreeMap<String, Operand>,
+    containers: &mut BTreeMap<String, DataDesc>,
+) -> Result<SolveWork, String> {
+    let x = outputs.get("_x").ok_or("a solve node without `_x`")?;
+    let out = containers
+        .get(&x.memlet.data)
+        .ok_or("an output without a container")?
+        .clone();
+    let rows = extents(&x.memlet)
+        .first()
+        .cloned()
+        .ok_or("a solve whose right-hand side has no rows")?;
+    let dtype = out.dtype;
+    let mut add = |what: &str, desc: DataDesc| {
+        let mut name = format!("__lib{n}_{what}");
+        while containers.contains_key(&name) {
+            name.push('_');
+        }
+        containers.insert(name.clone(), desc);
+        name
+    };
+    let register = |t: DType| {
+        DataDesc::scalar(t)
+            .into_transient()
+            .with_storage(Storage::Register)
+            .with_lifetime(Lifetime::Scope)
+    };
+    Ok(SolveWork {
+        dtype,
+        lu: add(
+            "lu",
+            DataDesc::array(dtype, vec![rows.clone(), rows])
+                .into_transient()
+                .with_storage(out.storage),
+        ),
+        best: add("best", register(dtype.real_type())),
+        pivot: add("pivot", register(DType::Int64)),
+        factor: add("factor", register(dtype)),
+        acc: add("acc", register(dtype)),
+    })
+}
+
+/// The indices of a load or store through a pointer connector whose memlet
+/// is `m`: one per dimension the memlet does not squeeze.
+fn pointer_index(m: &Memlet, logical: Vec<Expr>) -> Vec<Expr> {
+    let kept = m.subset.ranges.iter().filter(|r| !r.is_index()).count();
+    logical.into_iter().take(kept).collect()
+}
+
+/// Solve: `_x` with `_a _x = _b`, for a square `_a` and a vector or matrix
+/// `_b`, by LU factorization with partial pivoting (LAPACK's `getrf` and
+/// `getrs`, unblocked) in one single-thread scope:
+///
+/// 1. `LU = A`, `X = B`;
+/// 2. for each column `k`: the pivot is the first row `p >= k` of largest
+///    magnitude (a max, then a min over the rows that attain it); rows `k`
+///    and `p` of `LU` and `X` swap (through pointers, as `p` is data); every
+///    row `i > k` gets `f = LU[i,k] / LU[k,k]`, `LU[i,k] = f`,
+///    `LU[i,k+1:] -= f LU[k,k+1:]` and `X[i] -= f X[k]`;
+/// 3. back substitution, last row first:
+///    `X[i] = (X[i] - sum_{c>i} LU[i,c] X[c]) / LU[i,i]`.
+///
+/// Sub-steps are ordered by access nodes inside the scopes (of `LU`, `X`
+/// and the registers), each scope's maps being sequential.
+fn build_solve(
+    sb: &mut StateBuilder<'_>,
+    label: &str,
+    n: usize,
+    (inputs, outputs): (&BTreeMap<String, Operand>, &BTreeMap<String, Operand>),
+    w: &SolveWork,
+    (outer, inner): (Schedule, Schedule),
+) -> Result<(), String> {
+    let a = inputs.get("_a").ok_or("a solve node without `_a`")?;
+    let b = inputs.get("_b").ok_or("a solve node without `_b`")?;
+    let x = outputs.get("_x").ok_or("a solve node without `_x`")?;
+    let ext_a = extents(&a.memlet);
+    let ext_x = extents(&x.memlet);
+    if ext_a.len() != 2 || !(1..=2).contains(&ext_x.len()) || extents(&b.memlet) != ext_x {
+        return Err(
+            "a solve of operands that are not a matrix and a vector or matrix of its rows"
+                .to_owned(),
+        );
+    }
+    let size = ext_a[0].clone();
+    let cols = ext_x.get(1).cloned();
+    let dtype = w.dtype;
+    let name = |s: &str| format!("__ls{n}_{s}");
+    let sym = |p: &str| SymExpr::symbol(name(p));
+    let var = |p: &str| Expr::var(name(p));
+    let scalar = |c: &str, t: DType| Connector::scalar(c, t);
+    let reg = |r: &str| Memlet::new(r, Subset::at(vec![SymExpr::int(0)]));
+    let lu_at =
+        |r: &SymExpr, c: &SymExpr| Memlet::new(&w.lu, Subset::at(vec![r.clone(), c.clone()]));
+    let lu_all = Memlet::new(&w.lu, Subset::full(&[size.clone(), size.clone()])).into_dynamic();
+    // Element (row, col) of a right-hand-side operand (col ignored for vectors).
+    let rhs_at = |m: &Memlet, r: &SymExpr, c: &SymExpr| match cols {
+        Some(_) => element(m, &[r.clone(), c.clone()]),
+        None => element(m, std::slice::from_ref(r)),
+    };
+    let map = |sb: &mut StateBuilder<'_>, l: &str, p: &str, range: Range, schedule| {
+        sb.map_with(Map {
+            label: format!("{label}_{l}"),
+            params: vec![name(p)],
+            ranges: vec![range],
+            schedule,
+        })
+    };
+    let copy = |sb: &mut StateBuilder<'_>, l: &str| {
+        sb.tasklet(
+            &format!("{label}_{l}"),
+            vec![scalar("_i", dtype)],
+            vec![scalar("_o", dtype)],
+            vec![Stmt::assign("_o", Expr::var("_i"))],
+        )
+    };
+    let (r, c, k) = (sym("r"), sym("c"), sym("k"));
+
+    let (se, sx) = map(sb, "solve", "s", Range::index(SymExpr::int(0)), outer);
+    // 1. LU = A and X = B.
+    let lu1 = sb.access(&w.lu);
+    let (re, rx) = map(sb, "copy_a_rows", "r", Range::full(&size), inner);
+    let (ce, cx) = map(sb, "copy_a_cols", "c", Range::full(&size), inner);
+    let t = copy(sb, "copy_a");
+    sb.path(
+        &[a.node, se, re, ce, t],
+        a.conn.as_deref(),
+        Some("_i"),
+        element(&a.memlet, &[r.clone(), c.clone()])?,
+    );
+    sb.path(&[t, cx, rx, lu1], Some("_o"), None, lu_at(&r, &c));
+    let x1 = sb.access(&x.memlet.data);
+    let (re, rx) = map(sb, "copy_b_rows", "r", Range::full(&size), inner);
+    let t = copy(sb, "copy_b");
+    match &cols {
+        Some(m) => {
+            let (ce, cx) = map(sb, "copy_b_cols", "c", Range::full(m), inner);
+            sb.path(
+                &[b.node, se, re, ce, t],
+                b.conn.as_deref(),
+                Some("_i"),
+                rhs_at(&b.memlet, &r, &c)?,
+            );
+            sb.path(
+                &[t, cx, rx, x1],
+                Some("_o"),
+                None,
+                rhs_at(&x.memlet, &r, &c)?,
+            );
+        }
+        None => {
+            sb.path(
+                &[b.node, se, re, t],
+                b.conn.as_deref(),
+                Some("_i"),
+                rhs_at(&b.memlet, &r, &c)?,
+            );
+            sb.path(&[t, rx, x1], Some("_o"), None, rhs_at(&x.memlet, &r, &c)?);
+        }
+    }
+
+    // 2. Elimination, column k.
+    let (ke, kx) = map(sb, "columns", "k", Range::full(&size), inner);
+    let real = dtype.real_type();
+    // a. The largest magnitude in column k, rows k..n.
+    let init = sb.tasklet(
+        &format!("{label}_init_best"),
+        vec![],
+        vec![scalar("_o", real)],
+        vec![Stmt::assign("_o", Expr::Lit(identity_of(Wcr::Sum, real)))],
+    );
+    sb.empty_edge(ke, init);
+    let best_a = sb.access(&w.best);
+    sb.edge(init, Some("_o"), best_a, None, reg(&w.best));
+    let i = sym("i");
+    let (ie, ix) = map(
+        sb,
+        "pivot_max",
+        "i",
+        Range::slice(k.clone(), size.clone()),
+        inner,
+    );
+    sb.empty_edge(best_a, ie);
+    let t = sb.tasklet(
+        &format!("{label}_magnitude"),
+        vec![scalar("_v", dtype)],
+        vec![scalar("_o", real)],
+        vec![Stmt::assign(
+            "_o",
+            Expr::call(Intrinsic::Abs, vec![Expr::var("_v")]),
+        )],
+    );
+    sb.path(&[lu1, ke, ie, t], None, Some("_v"), lu_at(&i, &k));
+    let best_b = sb.access(&w.best);
+    sb.path(
+        &[t, ix, best_b],
+        Some("_o"),
+        None,
+        reg(&w.best).with_wcr(Wcr::Max),
+    );
+    // b. The first row that attains it.
+    let init = sb.tasklet(
+        &format!("{label}_init_pivot"),
+        vec![],
+        vec![scalar("_o", DType::Int64)],
+        vec![Stmt::assign("_o", Expr::Lit(Literal::i64(i64::MAX)))],
+    );
+    sb.empty_edge(ke, init);
+    let piv_a = sb.access(&w.pivot);
+    sb.edge(init, Some("_o"), piv_a, None, reg(&w.pivot));
+    let (ie, ix) = map(
+        sb,
+        "pivot_row",
+        "i",
+        Range::slice(k.clone(), size.clone()),
+        inner,
+    );
+    sb.empty_edge(piv_a, ie);
+    let t = sb.tasklet(
+        &format!("{label}_pivot"),
+        vec![scalar("_v", dtype), scalar("_b", real)],
+        vec![scalar("_o", DType::Int64)],
+        vec![Stmt::assign(
+            "_o",
+            Expr::select(
+                Expr::binary(
+                    BinaryOp::Eq,
+                    Expr::call(Intrinsic::Abs, vec![Expr::var("_v")]),
+                    Expr::var("_b"),
+                ),
+                var("i"),
+                Expr::Lit(Literal::i64(i64::MAX)),
+            ),
+        )],
+    );
+    sb.path(&[lu1, ke, ie, t], None, Some("_v"), lu_at(&i, &k));
+    sb.path(&[best_b, ie, t], None, Some("_b"), reg(&w.best));
+    let piv_b = sb.access(&w.pivot);
+    sb.path(
+        &[t, ix, piv_b],
+        Some("_o"),
+        None,
+        reg(&w.pivot).with_wcr(Wcr::Min),
+    );
+    // c. Swap rows k and the pivot's, of LU and of X.
+    let swap = |sb: &mut StateBuilder<'_>, l: &str, m: &Memlet, row: &dyn Fn(Expr) -> Vec<Expr>| {
+        let (t0, t1) = (row(var("k")), row(Expr::var("_p")));
+        sb.tasklet(
+            &format!("{label}_{l}"),
+            vec![Connector::pointer("_m", dtype), scalar("_p", DType::Int64)],
+            vec![Connector::pointer("_w", dtype)],
+            vec![
+                Stmt::Let {
+                    name: "a".to_owned(),
+                    dtype,
+                    value: Expr::load("_m", pointer_index(m, t0.clone())),
+                },
+                Stmt::Let {
+                    name: "b".to_owned(),
+                    dtype,
+                    value: Expr::load("_m", pointer_index(m, t1.clone())),
+                },
+                Stmt::Store {
+                    conn: "_w".to_owned(),
+                    index: pointer_index(m, t0),
+                    value: Expr::var("b"),
+                },
+                Stmt::Store {
+                    conn: "_w".to_owned(),
+                    index: pointer_index(m, t1),
+                    value: Expr::var("a"),
+                },
+            ],
+        )
+    };
+    let lu_k = sb.access(&w.lu);
+    let (je, jx) = map(sb, "swap_lu", "j", Range::full(&size), inner);
+    let t = swap(sb, "swap_lu", &lu_all, &|row| vec![row, var("j")]);
+    sb.path(&[lu1, ke, je, t], None, Some("_m"), lu_all.clone());
+    sb.path(&[piv_b, je, t], None, Some("_p"), reg(&w.pivot));
+    sb.path(&[t, jx, lu_k], Some("_w"), None, lu_all.clone());
+    let x_all = x.memlet.clone().into_dynamic();
+    let x_k = sb.access(&x.memlet.data);
+    match &cols {
+        Some(m) => {
+            let (je, jx) = map(sb, "swap_x", "j", Range::full(m), inner);
+            let t = swap(sb, "swap_x", &x_all, &|row| vec![row, var("j")]);
+            sb.path(&[x1, ke, je, t], None, Some("_m"), x_all.clone());
+            sb.path(&[piv_b, je, t], None, Some("_p"), reg(&w.pivot));
+            sb.path(&[t, jx, x_k], Some("_w"), None, x_all.clone());
+        }
+        None => {
+            let t = swap(sb, "swap_x", &x_all, &|row| vec![row]);
+            sb.path(&[x1, ke, t], None, Some("_m"), x_all.clone());
+            sb.edge(piv_b, None, t, Some("_p"), reg(&w.pivot));
+            sb.edge(t, Some("_w"), x_k, None, x_all.clone());
+        }
+    }
+    // d. Eliminate below the pivot.
+    let lu2 = sb.access(&w.lu);
+    let x2 = sb.access(&x.memlet.data);
+    let (ie, ix) = map(
+        sb,
+        "eliminate",
+        "i",
+        Range::slice(&k + 1, size.clone()),
+        inner,
+    );
+    let t = sb.tasklet(
+        &format!("{label}_factor"),
+        vec![scalar("_v", dtype), scalar("_d", dtype)],
+        vec![scalar("_f", dtype), scalar("_l", dtype)],
+        vec![
+            Stmt::Let {
+                name: "f".to_owned(),
+                dtype,
+                value: Expr::binary(BinaryOp::Div, Expr::var("_v"), Expr::var("_d")),
+            },
+            Stmt::assign("_f", Expr::var("f")),
+            Stmt::assign("_l", Expr::var("f")),
+        ],
+    );
+    sb.path(&[lu_k, ie, t], None, Some("_v"), lu_at(&i, &k));
+    sb.path(&[lu_k, ie, t], None, Some("_d"), lu_at(&k, &k));
+    sb.path(&[t, ix, kx, lu2], Some("_l"), None, lu_at(&i, &k));
+    let f_node = sb.access(&w.factor);
+    sb.edge(t, Some("_f"), f_node, None, reg(&w.factor));
+    let update = |sb: &mut StateBuilder<'_>, l: &str| {
+        sb.tasklet(
+            &format!("{label}_{l}"),
+            vec![
+                scalar("_f", dtype),
+                scalar("_y", dtype),
+                scalar("_z", dtype),
+            ],
+            vec![scalar("_o", dtype)],
+            vec![Stmt::assign(
+                "_o",
+                Expr::binary(
+                    BinaryOp::Sub,
+                    Expr::var("_y"),
+                    Expr::binary(BinaryOp::Mul, Expr::var("_f"), Expr::var("_z")),
+                ),
+            )],
+        )
+    };
+    let j = sym("j");
+    let (je, jx) = map(
+        sb,
+        "update_lu",
+        "j",
+        Range::slice(&k + 1, size.clone()),
+        inner,
+    );
+    let t = update(sb, "update_lu");
+    sb.path(&[f_node, je, t], None, Some("_f"), reg(&w.factor));
+    sb.path(&[lu_k, ie, je, t], None, Some("_y"), lu_at(&i, &j));
+    sb.path(&[lu_k, ie, je, t], None, Some("_z"), lu_at(&k, &j));
+    sb.path(&[t, jx, ix, kx, lu2], Some("_o"), None, lu_at(&i, &j));
+    match &cols {
+        Some(m) => {
+            let (je, jx) = map(sb, "update_x", "j", Range::full(m), inner);
+            let t = update(sb, "update_x");
+            sb.path(&[f_node, je, t], None, Some("_f"), reg(&w.factor));
+            sb.path(
+                &[x_k, ie, je, t],
+                None,
+                Some("_y"),
+                rhs_at(&x.memlet, &i, &j)?,
+            );
+            sb.path(
+                &[x_k, ie, je, t],
+                None,
+                Some("_z"),
+                rhs_at(&x.memlet, &k, &j)?,
+            );
+            sb.path(
+                &[t, jx, ix, kx, x2],
+                Some("_o"),
+                None,
+                rhs_at(&x.memlet, &i, &j)?,
+            );
+        }
+        None => {
+            let t = update(sb, "update_x");
+            sb.edge(f_node, None, t, Some("_f"), reg(&w.factor));
+            sb.path(&[x_k, ie, t], None, Some("_y"), rhs_at(&x.memlet, &i, &j)?);
+            sb.path(&[x_k, ie, t], None, Some("_z"), rhs_at(&x.memlet, &k, &j)?);
+            sb.path(
+                &[t, ix, kx, x2],
+                Some("_o"),
+                None,
+                rhs_at(&x.memlet, &i, &j)?,
+            );
+        }
+    }
+
+    // 3. Back substitution: row i = size - 1 - r, last row first.
+    let x3 = sb.access(&x.memlet.data);
+    let (re, rx) = map(sb, "substitute", "r", Range::full(&size), inner);
+    let row = &(&size - 1) - &r;
+    let mut scopes = vec![re];
+    let mut exits = vec![rx];
+    if let Some(m) = &cols {
+        let (je, jx) = map(sb, "substitute_cols", "j", Range::full(m), inner);
+        scopes.push(je);
+        exits.insert(0, jx);
+    }
+    let innermost = *scopes.last().unwrap_or(&re);
+    let init = copy(sb, "init_sum");
+    let mut p = vec![x2];
+    p.extend(&scopes);
+    p.push(init);
+    sb.path(&p, None, Some("_i"), rhs_at(&x.memlet, &row, &j)?);
+    let acc_a = sb.access(&w.acc);
+    sb.edge(init, Some("_o"), acc_a, None, reg(&w.acc));
+    let (ce, cx) = map(
+        sb,
+        "substitute_sum",
+        "c",
+        Range::slice(&row + 1, size.clone()),
+        inner,
+    );
+    sb.empty_edge(acc_a, ce);
+    let t = sb.tasklet(
+        &format!("{label}_subtract"),
+        vec![scalar("_u", dtype), scalar("_z", dtype)],
+        vec![scalar("_o", dtype)],
+        vec![Stmt::assign(
+            "_o",
+            Expr::unary(
+                sdfg_ir::code::UnaryOp::Neg,
+                Expr::binary(BinaryOp::Mul, Expr::var("_u"), Expr::var("_z")),
+            ),
+        )],
+    );
+    let mut p = vec![lu2];
+    p.extend(&scopes);
+    p.extend([ce, t]);
+    sb.path(&p, None, Some("_u"), lu_at(&row, &c));
+    let mut p = vec![x2];
+    p.extend(&scopes);
+    p.extend([ce, t]);
+    sb.path(&p, None, Some("_z"), rhs_at(&x.memlet, &c, &j)?);
+    let acc_b = sb.access(&w.acc);
+    sb.path(
+        &[t, cx, acc_b],
+        Some("_o"),
+        None,
+        reg(&w.acc).with_wcr(Wcr::Sum),
+    );
+    let t = sb.tasklet(
+        &format!("{label}_divide"),
+        vec![scalar("_s", dtype), scalar("_d", dtype)],
+        vec![scalar("_o", dtype)],
+        vec![Stmt::assign(
+            "_o",
+            Expr::binary(BinaryOp::Div, Expr::var("_s"), Expr::var("_d")),
+        )],
+    );
+    sb.edge(acc_b, None, t, Some("_s"), reg(&w.acc));
+    let mut p = vec![lu2];
+    p.extend(&scopes);
+    p.push(t);
+    sb.path(&p, None, Some("_d"), lu_at(&row, &row));
+    let mut p = vec![t];
+    p.extend(&exits);
+    p.push(x3);
+    sb.path(&p, Some("_o"), None, rhs_at(&x.memlet, &row, &j)?);
+    let _ = innermost;
+    sb.path(&[x3, sx, x.node], None, x.conn.as_deref(), x.memlet.clone());
     Ok(())
 }
 
