@@ -1,7 +1,7 @@
 //! Lowering of one `@dace.program` to an SDFG.
 
 use crate::module::Module;
-use crate::values::{ArrayRef, Dim, Elem, broadcast, promote, sym_code};
+use crate::values::{ArrayRef, Dim, Elem, broadcast, promote, reindex, sym_code};
 use crate::{ErrorKind, FrontendError};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
@@ -1796,23 +1796,8 @@ impl<'m> Lowerer<'m> {
         let out = self.new_transient("reshape_", src.dtype, &shape);
         self.reshaped.insert(out.data.clone());
         let params: Vec<String> = shape.iter().map(|_| self.fresh("__r")).collect();
-        // Linear index in the new shape, unravelled into the old one.
-        let mut linear = SymExpr::int(0);
-        for (p, len) in params.iter().zip(&shape) {
-            linear = linear * len.clone() + SymExpr::symbol(p.clone());
-        }
-        let mut rest = linear;
-        let mut at = vec![SymExpr::int(0); old.len()];
-        for (d, len) in old.iter().enumerate().rev() {
-            if d == 0 {
-                // No wrap-around on the outermost axis: an index past the
-                // source stays past it.
-                at[0] = rest.clone();
-            } else {
-                at[d] = rest.modulo(len);
-                rest = rest.floor_div(len);
-            }
-        }
+        let point: Vec<SymExpr> = params.iter().map(|p| SymExpr::symbol(p.clone())).collect();
+        let at = reindex(&point, &shape, &old);
         let in_memlet = Memlet::new(&src.data, Subset::at(src.index(&at)));
         let out_memlet = Memlet::new(
             &out.data,

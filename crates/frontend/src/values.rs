@@ -95,25 +95,8 @@ impl ArrayRef {
         match &self.reshaped {
             None => out,
             Some(view) => {
-                // Row-major position in the virtual array, unravelled into
-                // the source's visible shape (no wrap-around on its first
-                // axis, so an index past the end stays past it).
                 let (source, shape) = &**view;
-                let mut linear = SymExpr::int(0);
-                for (i, len) in out.iter().zip(shape) {
-                    linear = linear * len.clone() + i.clone();
-                }
-                let old = source.shape();
-                let mut at = vec![SymExpr::int(0); old.len()];
-                for (d, len) in old.iter().enumerate().rev() {
-                    if d == 0 {
-                        at[0] = linear.clone();
-                    } else {
-                        at[d] = linear.modulo(len);
-                        linear = linear.floor_div(len);
-                    }
-                }
-                source.index(&at)
+                source.index(&reindex(&out, shape, &source.shape()))
             }
         }
     }
@@ -208,46 +191,33 @@ impl Elem {
         }
     }
 
+    /// The operands of the expression, in evaluation order (the indices of
+    /// a gather; its base is not an elementwise operand).
+    fn operands(&self) -> Vec<&Elem> {
+        match self {
+            Elem::Ref(_) | Elem::Sym(_) | Elem::Lit(_) => Vec::new(),
+            Elem::Unary(_, e) | Elem::Cast(_, e) => vec![e],
+            Elem::Binary(_, a, b, _) => vec![a, b],
+            Elem::Call(_, args, _) | Elem::Gather(_, args) => args.iter().collect(),
+            Elem::Select(c, a, b, _) => vec![c, a, b],
+        }
+    }
+
     /// Leaves that are regions, in evaluation order.
     pub(crate) fn refs<'a>(&'a self, out: &mut Vec<&'a ArrayRef>) {
         match self {
             Elem::Ref(r) => out.push(r),
-            Elem::Sym(_) | Elem::Lit(_) => {}
-            Elem::Unary(_, e) | Elem::Cast(_, e) => e.refs(out),
-            Elem::Binary(_, a, b, _) => {
-                a.refs(out);
-                b.refs(out);
-            }
-            Elem::Call(_, args, _) => args.iter().for_each(|a| a.refs(out)),
-            Elem::Select(c, a, b, _) => {
-                c.refs(out);
-                a.refs(out);
-                b.refs(out);
-            }
-            // The base is not an elementwise operand: only the indices are.
-            Elem::Gather(_, index) => index.iter().for_each(|i| i.refs(out)),
+            e => e.operands().into_iter().for_each(|o| o.refs(out)),
         }
     }
 
     /// The bases of indirect accesses, in evaluation order.
     pub(crate) fn gathered<'a>(&'a self, out: &mut Vec<&'a ArrayRef>) {
-        match self {
-            Elem::Ref(_) | Elem::Sym(_) | Elem::Lit(_) => {}
-            Elem::Unary(_, e) | Elem::Cast(_, e) => e.gathered(out),
-            Elem::Binary(_, a, b, _) => {
-                a.gathered(out);
-                b.gathered(out);
-            }
-            Elem::Call(_, args, _) => args.iter().for_each(|a| a.gathered(out)),
-            Elem::Select(c, a, b, _) => {
-                c.gathered(out);
-                a.gathered(out);
-                b.gathered(out);
-            }
-            Elem::Gather(base, index) => {
-                out.push(base);
-                index.iter().for_each(|i| i.gathered(out));
-            }
+        if let Elem::Gather(base, _) = self {
+            out.push(base);
+        }
+        for o in self.operands() {
+            o.gathered(out);
         }
     }
 
@@ -289,6 +259,27 @@ impl Elem {
             _ => None,
         }
     }
+}
+
+/// The index in an array of shape `to` of the element at `at` in an array
+/// of shape `from` holding the same elements in row-major order (a
+/// reshape). No wrap-around on the first axis of `to`: an index past the
+/// end stays past it, where bounds checks see it.
+pub(crate) fn reindex(at: &[SymExpr], from: &[SymExpr], to: &[SymExpr]) -> Vec<SymExpr> {
+    let mut linear = SymExpr::int(0);
+    for (i, len) in at.iter().zip(from) {
+        linear = linear * len.clone() + i.clone();
+    }
+    let mut out = vec![SymExpr::int(0); to.len()];
+    for (d, len) in to.iter().enumerate().rev() {
+        if d == 0 {
+            out[0] = linear.clone();
+        } else {
+            out[d] = linear.modulo(len);
+            linear = linear.floor_div(len);
+        }
+    }
+    out
 }
 
 /// NumPy broadcasting of two shapes (right-aligned; 1 stretches).

@@ -401,7 +401,10 @@ fn compile_writes_the_translation_unit_of_each_gpu_backend() {
     let _ = std::fs::remove_file(&solve);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("cannot lower a Cholesky factorization"), "{err}");
+    assert!(
+        err.contains("cannot lower a Cholesky factorization"),
+        "{err}"
+    );
     assert!(err.contains("library node `"), "{err}");
 }
 

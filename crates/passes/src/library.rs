@@ -1035,6 +1035,11 @@ fn solve_workspace(
     })
 }
 
+/// The nodes of several path pieces, in order.
+fn chain(pieces: &[&[NodeId]]) -> Vec<NodeId> {
+    pieces.iter().flat_map(|p| p.iter().copied()).collect()
+}
+
 /// The indices of a load or store through a pointer connector whose memlet
 /// is `m`: one per dimension the memlet does not squeeze.
 fn pointer_index(m: &Memlet, logical: Vec<Expr>) -> Vec<Expr> {
@@ -1108,6 +1113,20 @@ fn build_solve(
             vec![Stmt::assign("_o", Expr::var("_i"))],
         )
     };
+    // The scope over the right-hand sides' columns: one map for a matrix,
+    // none for a vector (entries and exits to splice into paths).
+    let cols_scope = |sb: &mut StateBuilder<'_>, l: &str, p: &str| match &cols {
+        Some(m) => {
+            let (e, x) = map(sb, l, p, Range::full(m), inner);
+            (vec![e], vec![x])
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    // A right-hand-side pointer index for a row (and column `j`).
+    let rhs_index = |row: Expr| match cols {
+        Some(_) => vec![row, var("j")],
+        None => vec![row],
+    };
     let (r, c, k) = (sym("r"), sym("c"), sym("k"));
 
     let (se, sx) = map(sb, "solve", "s", Range::index(SymExpr::int(0)), outer);
@@ -1126,46 +1145,44 @@ fn build_solve(
     let x1 = sb.access(&x.memlet.data);
     let (re, rx) = map(sb, "copy_b_rows", "r", Range::full(&size), inner);
     let t = copy(sb, "copy_b");
-    match &cols {
-        Some(m) => {
-            let (ce, cx) = map(sb, "copy_b_cols", "c", Range::full(m), inner);
-            sb.path(
-                &[b.node, se, re, ce, t],
-                b.conn.as_deref(),
-                Some("_i"),
-                rhs_at(&b.memlet, &r, &c)?,
-            );
-            sb.path(
-                &[t, cx, rx, x1],
-                Some("_o"),
-                None,
-                rhs_at(&x.memlet, &r, &c)?,
-            );
-        }
-        None => {
-            sb.path(
-                &[b.node, se, re, t],
-                b.conn.as_deref(),
-                Some("_i"),
-                rhs_at(&b.memlet, &r, &c)?,
-            );
-            sb.path(&[t, rx, x1], Some("_o"), None, rhs_at(&x.memlet, &r, &c)?);
-        }
-    }
+    let (ce, cx) = cols_scope(sb, "copy_b_cols", "c");
+    sb.path(
+        &chain(&[&[b.node, se, re], &ce, &[t]]),
+        b.conn.as_deref(),
+        Some("_i"),
+        rhs_at(&b.memlet, &r, &c)?,
+    );
+    sb.path(
+        &chain(&[&[t], &cx, &[rx, x1]]),
+        Some("_o"),
+        None,
+        rhs_at(&x.memlet, &r, &c)?,
+    );
 
     // 2. Elimination, column k.
     let (ke, kx) = map(sb, "columns", "k", Range::full(&size), inner);
     let real = dtype.real_type();
     // a. The largest magnitude in column k, rows k..n.
-    let init = sb.tasklet(
-        &format!("{label}_init_best"),
-        vec![],
-        vec![scalar("_o", real)],
-        vec![Stmt::assign("_o", Expr::Lit(identity_of(Wcr::Sum, real)))],
+    // A register set to `value` at the start of each column's iteration.
+    let init_register = |sb: &mut StateBuilder<'_>, l: &str, r: &str, t: DType, value: Expr| {
+        let init = sb.tasklet(
+            &format!("{label}_{l}"),
+            vec![],
+            vec![scalar("_o", t)],
+            vec![Stmt::assign("_o", value)],
+        );
+        sb.empty_edge(ke, init);
+        let node = sb.access(r);
+        sb.edge(init, Some("_o"), node, None, reg(r));
+        node
+    };
+    let best_a = init_register(
+        sb,
+        "init_best",
+        &w.best,
+        real,
+        Expr::Lit(identity_of(Wcr::Sum, real)),
     );
-    sb.empty_edge(ke, init);
-    let best_a = sb.access(&w.best);
-    sb.edge(init, Some("_o"), best_a, None, reg(&w.best));
     let i = sym("i");
     let (ie, ix) = map(
         sb,
@@ -1193,15 +1210,13 @@ fn build_solve(
         reg(&w.best).with_wcr(Wcr::Max),
     );
     // b. The first row that attains it.
-    let init = sb.tasklet(
-        &format!("{label}_init_pivot"),
-        vec![],
-        vec![scalar("_o", DType::Int64)],
-        vec![Stmt::assign("_o", Expr::Lit(Literal::i64(i64::MAX)))],
+    let piv_a = init_register(
+        sb,
+        "init_pivot",
+        &w.pivot,
+        DType::Int64,
+        Expr::Lit(Literal::i64(i64::MAX)),
     );
-    sb.empty_edge(ke, init);
-    let piv_a = sb.access(&w.pivot);
-    sb.edge(init, Some("_o"), piv_a, None, reg(&w.pivot));
     let (ie, ix) = map(
         sb,
         "pivot_row",
@@ -1275,21 +1290,26 @@ fn build_solve(
     sb.path(&[t, jx, lu_k], Some("_w"), None, lu_all.clone());
     let x_all = x.memlet.clone().into_dynamic();
     let x_k = sb.access(&x.memlet.data);
-    match &cols {
-        Some(m) => {
-            let (je, jx) = map(sb, "swap_x", "j", Range::full(m), inner);
-            let t = swap(sb, "swap_x", &x_all, &|row| vec![row, var("j")]);
-            sb.path(&[x1, ke, je, t], None, Some("_m"), x_all.clone());
-            sb.path(&[piv_b, je, t], None, Some("_p"), reg(&w.pivot));
-            sb.path(&[t, jx, x_k], Some("_w"), None, x_all.clone());
-        }
-        None => {
-            let t = swap(sb, "swap_x", &x_all, &|row| vec![row]);
-            sb.path(&[x1, ke, t], None, Some("_m"), x_all.clone());
-            sb.edge(piv_b, None, t, Some("_p"), reg(&w.pivot));
-            sb.edge(t, Some("_w"), x_k, None, x_all.clone());
-        }
-    }
+    let (je, jx) = cols_scope(sb, "swap_x", "j");
+    let t = swap(sb, "swap_x", &x_all, &|row| rhs_index(row));
+    sb.path(
+        &chain(&[&[x1, ke], &je, &[t]]),
+        None,
+        Some("_m"),
+        x_all.clone(),
+    );
+    sb.path(
+        &chain(&[&[piv_b], &je, &[t]]),
+        None,
+        Some("_p"),
+        reg(&w.pivot),
+    );
+    sb.path(
+        &chain(&[&[t], &jx, &[x_k]]),
+        Some("_w"),
+        None,
+        x_all.clone(),
+    );
     // d. Eliminate below the pivot.
     let lu2 = sb.access(&w.lu);
     let x2 = sb.access(&x.memlet.data);
@@ -1351,56 +1371,40 @@ fn build_solve(
     sb.path(&[lu_k, ie, je, t], None, Some("_y"), lu_at(&i, &j));
     sb.path(&[lu_k, ie, je, t], None, Some("_z"), lu_at(&k, &j));
     sb.path(&[t, jx, ix, kx, lu2], Some("_o"), None, lu_at(&i, &j));
-    match &cols {
-        Some(m) => {
-            let (je, jx) = map(sb, "update_x", "j", Range::full(m), inner);
-            let t = update(sb, "update_x");
-            sb.path(&[f_node, je, t], None, Some("_f"), reg(&w.factor));
-            sb.path(
-                &[x_k, ie, je, t],
-                None,
-                Some("_y"),
-                rhs_at(&x.memlet, &i, &j)?,
-            );
-            sb.path(
-                &[x_k, ie, je, t],
-                None,
-                Some("_z"),
-                rhs_at(&x.memlet, &k, &j)?,
-            );
-            sb.path(
-                &[t, jx, ix, kx, x2],
-                Some("_o"),
-                None,
-                rhs_at(&x.memlet, &i, &j)?,
-            );
-        }
-        None => {
-            let t = update(sb, "update_x");
-            sb.edge(f_node, None, t, Some("_f"), reg(&w.factor));
-            sb.path(&[x_k, ie, t], None, Some("_y"), rhs_at(&x.memlet, &i, &j)?);
-            sb.path(&[x_k, ie, t], None, Some("_z"), rhs_at(&x.memlet, &k, &j)?);
-            sb.path(
-                &[t, ix, kx, x2],
-                Some("_o"),
-                None,
-                rhs_at(&x.memlet, &i, &j)?,
-            );
-        }
-    }
+    let (je, jx) = cols_scope(sb, "update_x", "j");
+    let t = update(sb, "update_x");
+    sb.path(
+        &chain(&[&[f_node], &je, &[t]]),
+        None,
+        Some("_f"),
+        reg(&w.factor),
+    );
+    sb.path(
+        &chain(&[&[x_k, ie], &je, &[t]]),
+        None,
+        Some("_y"),
+        rhs_at(&x.memlet, &i, &j)?,
+    );
+    sb.path(
+        &chain(&[&[x_k, ie], &je, &[t]]),
+        None,
+        Some("_z"),
+        rhs_at(&x.memlet, &k, &j)?,
+    );
+    sb.path(
+        &chain(&[&[t], &jx, &[ix, kx, x2]]),
+        Some("_o"),
+        None,
+        rhs_at(&x.memlet, &i, &j)?,
+    );
 
     // 3. Back substitution: row i = size - 1 - r, last row first.
     let x3 = sb.access(&x.memlet.data);
     let (re, rx) = map(sb, "substitute", "r", Range::full(&size), inner);
     let row = &(&size - 1) - &r;
-    let mut scopes = vec![re];
-    let mut exits = vec![rx];
-    if let Some(m) = &cols {
-        let (je, jx) = map(sb, "substitute_cols", "j", Range::full(m), inner);
-        scopes.push(je);
-        exits.insert(0, jx);
-    }
-    let innermost = *scopes.last().unwrap_or(&re);
+    let (je, jx) = cols_scope(sb, "substitute_cols", "j");
+    let scopes = chain(&[&[re], &je]);
+    let exits = chain(&[&jx, &[rx]]);
     let init = copy(sb, "init_sum");
     let mut p = vec![x2];
     p.extend(&scopes);
@@ -1461,7 +1465,6 @@ fn build_solve(
     p.extend(&exits);
     p.push(x3);
     sb.path(&p, Some("_o"), None, rhs_at(&x.memlet, &row, &j)?);
-    let _ = innermost;
     sb.path(&[x3, sx, x.node], None, x.conn.as_deref(), x.memlet.clone());
     Ok(())
 }
