@@ -17,7 +17,9 @@
 //! initializer on the host and the offloaded kernel on the simulated
 //! accelerator (separate memories, every transfer counted) and compares its
 //! outputs with the host run's, recording launches, bytes moved between
-//! host and device, and the transfer ratio.
+//! host and device, and the transfer ratio. For the `test` preset the
+//! device run also checks every kernel launch for data races
+//! ([`Simulator::check_races`]).
 
 use sdfg_ir::{DType, Sdfg};
 use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};
@@ -252,7 +254,7 @@ pub fn run_kernel(
         let md = meta
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let (outs, r) = simulate(k, i.as_ref(), md).map_err(Verdict::Fail)?;
+        let (outs, r) = simulate(k, i.as_ref(), md, false).map_err(Verdict::Fail)?;
         outputs = outs;
         run_report = r;
         Ok(())
@@ -282,6 +284,9 @@ pub fn run_kernel(
         offloaded = Some(out);
         Ok(())
     });
+    // Device runs of the small `test` preset are checked for data races
+    // (the check logs every access, too slow for the large presets).
+    let races = preset == "test";
     let mut device_report = RunReport::default();
     stage(&mut report, "device", &mut || {
         let (_, i) = sdfgs
@@ -293,7 +298,7 @@ pub fn run_kernel(
         let md = meta
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let (outs, r) = simulate(k, i.as_ref(), md).map_err(Verdict::Fail)?;
+        let (outs, r) = simulate(k, i.as_ref(), md, races).map_err(Verdict::Fail)?;
         for name in &md.outputs {
             let host = outputs
                 .get(name)
@@ -319,7 +324,7 @@ pub fn run_kernel(
                 .as_ref()
                 .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
             sdfg_passes::lower_library_nodes(&mut k, target.dialect).map_err(|e| fail(&e))?;
-            let (outs, _) = simulate(&k, i.as_ref(), md).map_err(Verdict::Fail)?;
+            let (outs, _) = simulate(&k, i.as_ref(), md, races).map_err(Verdict::Fail)?;
             for name in &md.outputs {
                 let host = outputs
                     .get(name)
@@ -509,13 +514,17 @@ impl Metadata {
     }
 }
 
-/// Runs the initializer, then the kernel, on the host.
+/// Runs the initializer on the host, then the kernel (on the host, or on
+/// the simulated accelerator where it was offloaded, checking its kernels
+/// for data races when `races` is set).
 fn simulate(
     kernel: &Sdfg,
     init: Option<&Sdfg>,
     md: &Metadata,
+    races: bool,
 ) -> Result<(BTreeMap<String, ArrayValue>, RunReport), String> {
-    let sim = Simulator::new();
+    let mut sim = Simulator::new();
+    sim.check_races(races);
     let shapes = sdfg_sim::argument_shapes(kernel, &md.symbols).map_err(|e| e.to_string())?;
     let mut arrays: BTreeMap<String, ArrayValue> = BTreeMap::new();
     for (name, (dtype, shape)) in &shapes {

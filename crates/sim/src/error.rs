@@ -73,6 +73,23 @@ pub enum SimError {
         /// The reading code.
         at: Location,
     },
+    /// Two threads of one kernel (iterations of its map) touched one element
+    /// of global device memory, at least one writing, without write-conflict
+    /// resolution on both sides: a data race (found when race checking is
+    /// on, [`crate::Simulator::check_races`]).
+    #[error(
+        "{at}: a data race on element {index} of container `{container}`: {kind} it within one kernel launch"
+    )]
+    Race {
+        /// The container.
+        container: String,
+        /// Linear index of the element in its allocation.
+        index: i64,
+        /// How the threads met.
+        kind: crate::memory::RaceKind,
+        /// The access that completed the race.
+        at: Location,
+    },
     /// An access outside the container's allocation.
     #[error("{at} accessed element {index} of container `{container}`, outside its {len} elements")]
     OutOfBounds {

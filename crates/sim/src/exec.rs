@@ -3,7 +3,7 @@
 use crate::arith;
 use crate::error::{Location, SimError};
 use crate::library::{self, Tensor};
-use crate::memory::{AllocId, Memory};
+use crate::memory::{AllocId, Memory, RaceLog};
 use crate::plan::{
     self, Access, CopyStep, IntExpr, MapStep, NestedStep, Operand, PlanError, SdfgInfo, StatePlan,
     Step, SubsetPlan, TaskletStep, ViewStep,
@@ -75,6 +75,8 @@ pub(crate) struct Machine<'s, 'c> {
     infos: HashMap<usize, Rc<SdfgInfo>>,
     scratch_vals: Vec<Value>,
     scratch_ptrs: Vec<Ptr>,
+    /// Whether kernel launches are checked for data races.
+    pub check_races: bool,
 }
 
 /// Evaluates symbolic expressions of one activation, reading data for
@@ -128,8 +130,34 @@ impl SymEnv for EvalEnv<'_, '_> {
     }
 }
 
-/// Reads one element with the checks a GPU (and a sanitizer) would make.
+/// Reads one element with the checks a GPU (and a sanitizer) would make,
+/// race checking included.
 fn read_element(
+    mem: &Memory,
+    alloc: AllocId,
+    addr: i64,
+    side: Side,
+    name: &str,
+    at: &dyn Fn() -> Location,
+) -> Result<Value, SimError> {
+    let v = read_unlogged(mem, alloc, addr, side, name, at)?;
+    if let Some(kind) = usize::try_from(addr)
+        .ok()
+        .and_then(|i| mem.note_access(alloc, i, None))
+    {
+        return Err(SimError::Race {
+            container: name.to_owned(),
+            index: addr,
+            kind,
+            at: at(),
+        });
+    }
+    Ok(v)
+}
+
+/// [`read_element`] without race checking: the old value a combining write
+/// reads is part of the write.
+fn read_unlogged(
     mem: &Memory,
     alloc: AllocId,
     addr: i64,
@@ -186,7 +214,7 @@ fn write_element(
 ) -> Result<(), SimError> {
     let value = match wcr {
         Some(w) => {
-            let old = read_element(mem, alloc, addr, side, name, at)?;
+            let old = read_unlogged(mem, alloc, addr, side, name, at)?;
             let dtype = mem.allocations[alloc].elements.dtype();
             arith::combine(w, dtype, old, value).map_err(|_| SimError::Type {
                 at: at(),
@@ -217,6 +245,14 @@ fn write_element(
     a.elements.set(i, value);
     if let Some(init) = &mut a.init {
         init[i] = true;
+    }
+    if let Some(kind) = mem.note_access(alloc, i, Some(wcr.is_some())) {
+        return Err(SimError::Race {
+            container: name.to_owned(),
+            index: addr,
+            kind,
+            at: at(),
+        });
     }
     Ok(())
 }
@@ -287,6 +323,7 @@ impl<'s, 'c> Machine<'s, 'c> {
             infos: HashMap::new(),
             scratch_vals: Vec::new(),
             scratch_ptrs: Vec::new(),
+            check_races: false,
         }
     }
 
@@ -530,6 +567,7 @@ impl<'s, 'c> Machine<'s, 'c> {
             .mem
             .allocate(name, desc.dtype, len, space, desc.transient);
         self.mem.allocations[alloc].register = desc.storage == Storage::Register;
+        self.mem.allocations[alloc].shared = desc.storage == Storage::DeviceShared;
         env.bindings[c] = Binding {
             alloc: Some(alloc),
             offset,
@@ -609,17 +647,47 @@ impl<'s, 'c> Machine<'s, 'c> {
             bounds.push((b, e, s));
         }
         // An empty map returned above: generated code does not launch it.
-        if m.schedule == Schedule::DeviceKernel && side == Side::Host {
+        let launch = m.schedule == Schedule::DeviceKernel && side == Side::Host;
+        if launch {
             self.mem.launches += 1;
         }
         for (&slot, &(b, _, _)) in m.params.iter().zip(&bounds) {
             env.syms[slot] = b;
             env.defined[slot] = true;
         }
-        if self.run_fused(env, m, &bounds, label, inner_side)? {
+        // With race checking, a launch logs its threads' accesses (one thread
+        // per iteration), and nothing runs fused (the fused loop does not log).
+        let checked = launch && self.check_races;
+        if checked {
+            *self.mem.race.borrow_mut() = Some(RaceLog::default());
+        }
+        let result = self.map_iterations(env, m, &bounds, label, inner_side);
+        if checked {
+            *self.mem.race.borrow_mut() = None;
+        }
+        result
+    }
+
+    /// The iterations of a map whose parameters hold their first values.
+    fn map_iterations(
+        &mut self,
+        env: &mut Env<'s>,
+        m: &MapStep<'s>,
+        bounds: &[(i64, i64, i64)],
+        label: &str,
+        inner_side: Side,
+    ) -> Result<(), SimError> {
+        if self.mem.race.borrow().is_none() && self.run_fused(env, m, bounds, label, inner_side)? {
             return Ok(());
         }
+        let mut thread = 0u64;
         loop {
+            if let Some(log) = self.mem.race.get_mut().as_mut()
+                && m.schedule == Schedule::DeviceKernel
+            {
+                log.thread = thread;
+                thread += 1;
+            }
             self.run_steps(env, &m.body, label, inner_side)?;
             // Advance the innermost parameter, carrying outward.
             let mut d = bounds.len();
@@ -956,6 +1024,12 @@ impl<'s, 'c> Machine<'s, 'c> {
             CodeFault::Uninitialized(k, index) => SimError::Uninitialized {
                 container: name(k),
                 index,
+                at,
+            },
+            CodeFault::Race(k, index, kind) => SimError::Race {
+                container: name(k),
+                index,
+                kind,
                 at,
             },
         }

@@ -76,7 +76,7 @@ pub mod value;
 
 pub use accelerator::SimAccelerator;
 pub use error::{Location, SimError};
-pub use memory::{ContainerTraffic, Traffic};
+pub use memory::{ContainerTraffic, RaceKind, Traffic};
 pub use report::RunReport;
 pub use value::{Elements, Value};
 
@@ -251,12 +251,25 @@ pub struct RunResult {
 #[derive(Default)]
 pub struct Simulator {
     callbacks: Callbacks,
+    check_races: bool,
 }
 
 impl Simulator {
     /// A simulator without callbacks.
     pub fn new() -> Simulator {
         Simulator::default()
+    }
+
+    /// Checks every kernel launch for data races: two iterations of a
+    /// kernel's map (two GPU threads) touching one element of global device
+    /// memory, at least one writing, without the same write-conflict
+    /// resolution on both sides. The simulator runs iterations one after the
+    /// other, so without this check a race gives a plausible result here and
+    /// another on a GPU. Off by default: it logs every access (and runs no
+    /// loop fused), which costs time on large inputs.
+    pub fn check_races(&mut self, on: bool) -> &mut Simulator {
+        self.check_races = on;
+        self
     }
 
     /// Registers a host callback under `name`.
@@ -275,6 +288,7 @@ impl Simulator {
     pub fn run(&self, sdfg: Validated<'_>, args: &Arguments) -> Result<RunResult, SimError> {
         let sdfg = sdfg.sdfg();
         let mut machine = exec::Machine::new(&self.callbacks);
+        machine.check_races = self.check_races;
         let mut env = machine.env(sdfg, sdfg.name.clone(), Side::Host);
         for name in &sdfg.arguments {
             if sdfg.symbols.contains_key(name) {

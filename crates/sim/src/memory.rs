@@ -2,7 +2,8 @@
 
 use crate::value::{Elements, Value};
 use sdfg_ir::{DType, Side};
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 
 /// Identifies one allocation.
 pub type AllocId = usize;
@@ -22,6 +23,9 @@ pub struct Allocation {
     /// Register storage: private to the code that declares it, reachable from
     /// either side.
     pub register: bool,
+    /// Shared storage: one copy per thread block (not checked for races
+    /// between blocks, which each have their own).
+    pub shared: bool,
 }
 
 /// Bytes and operations moved in one direction.
@@ -69,9 +73,108 @@ pub struct Memory {
     /// Per host allocation, which elements have been copied in each direction
     /// (for the lower bound).
     seen: BTreeMap<(AllocId, bool), Vec<bool>>,
+    /// While a kernel runs with race checking on: its accesses to global
+    /// device memory, per thread.
+    pub race: RefCell<Option<RaceLog>>,
+}
+
+/// How two threads of one kernel met at an element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaceKind {
+    /// Both wrote it, not both through the same write-conflict resolution.
+    WriteWrite,
+    /// One wrote it and another read it: the value read depends on the order.
+    ReadWrite,
+}
+
+impl std::fmt::Display for RaceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RaceKind::WriteWrite => "two threads write",
+            RaceKind::ReadWrite => "one thread writes and another reads",
+        })
+    }
+}
+
+/// The accesses of one kernel launch to global device memory, by thread (an
+/// iteration of the kernel's map, which is one thread on a GPU). The
+/// simulator runs the threads one after the other, so a conflict between
+/// two of them gives a result that a GPU, running them in any order or at
+/// once, need not give: a data race. Like compute-sanitizer's racecheck,
+/// but for global memory and exact, since every access is seen.
+#[derive(Debug, Default)]
+pub struct RaceLog {
+    /// The thread running now.
+    pub thread: u64,
+    /// Per element, the thread that wrote it ([`SEVERAL`] for several
+    /// combining writers) and whether its writes combined.
+    writes: HashMap<(AllocId, usize), (u64, bool)>,
+    /// Per element, the thread that read it ([`SEVERAL`] for several).
+    reads: HashMap<(AllocId, usize), u64>,
+}
+
+/// Several threads.
+const SEVERAL: u64 = u64::MAX;
+
+impl RaceLog {
+    /// Records a read of element `i`; the race it completes, if any.
+    pub fn read(&mut self, alloc: AllocId, i: usize) -> Option<RaceKind> {
+        let t = self.thread;
+        if self.writes.get(&(alloc, i)).is_some_and(|&(w, _)| w != t) {
+            return Some(RaceKind::ReadWrite);
+        }
+        self.reads
+            .entry((alloc, i))
+            .and_modify(|r| {
+                if *r != t {
+                    *r = SEVERAL;
+                }
+            })
+            .or_insert(t);
+        None
+    }
+
+    /// Records a write of element `i` (`combining` under a write-conflict
+    /// resolution); the race it completes, if any.
+    pub fn write(&mut self, alloc: AllocId, i: usize, combining: bool) -> Option<RaceKind> {
+        let t = self.thread;
+        if self.reads.get(&(alloc, i)).is_some_and(|&r| r != t) {
+            return Some(RaceKind::ReadWrite);
+        }
+        match self.writes.get_mut(&(alloc, i)) {
+            Some((w, c)) if *w != t => {
+                if !(combining && *c) {
+                    return Some(RaceKind::WriteWrite);
+                }
+                *w = SEVERAL;
+            }
+            Some((_, c)) => *c = *c && combining,
+            None => {
+                self.writes.insert((alloc, i), (t, combining));
+            }
+        }
+        None
+    }
 }
 
 impl Memory {
+    /// Records an access of element `i` of `alloc` by the running thread
+    /// when a race check is on and the element is global device memory
+    /// (registers are private, shared memory is per block); the race it
+    /// completes, if any.
+    pub fn note_access(&self, alloc: AllocId, i: usize, write: Option<bool>) -> Option<RaceKind> {
+        let mut log = self.race.borrow_mut();
+        let log = log.as_mut()?;
+        let a = &self.allocations[alloc];
+        if a.space != Side::Device || a.register || a.shared {
+            return None;
+        }
+        match write {
+            None => log.read(alloc, i),
+            Some(combining) => log.write(alloc, i, combining),
+        }
+    }
+
     /// Allocates `len` zeroed elements; `tracked` ones start uninitialised.
     pub fn allocate(
         &mut self,
@@ -87,6 +190,7 @@ impl Memory {
             elements: Elements::zeros(dtype, len),
             init: tracked.then(|| vec![false; len]),
             register: false,
+            shared: false,
         });
         self.allocations.len() - 1
     }
@@ -99,6 +203,7 @@ impl Memory {
             elements,
             init: None,
             register: false,
+            shared: false,
         });
         self.allocations.len() - 1
     }

@@ -33,6 +33,8 @@ pub(crate) enum CodeFault {
     Space(usize),
     /// Pointer read of an element never written: (pointer index, linear index).
     Uninitialized(usize, i64),
+    /// A data race found through a pointer: (pointer index, linear index).
+    Race(usize, i64, crate::memory::RaceKind),
 }
 
 impl From<ArithError> for CodeFault {
@@ -254,7 +256,14 @@ fn load(f: &mut Frame<'_>, k: usize, addr: i64) -> Result<Value, CodeFault> {
     {
         return Err(CodeFault::Uninitialized(k, addr));
     }
-    alloc.elements.get(i).ok_or(CodeFault::OutOfBounds(k, addr))
+    let v = alloc
+        .elements
+        .get(i)
+        .ok_or(CodeFault::OutOfBounds(k, addr))?;
+    if let Some(kind) = f.mem.note_access(f.ptrs[k].alloc, i, None) {
+        return Err(CodeFault::Race(k, addr, kind));
+    }
+    Ok(v)
 }
 
 fn store(
@@ -288,6 +297,9 @@ fn store(
     }
     if let Some(flag) = alloc.init.as_mut().and_then(|init| init.get_mut(i)) {
         *flag = true;
+    }
+    if let Some(kind) = f.mem.note_access(f.ptrs[k].alloc, i, Some(wcr.is_some())) {
+        return Err(CodeFault::Race(k, addr, kind));
     }
     Ok(())
 }

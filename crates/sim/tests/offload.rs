@@ -221,3 +221,89 @@ fn a_copy_inside_a_loop_shows_up_in_the_transfer_ratio() {
     assert_eq!(r.lower_bound_bytes, 32);
     assert_eq!(r.transfer_ratio(), Some(3.0));
 }
+
+/// A kernel over `i` in `0:N` on device data: `y_dev[out] = f(x_dev[in])`
+/// (each a memlet in text form, with an optional write-conflict resolution),
+/// between copies in and out.
+fn one_kernel(input: &str, output: &str, wcr: Option<sdfg_ir::Wcr>) -> Sdfg {
+    let dev = || {
+        DataDesc::array(DType::Float64, vec![SymExpr::parse("N").unwrap()])
+            .into_transient()
+            .with_storage(Storage::DeviceGlobal)
+    };
+    let mut b = SdfgBuilder::new("one_kernel");
+    b.symbol("N")
+        .array("x", DType::Float64, "N")
+        .array("y", DType::Float64, "N")
+        .container("x_dev", dev())
+        .container("y_dev", dev());
+    b.state("copy_in", |s| {
+        let (x, xd) = (s.access("x"), s.access("x_dev"));
+        s.edge(x, None, xd, None, "x");
+        let (y, yd) = (s.access("y"), s.access("y_dev"));
+        s.edge(y, None, yd, None, "y");
+    });
+    b.state("kernel", |s| {
+        let (src, yd) = (
+            s.access(input.split('[').next().unwrap()),
+            s.access("y_dev"),
+        );
+        let subset = output.trim_start_matches("y_dev[").trim_end_matches(']');
+        let m = sdfg_ir::Memlet::parse("y_dev", subset).unwrap();
+        let out = vec![(f64c("b"), yd, wcr.map_or(m.clone(), |w| m.with_wcr(w)))];
+        s.mapped_tasklet(
+            "k",
+            "i = 0:N",
+            Schedule::DeviceKernel,
+            vec![(src, f64c("a"), input)],
+            vec![Stmt::assign("b", Expr::var("a") + Expr::f64(1.0))],
+            out,
+        );
+    });
+    b.state("copy_out", |s| {
+        let (yd, y) = (s.access("y_dev"), s.access("y"));
+        s.edge(yd, None, y, None, "y_dev");
+    });
+    b.build().unwrap()
+}
+
+#[test]
+fn races_between_the_threads_of_a_kernel_are_found_when_checking() {
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("x", ArrayValue::f64(vec![4], vec![1.0, 2.0, 3.0, 4.0]))
+        .array("y", ArrayValue::f64(vec![4], vec![0.0; 4]));
+    let checked = |sdfg: &Sdfg| {
+        let valid = sdfg_ir::validate(sdfg).unwrap_or_else(|e| panic!("{e}"));
+        Simulator::new().check_races(true).run(valid, &args)
+    };
+    // Every thread writes y_dev[0]: a race, which the sequential run hides.
+    let racy = one_kernel("x_dev[i]", "y_dev[0]", None);
+    assert!(run(&racy, &args).is_ok());
+    match checked(&racy) {
+        Err(SimError::Race {
+            container,
+            index,
+            kind,
+            ..
+        }) => {
+            assert_eq!((container.as_str(), index), ("y_dev", 0));
+            assert_eq!(kind, sdfg_sim::memory::RaceKind::WriteWrite);
+        }
+        other => panic!("expected a race, got {other:?}"),
+    }
+    // The same updates combined by a write-conflict resolution: no race.
+    let summed = one_kernel("x_dev[i]", "y_dev[0]", Some(sdfg_ir::Wcr::Sum));
+    let out = checked(&summed).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.outputs["y"].get(0).unwrap().to_f64(), 14.0);
+    // Thread i reads what thread i + 1 writes (an in-place shift).
+    let shift = one_kernel("y_dev[(i + 1) % N]", "y_dev[i]", None);
+    match checked(&shift) {
+        Err(SimError::Race { kind, .. }) => {
+            assert_eq!(kind, sdfg_sim::memory::RaceKind::ReadWrite);
+        }
+        other => panic!("expected a race, got {other:?}"),
+    }
+    // Control: each thread its own element.
+    assert!(checked(&one_kernel("x_dev[i]", "y_dev[i]", None)).is_ok());
+}
