@@ -1,0 +1,886 @@
+//! Calls: NumPy functions and methods, casts, inlined programs.
+
+use super::*;
+
+impl<'m> Lowerer<'m> {
+    pub(super) fn kwarg<'e>(c: &'e ast::ExprCall, name: &str) -> Option<&'e Expr> {
+        c.arguments
+            .keywords
+            .iter()
+            .find(|k| k.arg.as_ref().is_some_and(|a| a.id.as_str() == name))
+            .map(|k| &k.value)
+    }
+
+    pub(super) fn call(&mut self, c: &ast::ExprCall) -> Result<Elem> {
+        // A keyword this frontend does not implement is an error, never
+        // silently dropped (`np.max(x, initial=v)` would change the result).
+        if self.module_func(&c.func).is_some()
+            && let Some(k) = c.arguments.keywords.iter().find(|k| {
+                !k.arg.as_ref().is_some_and(|a| {
+                    ["out", "where", "axis", "keepdims", "dtype", "axes"].contains(&a.id.as_str())
+                })
+            })
+        {
+            let name = k.arg.as_ref().map_or("**", |a| a.id.as_str());
+            return Err(self.err(
+                k,
+                unsupported(format!(
+                    "the keyword `{name}` of `{}`",
+                    self.m.source.snippet(c.func.range())
+                )),
+            ));
+        }
+        // `np.ufunc(..., out=X)`: compute, then assign into X; with
+        // `where=mask`, only where the mask holds (X keeps its values elsewhere).
+        if let Some(out) = Self::kwarg(c, "out")
+            && self.module_func(&c.func).is_some_and(|(m, _)| m == "np")
+        {
+            let (target, None) = self.write_target(out)? else {
+                return Err(self.err(out, unsupported("an indirect `out=` argument")));
+            };
+            let value = self.call_value(c)?;
+            let value = match Self::kwarg(c, "where") {
+                Some(w) => {
+                    let mask = Elem::Cast(DType::Bool, Box::new(self.elem(w)?));
+                    Elem::Select(
+                        Box::new(mask),
+                        Box::new(value),
+                        Box::new(Elem::Ref(target.clone())),
+                        target.dtype,
+                    )
+                }
+                None => value,
+            };
+            self.assign_region(c, target.clone(), value)?;
+            return Ok(Elem::Ref(target));
+        }
+        if let Some(w) = Self::kwarg(c, "where") {
+            return Err(self.err(
+                w,
+                unsupported("`where=` without `out=` (the other elements would be undefined)"),
+            ));
+        }
+        // `np.add.outer(a, b)` and friends.
+        if let Expr::Attribute(a) = &*c.func
+            && a.attr.id.as_str() == "outer"
+            && let Some(("np", ufunc)) = self.module_func(&a.value)
+        {
+            return self.outer(c, ufunc);
+        }
+        // Array methods: `x.reshape(...)`, `x.copy()`, `x.sum(axis=...)`, ...
+        if let Expr::Attribute(a) = &*c.func
+            && !self.is_module(&a.value, &self.m.numpy_alias)
+            && !self.is_module(&a.value, &self.m.dace_alias)
+            && self.module_func(&c.func).is_none()
+        {
+            return self.method(c, &a.value, a.attr.id.as_str());
+        }
+        self.call_value(c)
+    }
+
+    /// `np.<ufunc>.outer(a, b)`: `a` indexed with new axes after its own,
+    /// `b` with new axes before its own, combined elementwise.
+    pub(super) fn outer(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
+        let op = arithmetic_ufunc(ufunc)
+            .ok_or_else(|| self.err(c, unsupported(format!("`np.{ufunc}.outer`"))))?;
+        let [x, y] = &c.arguments.args[..] else {
+            return Err(self.err(c, unsupported("`outer` with other than two arguments")));
+        };
+        let (x, y) = (self.elem(x)?, self.elem(y)?);
+        let (mut a, mut b) = (self.plain(c, x)?, self.plain(c, y)?);
+        let (ra, rb) = (a.order.len(), b.order.len());
+        for _ in 0..rb {
+            a.dims.push(Dim::NewAxis);
+            a.order.push(a.dims.len() - 1);
+        }
+        let mut front = Vec::new();
+        for _ in 0..ra {
+            b.dims.push(Dim::NewAxis);
+            front.push(b.dims.len() - 1);
+        }
+        front.extend(b.order.iter().copied());
+        b.order = front;
+        self.binary(c, op, Elem::Ref(a), Elem::Ref(b))
+    }
+
+    /// Methods of arrays.
+    pub(super) fn method(
+        &mut self,
+        c: &ast::ExprCall,
+        receiver: &Expr,
+        name: &str,
+    ) -> Result<Elem> {
+        let x = self.elem(receiver)?;
+        let args = &c.arguments.args;
+        match name {
+            "reshape" => {
+                let shape_exprs: Vec<&Expr> = match &args[..] {
+                    [Expr::Tuple(t)] => t.elts.iter().collect(),
+                    many => many.iter().collect(),
+                };
+                let shape = shape_exprs
+                    .iter()
+                    .map(|e| self.sym(e))
+                    .collect::<Result<Vec<_>>>()?;
+                self.reshape(c, x, shape)
+            }
+            "copy" => {
+                let r = self.plain(c, x.clone())?;
+                let shape = r.shape();
+                let out = self.new_transient("copy_", r.dtype, &shape);
+                self.assign_region(c, out.clone(), Elem::Ref(r))?;
+                Ok(Elem::Ref(out))
+            }
+            "sum" | "max" | "min" | "mean" | "prod" => self.reduction(c, x, name, args.first()),
+            other => Err(self.err(c, unsupported(format!("the array method `{other}`")))),
+        }
+    }
+
+    /// A NumPy reduction (`np.sum(x, axis, keepdims=...)`, `x.sum(...)`,
+    /// `mean` as a sum over the count); `positional_axis` is the axis when
+    /// given without its keyword.
+    pub(super) fn reduction(
+        &mut self,
+        c: &ast::ExprCall,
+        x: Elem,
+        name: &str,
+        positional_axis: Option<&Expr>,
+    ) -> Result<Elem> {
+        let axis = match Self::kwarg(c, "axis").or(positional_axis) {
+            None | Some(Expr::NoneLiteral(_)) => None,
+            Some(Expr::Tuple(t)) => Some(
+                t.elts
+                    .iter()
+                    .map(|a| self.sym(a))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            Some(a) => Some(vec![self.sym(a)?]),
+        };
+        let keepdims =
+            matches!(Self::kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
+        let op = match name {
+            "sum" | "mean" => Wcr::Sum,
+            "prod" => Wcr::Product,
+            "max" | "amax" => Wcr::Max,
+            _ => Wcr::Min,
+        };
+        self.reduce(c, x, op, axis, keepdims, name == "mean")
+    }
+
+    /// A contiguous reshape, evaluated into a new array (element `k` of the
+    /// result in row-major order is element `k` of the source). The result
+    /// is a copy, so writing into it later is refused rather than lost.
+    pub(super) fn reshape(
+        &mut self,
+        node: &impl Ranged,
+        x: Elem,
+        shape: Vec<SymExpr>,
+    ) -> Result<Elem> {
+        if !self.map_ctx.is_empty() {
+            return Err(self.err(node, unsupported("a reshape inside a `dace.map` body")));
+        }
+        // A whole array (or a whole reshaped view) is contiguous: NumPy's
+        // reshape is a view of it, and so is ours.
+        if let Elem::Ref(r) = &x
+            && let Some(source) = self.whole_source(r)
+        {
+            let count = |s: &[SymExpr]| s.iter().fold(SymExpr::int(1), |a, b| a * b.clone());
+            if (count(&source.shape()) - count(&shape))
+                .as_int()
+                .is_some_and(|d| d != 0)
+            {
+                return Err(self.err(
+                    node,
+                    ErrorKind::Shape("reshape must keep the number of elements".to_owned()),
+                ));
+            }
+            let mut view = ArrayRef::whole(&source.data, source.dtype, &shape, false);
+            view.reshaped = Some(Box::new((source, shape)));
+            return Ok(Elem::Ref(view));
+        }
+        let src = self.plain(node, x)?;
+        let old = src.shape();
+        let count = |s: &[SymExpr]| s.iter().fold(SymExpr::int(1), |a, b| a * b.clone());
+        // Counts that differ by a constant are an error. Counts the symbolic
+        // algebra cannot compare (LeNet's flattened size is a symbol of its
+        // own) are trusted, as DaCe trusts them: a larger new shape then
+        // indexes past the source's first axis, which bounds checks catch.
+        if (count(&old) - count(&shape))
+            .as_int()
+            .is_some_and(|d| d != 0)
+        {
+            return Err(self.err(
+                node,
+                ErrorKind::Shape("reshape must keep the number of elements".to_owned()),
+            ));
+        }
+        let out = self.new_transient("reshape_", src.dtype, &shape);
+        self.reshaped.insert(out.data.clone());
+        let params: Vec<String> = shape.iter().map(|_| self.fresh("__r")).collect();
+        let point: Vec<SymExpr> = params.iter().map(|p| SymExpr::symbol(p.clone())).collect();
+        let at = reindex(&point, &shape, &old);
+        let in_memlet = Memlet::new(&src.data, Subset::at(src.index(&at)));
+        let out_memlet = Memlet::new(
+            &out.data,
+            Subset::at(params.iter().map(|p| SymExpr::symbol(p.clone())).collect()),
+        );
+        let map = Map {
+            label: format!("{}_fill", out.data),
+            params: params.clone(),
+            ranges: shape
+                .iter()
+                .map(|l| Range::slice(SymExpr::int(0), l.clone()))
+                .collect(),
+            schedule: Schedule::Default,
+        };
+        let dtype = src.dtype;
+        self.state(node, "reshape", move |s| {
+            let (a, o) = (s.access(&in_memlet.data), s.access(&out_memlet.data));
+            let (entry, exit) = s.map_with(map);
+            let t = s.tasklet(
+                "copy",
+                vec![Connector::scalar("__in", dtype)],
+                vec![Connector::scalar("__out", dtype)],
+                vec![code::Stmt::assign("__out", code::Expr::var("__in"))],
+            );
+            s.path(&[a, entry, t], None, Some("__in"), in_memlet);
+            s.path(&[t, exit, o], Some("__out"), None, out_memlet);
+        })?;
+        Ok(Elem::Ref(out))
+    }
+
+    pub(super) fn call_value(&mut self, c: &ast::ExprCall) -> Result<Elem> {
+        let args = &c.arguments.args;
+        let missing = self.err(c, unsupported("a call with missing arguments"));
+        let arg = |k: usize| args.get(k).ok_or_else(|| missing.clone());
+        // Casts: dace.int64(x), np.float64(x), int(x), float(x).
+        if let Some(dtype) = self.m.dtype_of(&c.func) {
+            let x = self.elem(arg(0)?)?;
+            return Ok(Elem::Cast(dtype, Box::new(x)));
+        }
+        if let Expr::Name(n) = &*c.func {
+            let f = n.id.as_str();
+            match f {
+                "int" | "float" | "bool" | "complex" => {
+                    let x = self.elem(arg(0)?)?;
+                    if f == "int" && x.as_sym().is_some() {
+                        return Ok(x);
+                    }
+                    let t = match f {
+                        "int" => DType::Int64,
+                        "float" => DType::Float64,
+                        "bool" => DType::Bool,
+                        _ => DType::Complex128,
+                    };
+                    return Ok(Elem::Cast(t, Box::new(x)));
+                }
+                "abs" => return self.ufunc(c, Intrinsic::Abs),
+                "min" | "max" => {
+                    let f = if f == "min" {
+                        Intrinsic::Min
+                    } else {
+                        Intrinsic::Max
+                    };
+                    return self.ufunc(c, f);
+                }
+                _ => {}
+            }
+        }
+        if let Expr::Name(n) = &*c.func
+            && let Some(f) = self.m.programs.get(n.id.as_str())
+        {
+            return self.inline(c, f);
+        }
+        let Some((module, name)) = self.module_func(&c.func) else {
+            return Err(self.err(
+                c,
+                unsupported(format!(
+                    "call of `{}`",
+                    self.m.source.snippet(c.func.range())
+                )),
+            ));
+        };
+        if module == "np"
+            && let Some(op) = arithmetic_ufunc(name)
+        {
+            let [x, y] = &c.arguments.args[..] else {
+                return Err(self.err(
+                    c,
+                    unsupported(format!("`np.{name}` with other than two arguments")),
+                ));
+            };
+            let (x, y) = (self.elem(x)?, self.elem(y)?);
+            return self.binary(c, op, x, y);
+        }
+        // `dace.define_local_scalar(dtype)`: an uninitialised scalar; a later
+        // `x = value` of that type writes into it.
+        if (module, name) == ("dace", "define_local_scalar") {
+            let dtype = match args.first() {
+                Some(d) => self.dtype_arg(d)?,
+                None => DType::Float64,
+            };
+            if !self.map_ctx.is_empty() {
+                return Err(self.err(
+                    c,
+                    unsupported("`define_local_scalar` inside a `dace.map` body"),
+                ));
+            }
+            let r = self.new_transient("local_", dtype, &[]);
+            self.declared.insert(r.data.clone());
+            return Ok(Elem::Ref(r));
+        }
+        if (module, name) == ("np", "reshape") {
+            let x = self.elem(arg(0)?)?;
+            let shape = self.shape_arg(arg(1)?)?;
+            return self.reshape(c, x, shape);
+        }
+        let intrinsic = match name {
+            "sqrt" => Some(Intrinsic::Sqrt),
+            "exp" => Some(Intrinsic::Exp),
+            "log" => Some(Intrinsic::Log),
+            "sin" => Some(Intrinsic::Sin),
+            "cos" => Some(Intrinsic::Cos),
+            "tan" => Some(Intrinsic::Tan),
+            "tanh" => Some(Intrinsic::Tanh),
+            "arctan" => Some(Intrinsic::Atan),
+            "arctan2" => Some(Intrinsic::Atan2),
+            "power" => Some(Intrinsic::Pow),
+            "abs" | "absolute" => Some(Intrinsic::Abs),
+            "floor" => Some(Intrinsic::Floor),
+            "ceil" => Some(Intrinsic::Ceil),
+            "maximum" => Some(Intrinsic::Max),
+            "minimum" => Some(Intrinsic::Min),
+            "real" => Some(Intrinsic::Real),
+            "imag" => Some(Intrinsic::Imag),
+            "conj" | "conjugate" => Some(Intrinsic::Conj),
+            "isnan" => Some(Intrinsic::IsNan),
+            _ => None,
+        };
+        if module == "np"
+            && let Some(f) = intrinsic
+        {
+            return self.ufunc(c, f);
+        }
+        match (module, name) {
+            ("np", "logical_not") => {
+                let x = Elem::Cast(DType::Bool, Box::new(self.elem(arg(0)?)?));
+                Ok(Elem::Unary(UnaryOp::Not, Box::new(x)))
+            }
+            ("np", "where") => {
+                let cond = Elem::Cast(DType::Bool, Box::new(self.elem(arg(0)?)?));
+                let (a, b) = (self.elem(arg(1)?)?, self.elem(arg(2)?)?);
+                let t = promote(a.dtype(), a.is_weak(), b.dtype(), b.is_weak());
+                let e = Elem::Select(Box::new(cond), Box::new(a), Box::new(b), t);
+                if e.shape().is_none() {
+                    return Err(
+                        self.err(c, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                    );
+                }
+                Ok(e)
+            }
+            ("np", "sum" | "max" | "amax" | "min" | "amin" | "mean" | "prod") => {
+                let x = self.elem(arg(0)?)?;
+                self.reduction(c, x, name, args.get(1))
+            }
+            ("np", "dot") => {
+                let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
+                self.matmul(c, x, y)
+            }
+            ("np", "std") => {
+                // sqrt(mean((x - mean(x, keepdims)) ** 2))
+                let x = self.elem(arg(0)?)?;
+                let axis = match Self::kwarg(c, "axis").or(args.get(1)) {
+                    None | Some(Expr::NoneLiteral(_)) => None,
+                    Some(a) => Some(vec![self.sym(a)?]),
+                };
+                let mean = self.reduce(c, x.clone(), Wcr::Sum, axis.clone(), true, true)?;
+                let d = self.binary(c, BinaryOp::Sub, x, mean)?;
+                let sq = self.binary(c, BinaryOp::Mul, d.clone(), d)?;
+                let var = self.reduce(c, sq, Wcr::Sum, axis, false, true)?;
+                let t = var.dtype();
+                Ok(Elem::Call(Intrinsic::Sqrt, vec![var], t))
+            }
+            ("np", "eye") => {
+                let n = self.sym(arg(0)?)?;
+                let dtype = match Self::kwarg(c, "dtype") {
+                    Some(d) => self.dtype_arg(d)?,
+                    None => DType::Float64,
+                };
+                let r = self.new_transient("eye_", dtype, &[n.clone(), n.clone()]);
+                let idx = self.new_transient("eye_idx_", DType::Int64, std::slice::from_ref(&n));
+                self.elementwise_fill(c, &idx, &SymExpr::symbol("__k"))?;
+                let row = Elem::Ref(self.index_region(idx.clone(), &newaxis_last())?);
+                let col = Elem::Ref(self.index_region(idx, &newaxis_first())?);
+                let eq = Elem::Binary(BinaryOp::Eq, Box::new(row), Box::new(col), DType::Int64);
+                let v = Elem::Select(
+                    Box::new(eq),
+                    Box::new(Elem::Lit(Literal::i64(1))),
+                    Box::new(Elem::Lit(Literal::i64(0))),
+                    dtype,
+                );
+                self.assign_region(c, r.clone(), v)?;
+                Ok(Elem::Ref(r))
+            }
+            ("np", "transpose") => {
+                let x = self.elem(arg(0)?)?;
+                let mut r = match x {
+                    Elem::Ref(r) => r,
+                    other => self.materialize(c, other)?,
+                };
+                match Self::kwarg(c, "axes").or(args.get(1)) {
+                    None | Some(Expr::NoneLiteral(_)) => r.order.reverse(),
+                    Some(axes) => {
+                        // Output axis k is input axis axes[k] (negative
+                        // axes count from the end).
+                        let rank = r.order.len();
+                        let items: Vec<&Expr> = match axes {
+                            Expr::Tuple(t) => t.elts.iter().collect(),
+                            Expr::List(l) => l.elts.iter().collect(),
+                            other => vec![other],
+                        };
+                        let mut perm = Vec::with_capacity(items.len());
+                        for a in items {
+                            let k = self.sym(a)?.as_int().ok_or_else(|| {
+                                self.err(a, unsupported("transpose axes that are not constants"))
+                            })?;
+                            let k = if k < 0 { k + rank as i64 } else { k };
+                            perm.push(usize::try_from(k).unwrap_or(usize::MAX));
+                        }
+                        let mut sorted = perm.clone();
+                        sorted.sort_unstable();
+                        if sorted != (0..rank).collect::<Vec<_>>() {
+                            return Err(self.err(
+                                axes,
+                                ErrorKind::Shape(format!(
+                                    "transpose axes {perm:?} are not a permutation of {rank} axes"
+                                )),
+                            ));
+                        }
+                        r.order = perm.iter().map(|&k| r.order[k]).collect();
+                    }
+                }
+                Ok(Elem::Ref(r))
+            }
+            (
+                "np",
+                "zeros" | "ones" | "empty" | "ndarray" | "zeros_like" | "ones_like" | "empty_like"
+                | "copy",
+            ) => {
+                let like = name.ends_with("_like") || name == "copy";
+                let (shape, mut dtype) = if like {
+                    let x = self.elem(arg(0)?)?;
+                    (x.shape().unwrap_or_default(), x.dtype())
+                } else {
+                    (self.shape_arg(arg(0)?)?, DType::Float64)
+                };
+                if let Some(d) = Self::kwarg(c, "dtype").or(if like { None } else { args.get(1) }) {
+                    dtype = self.dtype_arg(d)?;
+                }
+                let r = self.new_transient("arr_", dtype, &shape);
+                let fill = match name {
+                    "zeros" | "zeros_like" => Some(Elem::Lit(Literal::i64(0))),
+                    "ones" | "ones_like" => Some(Elem::Lit(Literal::i64(1))),
+                    "copy" => Some(self.elem(arg(0)?)?),
+                    _ => None,
+                };
+                if let Some(v) = fill {
+                    self.assign_region(c, r.clone(), v)?;
+                }
+                Ok(Elem::Ref(r))
+            }
+            ("np", "arange") => {
+                let bounds = args
+                    .iter()
+                    .map(|a| self.sym(a))
+                    .collect::<Result<Vec<_>>>()?;
+                let (start, stop, step) = match bounds.as_slice() {
+                    [stop] => (SymExpr::int(0), stop.clone(), 1),
+                    [start, stop] => (start.clone(), stop.clone(), 1),
+                    [start, stop, step] => {
+                        let k = step.as_int().filter(|k| *k > 0).ok_or_else(|| {
+                            self.err(
+                                c,
+                                unsupported("an `arange` step that is not a positive constant"),
+                            )
+                        })?;
+                        (start.clone(), stop.clone(), k)
+                    }
+                    _ => return Err(self.err(c, unsupported("`arange` with this many arguments"))),
+                };
+                let n = (&stop - &start + (step - 1)).floor_div(&SymExpr::int(step));
+                let r = self.new_transient("arange_", DType::Int64, std::slice::from_ref(&n));
+                let value = start + SymExpr::symbol("__k") * step;
+                self.elementwise_fill(c, &r, &value)?;
+                Ok(Elem::Ref(r))
+            }
+            ("linalg", "cholesky") => {
+                let x = self.elem(arg(0)?)?;
+                self.library(
+                    c,
+                    LibraryOp::Cholesky { lower: true },
+                    &[("_a", x)],
+                    "_b",
+                    None,
+                )
+            }
+            ("linalg", "solve") => {
+                let (a, b) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
+                let shape = b.shape();
+                self.library(c, LibraryOp::Solve, &[("_a", a), ("_b", b)], "_x", shape)
+            }
+            _ => Err(self.err(
+                c,
+                unsupported(format!(
+                    "call of `{}`",
+                    self.m.source.snippet(c.func.range())
+                )),
+            )),
+        }
+    }
+
+    /// A shape argument: `(N, M)`, `[N, M]`, `N`, or `x.shape`.
+    pub(super) fn shape_arg(&mut self, e: &Expr) -> Result<Vec<SymExpr>> {
+        match e {
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                elts.iter().map(|a| self.sym(a)).collect()
+            }
+            Expr::Attribute(a) if a.attr.id.as_str() == "shape" => {
+                self.elem(&a.value)?.shape().ok_or_else(|| {
+                    self.err(e, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                })
+            }
+            one => Ok(vec![self.sym(one)?]),
+        }
+    }
+
+    /// A `dtype=` argument: `np.float64`, `dace.int32`, or `x.dtype`.
+    pub(super) fn dtype_arg(&mut self, d: &Expr) -> Result<DType> {
+        if let Some(t) = self.m.dtype_of(d) {
+            return Ok(t);
+        }
+        if let Expr::Attribute(a) = d
+            && a.attr.id.as_str() == "dtype"
+        {
+            return Ok(self.elem(&a.value)?.dtype());
+        }
+        Err(self.err(
+            d,
+            ErrorKind::Annotation(format!(
+                "`{}` is not a dtype",
+                self.m.source.snippet(d.range())
+            )),
+        ))
+    }
+
+    /// Inlines a call of another `@dace.program` of the module: its
+    /// parameters are bound to the argument regions (views, not copies, as in
+    /// Python), the size symbols of its annotations to the arguments'
+    /// extents (which may be loop variables of the caller), and its tail
+    /// `return` writes the call's value.
+    /// Inlines a program call whose value is one value.
+    pub(super) fn inline(&mut self, c: &ast::ExprCall, f: &ast::StmtFunctionDef) -> Result<Elem> {
+        match self.inline_results(c, f)? {
+            InlineValue::One(e) => Ok(e),
+            InlineValue::Many(_) => Err(self.err(
+                c,
+                unsupported(format!(
+                    "`{}` returns a tuple: assign it to as many names",
+                    f.name.id
+                )),
+            )),
+        }
+    }
+
+    /// `a, b = program(...)`: the values of a program returning a tuple.
+    pub(super) fn call_results(&mut self, c: &ast::ExprCall) -> Result<Option<Vec<Elem>>> {
+        let Expr::Name(n) = &*c.func else {
+            return Ok(None);
+        };
+        let Some(f) = self.m.programs.get(n.id.as_str()) else {
+            return Ok(None);
+        };
+        Ok(match self.inline_results(c, f)? {
+            InlineValue::Many(values) => Some(values),
+            InlineValue::One(_) => None,
+        })
+    }
+
+    pub(super) fn inline_results(
+        &mut self,
+        c: &ast::ExprCall,
+        f: &ast::StmtFunctionDef,
+    ) -> Result<InlineValue> {
+        if self.inlining.len() > 16 {
+            return Err(self.err(c, unsupported("recursion between programs")));
+        }
+        if !tail_returns_only(&f.body) {
+            return Err(self.err(
+                c,
+                unsupported(format!(
+                    "inlining `{}`: `return` before the end of the program",
+                    f.name.id
+                )),
+            ));
+        }
+        let params = &f.parameters.args;
+        if c.arguments.args.len() + c.arguments.keywords.len() != params.len() {
+            return Err(self.err(
+                c,
+                unsupported(format!(
+                    "calling `{}` with {} arguments; it takes {}",
+                    f.name.id,
+                    c.arguments.args.len() + c.arguments.keywords.len(),
+                    params.len()
+                )),
+            ));
+        }
+        let mut args = Vec::new();
+        for (k, p) in params.iter().enumerate() {
+            let name = p.parameter.name.id.as_str();
+            let e = match c.arguments.args.get(k) {
+                Some(a) => a,
+                None => Self::kwarg(c, name).ok_or_else(|| {
+                    self.err(c, unsupported(format!("missing argument `{name}`")))
+                })?,
+            };
+            args.push(self.elem(e)?);
+        }
+        let mut bound: BTreeMap<String, Name> = BTreeMap::new();
+        for (p, arg) in params.iter().zip(args) {
+            let name = p.parameter.name.id.to_string();
+            let ann = p.parameter.annotation.as_deref().ok_or_else(|| {
+                self.err(
+                    &p.parameter,
+                    ErrorKind::Annotation(format!("parameter `{name}` has no annotation")),
+                )
+            })?;
+            // Bind the size symbols of the annotation to the argument's extents.
+            if let Expr::Subscript(s) = ann {
+                let dims: Vec<&Expr> = match &*s.slice {
+                    Expr::Tuple(t) => t.elts.iter().collect(),
+                    one => vec![one],
+                };
+                let shape = arg.shape().unwrap_or_default();
+                if dims.len() != shape.len() {
+                    return Err(self.err(
+                        c,
+                        ErrorKind::Shape(format!(
+                            "argument `{name}` has {} dimensions, the parameter {}",
+                            shape.len(),
+                            dims.len()
+                        )),
+                    ));
+                }
+                for (d, len) in dims.iter().zip(shape) {
+                    // `S` binds to the extent; `S + k` and `S - k` (a
+                    // constant k) bind `S` to the extent minus / plus k.
+                    let (sym, offset) = match d {
+                        Expr::Name(n) => (n, 0),
+                        Expr::BinOp(b) => match (&*b.left, b.op, &*b.right) {
+                            (
+                                Expr::Name(n),
+                                ast::Operator::Add | ast::Operator::Sub,
+                                Expr::NumberLiteral(k),
+                            ) => {
+                                let Some(k) = k.value.as_int().and_then(ast::Int::as_i64) else {
+                                    continue;
+                                };
+                                (n, if b.op == ast::Operator::Add { k } else { -k })
+                            }
+                            _ => continue,
+                        },
+                        _ => continue,
+                    };
+                    if !bound.contains_key(sym.id.as_str()) {
+                        bound.insert(sym.id.to_string(), Name::Value(len - offset));
+                    }
+                }
+            }
+            let binding = match arg.as_sym() {
+                Some(v) if arg.is_weak() => Name::Value(v),
+                // A scalar computed in a map body stays a value of the iteration.
+                _ if !self.map_ctx.is_empty()
+                    && !matches!(arg, Elem::Ref(_))
+                    && arg.shape().is_some_and(|s| s.is_empty()) =>
+                {
+                    Name::Local(arg)
+                }
+                _ => {
+                    let r = match arg {
+                        Elem::Ref(r) => r,
+                        other => self.materialize(c, other)?,
+                    };
+                    Name::Ref(r)
+                }
+            };
+            bound.insert(name, binding);
+        }
+        let saved = std::mem::replace(&mut self.names, bound);
+        map_updated_names(&f.body, !self.map_ctx.is_empty(), &mut self.map_updated);
+        self.inlining.push(InlineFrame { result: None });
+        let r = self.body(&f.body);
+        let frame = self.inlining.pop();
+        self.names = saved;
+        r?;
+        Ok(match frame.and_then(|f| f.result) {
+            Some(InlineResult::Region(result)) => InlineValue::One(Elem::Ref(result)),
+            Some(InlineResult::Local(value)) => InlineValue::One(value),
+            Some(InlineResult::Tuple(values)) => {
+                InlineValue::Many(values.into_iter().map(Elem::Ref).collect())
+            }
+            None => InlineValue::One(Elem::Lit(Literal::Bool(false))),
+        })
+    }
+
+    /// `r[k] = k` for `np.arange`.
+    pub(super) fn elementwise_fill(
+        &mut self,
+        node: &impl Ranged,
+        r: &ArrayRef,
+        value: &SymExpr,
+    ) -> Result<()> {
+        let code_value = sym_code(value)
+            .ok_or_else(|| self.err(node, unsupported("a data-dependent `arange`")))?;
+        let n = r.shape()[0].clone();
+        let map = Map {
+            label: format!("{}_fill", r.data),
+            params: vec!["__k".to_owned()],
+            ranges: vec![Range::slice(SymExpr::int(0), n)],
+            schedule: Schedule::Default,
+        };
+        let data = r.data.clone();
+        self.state(node, "arange", move |s| {
+            let out = s.access(&data);
+            let (entry, exit) = s.map_with(map);
+            let t = s.tasklet(
+                "index",
+                vec![],
+                vec![Connector::scalar("__out", DType::Int64)],
+                vec![code::Stmt::assign("__out", code_value)],
+            );
+            s.empty_edge(entry, t);
+            s.path(
+                &[t, exit, out],
+                Some("__out"),
+                None,
+                Memlet::new(&data, Subset::at(vec![SymExpr::symbol("__k")])),
+            );
+        })
+    }
+
+    pub(super) fn ufunc(&mut self, c: &ast::ExprCall, f: Intrinsic) -> Result<Elem> {
+        let args = c
+            .arguments
+            .args
+            .iter()
+            .map(|a| self.elem(a))
+            .collect::<Result<Vec<_>>>()?;
+        if args.len() != f.arity() {
+            return Err(self.err(
+                c,
+                unsupported(format!("`{}` with {} arguments", f.name(), args.len())),
+            ));
+        }
+        let mut t = args[0].dtype();
+        let mut weak = args[0].is_weak();
+        for a in &args[1..] {
+            t = promote(t, weak, a.dtype(), a.is_weak());
+            weak = weak && a.is_weak();
+        }
+        // Transcendental functions of integers compute in float64, as in NumPy.
+        let needs_float = !matches!(
+            f,
+            Intrinsic::Abs
+                | Intrinsic::Min
+                | Intrinsic::Max
+                | Intrinsic::Real
+                | Intrinsic::Imag
+                | Intrinsic::Conj
+        );
+        if needs_float && (t.is_integer() || t == DType::Bool) {
+            t = DType::Float64;
+        }
+        if matches!(f, Intrinsic::Min | Intrinsic::Max) && weak {
+            let e = Elem::Call(f, args.clone(), DType::Int64);
+            if let Some(s) = e.as_sym() {
+                return Ok(Elem::Sym(s));
+            }
+        }
+        let e = Elem::Call(f, args, t);
+        if e.shape().is_none() {
+            return Err(self.err(c, ErrorKind::Shape("operands do not broadcast".to_owned())));
+        }
+        Ok(e)
+    }
+}
+
+/// NumPy's arithmetic ufuncs by name.
+fn arithmetic_ufunc(name: &str) -> Option<BinaryOp> {
+    Some(match name {
+        "add" => BinaryOp::Add,
+        "subtract" => BinaryOp::Sub,
+        "multiply" => BinaryOp::Mul,
+        "divide" | "true_divide" => BinaryOp::Div,
+        "floor_divide" => BinaryOp::FloorDiv,
+        "mod" | "remainder" => BinaryOp::Mod,
+        "bitwise_and" => BinaryOp::BitAnd,
+        "bitwise_or" => BinaryOp::BitOr,
+        "bitwise_xor" => BinaryOp::BitXor,
+        "left_shift" => BinaryOp::Shl,
+        "right_shift" => BinaryOp::Shr,
+        "equal" => BinaryOp::Eq,
+        "not_equal" => BinaryOp::Ne,
+        "less" => BinaryOp::Lt,
+        "less_equal" => BinaryOp::Le,
+        "greater" => BinaryOp::Gt,
+        "greater_equal" => BinaryOp::Ge,
+        "logical_and" => BinaryOp::And,
+        "logical_or" => BinaryOp::Or,
+        _ => return None,
+    })
+}
+
+/// Whether every `return` of `body` is in tail position (the last statement,
+/// or the last statement of every branch of a trailing `if`).
+fn tail_returns_only(body: &[Stmt]) -> bool {
+    fn has_return(body: &[Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Return(_) => true,
+            Stmt::If(i) => {
+                has_return(&i.body) || i.elif_else_clauses.iter().any(|c| has_return(&c.body))
+            }
+            Stmt::For(f) => has_return(&f.body),
+            Stmt::While(w) => has_return(&w.body),
+            _ => false,
+        })
+    }
+    body.iter().enumerate().all(|(k, s)| {
+        let last = k + 1 == body.len();
+        match s {
+            Stmt::Return(_) => last,
+            Stmt::If(i) if has_return(std::slice::from_ref(s)) => {
+                last && tail_returns_only(&i.body)
+                    && i.elif_else_clauses
+                        .iter()
+                        .all(|c| tail_returns_only(&c.body))
+            }
+            other => !has_return(std::slice::from_ref(other)),
+        }
+    })
+}
+
+/// The subscript `[:, None]` and `[None, :]`, for building `np.eye`.
+fn newaxis_last() -> Expr {
+    parse_subscript("x[:, None]")
+}
+
+fn newaxis_first() -> Expr {
+    parse_subscript("x[None, :]")
+}
+
+fn parse_subscript(text: &str) -> Expr {
+    match ruff_python_parser::parse_expression(text).map(|p| p.into_expr()) {
+        Ok(Expr::Subscript(s)) => *s.slice,
+        _ => Expr::NoneLiteral(ast::ExprNoneLiteral::default()),
+    }
+}

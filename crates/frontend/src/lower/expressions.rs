@@ -1,0 +1,426 @@
+//! Expressions: names, literals, operators, indexing (regions, gathers, data symbols).
+
+use super::*;
+
+impl<'m> Lowerer<'m> {
+    pub(super) fn sym(&mut self, e: &Expr) -> Result<SymExpr> {
+        let v = self.elem(e)?;
+        if let Some(s) = v.as_sym() {
+            return Ok(s);
+        }
+        self.host_symbol(e, &v)?.ok_or_else(|| {
+            self.err(
+                e,
+                unsupported(format!(
+                    "`{}` must be an integer expression of symbols here",
+                    self.m.source.snippet(e.range())
+                )),
+            )
+        })
+    }
+
+    pub(super) fn is_module(&self, e: &Expr, aliases: &[String]) -> bool {
+        matches!(e, Expr::Name(n) if aliases.iter().any(|a| a == n.id.as_str()))
+    }
+
+    /// `np.name` / `dace.name` / `np.linalg.name`: the attribute's name.
+    pub(super) fn module_func<'e>(&self, func: &'e Expr) -> Option<(&'static str, &'e str)> {
+        let Expr::Attribute(a) = func else {
+            return None;
+        };
+        if self.is_module(&a.value, &self.m.numpy_alias) {
+            return Some(("np", a.attr.id.as_str()));
+        }
+        if self.is_module(&a.value, &self.m.dace_alias) {
+            return Some(("dace", a.attr.id.as_str()));
+        }
+        if let Expr::Attribute(inner) = &*a.value
+            && inner.attr.id.as_str() == "linalg"
+            && self.is_module(&inner.value, &self.m.numpy_alias)
+        {
+            return Some(("linalg", a.attr.id.as_str()));
+        }
+        None
+    }
+
+    pub(super) fn elem(&mut self, e: &Expr) -> Result<Elem> {
+        self.deeper(e, |l| l.elem_inner(e))
+    }
+
+    pub(super) fn elem_inner(&mut self, e: &Expr) -> Result<Elem> {
+        match e {
+            Expr::Name(n) => {
+                let name = n.id.as_str();
+                match self.names.get(name) {
+                    Some(Name::Ref(r)) => Ok(Elem::Ref(r.clone())),
+                    Some(Name::Sym(s)) => Ok(Elem::Sym(SymExpr::symbol(s.clone()))),
+                    Some(Name::Value(v)) => Ok(Elem::Sym(v.clone())),
+                    Some(Name::Local(e)) => Ok(e.clone()),
+                    None if self.m.symbols.contains_key(name) => {
+                        self.declare_symbol(name);
+                        Ok(Elem::Sym(SymExpr::symbol(name)))
+                    }
+                    None => match (self.m.constants.get(name), self.m.symbol_exprs.get(name)) {
+                        (Some(value), _) => Ok(Elem::Lit(*value)),
+                        (None, Some(expr)) => self.elem(expr),
+                        (None, None) => Err(self.err(e, ErrorKind::UnknownName(name.to_owned()))),
+                    },
+                }
+            }
+            Expr::NumberLiteral(n) => Ok(Elem::Lit(match &n.value {
+                ast::Number::Int(i) => Literal::i64(i.as_i64().ok_or_else(|| {
+                    self.err(e, unsupported("an integer literal beyond 64 bits"))
+                })?),
+                ast::Number::Float(f) => Literal::f64(*f),
+                ast::Number::Complex { real, imag } => Literal::Complex {
+                    re: *real,
+                    im: *imag,
+                    dtype: DType::Complex128,
+                },
+            })),
+            Expr::BooleanLiteral(b) => Ok(Elem::Lit(Literal::Bool(b.value))),
+            Expr::BinOp(b) => {
+                if matches!(b.op, ast::Operator::MatMult) {
+                    let (x, y) = (self.elem(&b.left)?, self.elem(&b.right)?);
+                    return self.matmul(b, x, y);
+                }
+                let op = binary_op(b.op).ok_or_else(|| {
+                    self.err(b, unsupported(format!("operator `{}`", b.op.as_str())))
+                })?;
+                let (x, y) = (self.elem(&b.left)?, self.elem(&b.right)?);
+                self.binary(b, op, x, y)
+            }
+            Expr::UnaryOp(u) => {
+                let x = self.elem(&u.operand)?;
+                Ok(match u.op {
+                    ast::UnaryOp::UAdd => x,
+                    ast::UnaryOp::USub => match x.as_sym() {
+                        Some(s) if x.is_weak() => Elem::Sym(-s),
+                        _ => Elem::Unary(UnaryOp::Neg, Box::new(x)),
+                    },
+                    ast::UnaryOp::Not => {
+                        Elem::Unary(UnaryOp::Not, Box::new(Elem::Cast(DType::Bool, Box::new(x))))
+                    }
+                    ast::UnaryOp::Invert => Elem::Unary(UnaryOp::BitNot, Box::new(x)),
+                })
+            }
+            Expr::Compare(c) => {
+                if c.ops.len() != 1 {
+                    return Err(self.err(c, unsupported("chained comparison")));
+                }
+                let op = match c.ops[0] {
+                    ast::CmpOp::Eq => BinaryOp::Eq,
+                    ast::CmpOp::NotEq => BinaryOp::Ne,
+                    ast::CmpOp::Lt => BinaryOp::Lt,
+                    ast::CmpOp::LtE => BinaryOp::Le,
+                    ast::CmpOp::Gt => BinaryOp::Gt,
+                    ast::CmpOp::GtE => BinaryOp::Ge,
+                    _ => return Err(self.err(c, unsupported("this comparison operator"))),
+                };
+                let (x, y) = (self.elem(&c.left)?, self.elem(&c.comparators[0])?);
+                self.binary(c, op, x, y)
+            }
+            Expr::BoolOp(b) => {
+                let op = match b.op {
+                    ast::BoolOp::And => BinaryOp::And,
+                    ast::BoolOp::Or => BinaryOp::Or,
+                };
+                let mut vals = b.values.iter();
+                let first = vals
+                    .next()
+                    .ok_or_else(|| self.err(b, unsupported("an empty boolean operation")))?;
+                let mut acc = Elem::Cast(DType::Bool, Box::new(self.elem(first)?));
+                for v in vals {
+                    let y = Elem::Cast(DType::Bool, Box::new(self.elem(v)?));
+                    acc = Elem::Binary(op, Box::new(acc), Box::new(y), DType::Bool);
+                }
+                Ok(acc)
+            }
+            Expr::If(i) => {
+                let c = self.elem(&i.test)?;
+                let (a, b) = (self.elem(&i.body)?, self.elem(&i.orelse)?);
+                let t = promote(a.dtype(), a.is_weak(), b.dtype(), b.is_weak());
+                Ok(Elem::Select(Box::new(c), Box::new(a), Box::new(b), t))
+            }
+            // `x.shape[k]`: an extent, a symbolic integer.
+            Expr::Subscript(s) if matches!(&*s.value, Expr::Attribute(a) if a.attr.id.as_str() == "shape") =>
+            {
+                let shape = self.shape_arg(&s.value)?;
+                let k = self.sym(&s.slice)?.as_int().ok_or_else(|| {
+                    self.err(
+                        &*s.slice,
+                        unsupported("a `shape` index that is not a constant"),
+                    )
+                })?;
+                let rank = shape.len() as i64;
+                let k = if k < 0 { k + rank } else { k };
+                usize::try_from(k)
+                    .ok()
+                    .and_then(|k| shape.get(k).cloned())
+                    .map(Elem::Sym)
+                    .ok_or_else(|| {
+                        self.err(
+                            &*s.slice,
+                            ErrorKind::Shape(format!("axis {k} out of range")),
+                        )
+                    })
+            }
+            Expr::Subscript(s) => {
+                let base = self.elem(&s.value)?;
+                let base = match base {
+                    Elem::Ref(r) => r,
+                    other => self.materialize(s, other)?,
+                };
+                self.index(base, &s.slice)
+            }
+            // NumPy's constants.
+            Expr::Attribute(a)
+                if self.is_module(&a.value, &self.m.numpy_alias)
+                    && matches!(a.attr.id.as_str(), "pi" | "e" | "inf" | "nan") =>
+            {
+                Ok(Elem::Lit(Literal::f64(match a.attr.id.as_str() {
+                    "pi" => std::f64::consts::PI,
+                    "e" => std::f64::consts::E,
+                    "inf" => f64::INFINITY,
+                    _ => f64::NAN,
+                })))
+            }
+            Expr::Attribute(a) if a.attr.id.as_str() == "T" => {
+                let base = self.elem(&a.value)?;
+                let mut r = match base {
+                    Elem::Ref(r) => r,
+                    other => self.materialize(a, other)?,
+                };
+                r.order.reverse();
+                Ok(Elem::Ref(r))
+            }
+            Expr::Call(c) => self.call(c),
+            other => Err(self.err(
+                other,
+                unsupported(format!(
+                    "expression `{}`",
+                    first_line(self.m.source.snippet(other.range()))
+                )),
+            )),
+        }
+    }
+
+    /// A binary operation with NumPy's promotion (and true division).
+    pub(super) fn binary(
+        &mut self,
+        node: &impl Ranged,
+        op: BinaryOp,
+        x: Elem,
+        y: Elem,
+    ) -> Result<Elem> {
+        // Integer arithmetic on symbols stays symbolic.
+        if x.is_weak() && y.is_weak() {
+            let e = Elem::Binary(op, Box::new(x.clone()), Box::new(y.clone()), DType::Int64);
+            if let Some(s) = e.as_sym() {
+                return Ok(Elem::Sym(s));
+            }
+        }
+        let mut t = promote(x.dtype(), x.is_weak(), y.dtype(), y.is_weak());
+        if op == BinaryOp::Div && (t.is_integer() || t == DType::Bool) {
+            t = DType::Float64;
+        }
+        if matches!(op, BinaryOp::And | BinaryOp::Or) {
+            t = DType::Bool;
+        }
+        let e = Elem::Binary(op, Box::new(x), Box::new(y), t);
+        if e.shape().is_none() {
+            return Err(self.err(
+                node,
+                ErrorKind::Shape("operands do not broadcast".to_owned()),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// Applies a subscript to a region, and requires the result to be one.
+    pub(super) fn index_region(&mut self, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
+        match self.index(base, slice)? {
+            Elem::Ref(r) => Ok(r),
+            _ => Err(self.err(slice, unsupported("indirect access here"))),
+        }
+    }
+
+    /// Applies a subscript to a region: a region, or an indirect access
+    /// ([`Elem::Gather`]) where an index is computed from data.
+    ///
+    /// A scalar integer index read from data outside map bodies becomes a
+    /// symbol the host reads on the transition before its use (as DaCe
+    /// assigns symbols from data on interstate edges), so the access stays
+    /// a region. Inside a map body, or with an array of indices, every
+    /// index is an elementwise value and the access a gather.
+    pub(super) fn index(&mut self, base: ArrayRef, slice: &Expr) -> Result<Elem> {
+        let items: Vec<&Expr> = match slice {
+            Expr::Tuple(t) => t.elts.iter().collect(),
+            one => vec![one],
+        };
+        // Per visible axis of `base`: its index as an elementwise value, and
+        // whether some index is data (then the access is a gather).
+        let mut gather: Vec<Elem> = Vec::new();
+        let mut data_index = false;
+        let mut sliced: Option<&Expr> = None;
+        let mut dims = base.dims.clone();
+        let mut order = Vec::new();
+        let mut visible = base.order.iter().copied();
+        for item in items {
+            let is_newaxis = matches!(item, Expr::NoneLiteral(_))
+                || matches!(item, Expr::Attribute(a) if a.attr.id.as_str() == "newaxis");
+            if is_newaxis {
+                dims.push(Dim::NewAxis);
+                order.push(dims.len() - 1);
+                sliced = Some(item);
+                continue;
+            }
+            let d = visible
+                .next()
+                .ok_or_else(|| self.err(item, ErrorKind::Shape("too many indices".to_owned())))?;
+            let (start, step, len) = match &dims[d] {
+                Dim::Range { start, step, len } => (start.clone(), step.clone(), len.clone()),
+                _ => (SymExpr::int(0), SymExpr::int(1), SymExpr::int(1)),
+            };
+            match item {
+                Expr::Slice(sl) => {
+                    sliced = Some(item);
+                    let norm = |l: &mut Self, e: &Expr| -> Result<SymExpr> {
+                        let v = l.sym(e)?;
+                        Ok(if v.as_int().is_some_and(|k| k < 0) {
+                            &len + &v
+                        } else {
+                            v
+                        })
+                    };
+                    let lo = match &sl.lower {
+                        Some(e) => norm(self, e)?,
+                        None => SymExpr::int(0),
+                    };
+                    let hi = match &sl.upper {
+                        Some(e) => norm(self, e)?,
+                        None => len.clone(),
+                    };
+                    let st = match &sl.step {
+                        Some(e) => self.sym(e)?,
+                        None => SymExpr::int(1),
+                    };
+                    let Some(k) = st.as_int().filter(|k| *k > 0) else {
+                        return Err(self.err(
+                            item,
+                            unsupported("a slice step that is not a positive constant"),
+                        ));
+                    };
+                    let n = if k == 1 {
+                        &hi - &lo
+                    } else {
+                        (&hi - &lo + (k - 1)).floor_div(&SymExpr::int(k))
+                    };
+                    dims[d] = Dim::Range {
+                        start: &start + &(&step * &lo),
+                        step: &step * &st,
+                        len: n,
+                    };
+                    order.push(d);
+                }
+                e => {
+                    let v = self.elem(e)?;
+                    if v.dtype() == DType::Bool && v.shape().is_some_and(|s| !s.is_empty()) {
+                        return Err(self.err(e, unsupported("selecting with a boolean mask (the result's size depends on the data); assign through the mask or use np.where")));
+                    }
+                    if !v.dtype().is_integer() {
+                        return Err(
+                            self.err(e, unsupported(format!("an index of type {}", v.dtype())))
+                        );
+                    }
+                    let i = match v.as_sym() {
+                        Some(i) => Some(i),
+                        None => self.host_symbol(e, &v)?,
+                    };
+                    let Some(i) = i else {
+                        // Indirect: `len + i` for a negative index, as NumPy.
+                        let wrapped = Elem::Select(
+                            Box::new(Elem::Binary(
+                                BinaryOp::Lt,
+                                Box::new(v.clone()),
+                                Box::new(Elem::Lit(Literal::i64(0))),
+                                v.dtype(),
+                            )),
+                            Box::new(Elem::Binary(
+                                BinaryOp::Add,
+                                Box::new(v.clone()),
+                                Box::new(Elem::Sym(len.clone())),
+                                DType::Int64,
+                            )),
+                            Box::new(v),
+                            DType::Int64,
+                        );
+                        gather.push(wrapped);
+                        data_index = true;
+                        continue;
+                    };
+                    let i = if i.as_int().is_some_and(|k| k < 0) {
+                        &len + &i
+                    } else {
+                        i
+                    };
+                    gather.push(Elem::Sym(i.clone()));
+                    dims[d] = Dim::Index(&start + &(&step * &i));
+                }
+            }
+        }
+        if data_index {
+            // Pure advanced indexing only: one integer index per axis.
+            if let Some(item) = sliced {
+                return Err(self.err(
+                    item,
+                    unsupported(
+                        "a slice or new axis next to an index array (mixed advanced indexing)",
+                    ),
+                ));
+            }
+            if visible.next().is_some() || !base.is_plain() {
+                return Err(self.err(
+                    slice,
+                    unsupported("indirect access that does not index every axis of a plain array"),
+                ));
+            }
+            let e = Elem::Gather(base, gather);
+            if e.shape().is_none() {
+                return Err(self.err(
+                    slice,
+                    ErrorKind::Shape("index arrays do not broadcast".to_owned()),
+                ));
+            }
+            return Ok(e);
+        }
+        order.extend(visible);
+        Ok(Elem::Ref(ArrayRef {
+            data: base.data,
+            dtype: base.dtype,
+            dims,
+            order,
+            reshaped: base.reshaped,
+        }))
+    }
+
+    /// A scalar integer read from data outside map bodies, as a fresh symbol
+    /// the host assigns on the transition before its use (`None` for array
+    /// values and inside map bodies, where data stays elementwise).
+    pub(super) fn host_symbol(&mut self, node: &impl Ranged, v: &Elem) -> Result<Option<SymExpr>> {
+        if !self.map_ctx.is_empty()
+            || !v.dtype().is_integer()
+            || v.shape().is_none_or(|s| !s.is_empty())
+        {
+            return Ok(None);
+        }
+        let r = match v {
+            Elem::Ref(r) => r.clone(),
+            other => self.plain(node, other.clone())?,
+        };
+        let sym = self.fresh("__data");
+        self.declare_symbol(&sym);
+        self.assign_symbol(node, &sym, SymExpr::read(&r.data, r.index(&[])));
+        Ok(Some(SymExpr::symbol(sym)))
+    }
+}

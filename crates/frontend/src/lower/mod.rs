@@ -1,0 +1,372 @@
+//! Lowering of one `@dace.program` to an SDFG.
+//!
+//! The [`Lowerer`] walks the program once; its methods are grouped by what
+//! they lower: statements, expressions, calls, library operations and
+//! elementwise assignment, one file each.
+
+mod calls;
+mod elementwise;
+mod expressions;
+mod library;
+mod statements;
+
+use crate::module::Module;
+use crate::values::{ArrayRef, Dim, Elem, broadcast, promote, reindex, sym_code};
+use crate::{ErrorKind, FrontendError};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::Ranged;
+use sdfg_ir::builder::{BuildError, StateBuilder};
+use sdfg_ir::code::{self, BinaryOp, Intrinsic, UnaryOp};
+use sdfg_ir::{
+    Assignment, BlockKind, ConditionalBlock, Connector, ControlBlock, DType, DataDesc, LibraryOp,
+    Literal, LoopBlock, Map, Memlet, Range, Region, Schedule, Sdfg, Subset, SymCond, SymExpr, Wcr,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+type Result<T> = std::result::Result<T, FrontendError>;
+
+/// What a Python name refers to inside a program.
+#[derive(Clone, Debug)]
+enum Name {
+    /// A region of a container (a whole array, a scalar, or a view of one).
+    Ref(ArrayRef),
+    /// An integer symbol (a program symbol, loop variable or map parameter).
+    Sym(String),
+    /// An integer value bound to an expression (a callee's size symbol,
+    /// bound to the caller's extent when a program is inlined).
+    Value(SymExpr),
+    /// A local of a `dace.map` body: its value, substituted where it is used
+    /// (the body runs once per point, so a local is an expression of that point).
+    Local(Elem),
+}
+
+/// A program being inlined: where its tail `return` writes.
+struct InlineFrame {
+    result: Option<InlineResult>,
+}
+
+/// What an inlined call evaluates to.
+enum InlineValue {
+    One(Elem),
+    Many(Vec<Elem>),
+}
+
+/// The result of an inlined program.
+enum InlineResult {
+    /// A transient its `return` wrote.
+    Region(ArrayRef),
+    /// Inside a map body: the returned scalar value of the iteration (a
+    /// local, like every value a map body computes).
+    Local(Elem),
+    /// `return a, b`: one transient per value.
+    Tuple(Vec<ArrayRef>),
+}
+
+struct Lowerer<'m> {
+    m: &'m Module,
+    sdfg: Sdfg,
+    /// Regions being filled; the innermost is last.
+    stack: Vec<Region>,
+    names: BTreeMap<String, Name>,
+    /// Parameters and ranges of the enclosing `dace.map` loops.
+    map_ctx: Vec<(String, Range)>,
+    /// For each entry of `map_ctx`, the `dace.map` statement it comes from:
+    /// each statement is one level of nested map scopes.
+    map_level: Vec<usize>,
+    map_level_counter: usize,
+    /// Conditions of the `if`s around the current statement inside a
+    /// `dace.map` body: assignments there are predicated.
+    pred: Vec<Elem>,
+    /// Programs being inlined, innermost last.
+    inlining: Vec<InlineFrame>,
+    /// Transients holding the result of a reshape (a copy): writing into
+    /// one would not reach the original, so it is refused.
+    reshaped: std::collections::BTreeSet<String>,
+    fresh: usize,
+    /// Statements and expressions being lowered, nested (see [`MAX_NESTING`]).
+    depth: usize,
+    /// Names updated (`x += ...`) inside a `dace.map` body: an integer
+    /// assigned to one of them is a scalar container, never a symbol, since
+    /// a map's iterations cannot assign a symbol (they combine into data).
+    map_updated: BTreeSet<String>,
+    /// Scalars declared with a type (`x: dace.uint16 = ...`,
+    /// `dace.define_local_scalar`): assigning to their name writes into them,
+    /// converted to their type, as in DaCe, instead of rebinding the name.
+    declared: BTreeSet<String>,
+}
+
+/// The names that are targets of augmented assignments inside `dace.map`
+/// bodies of `body` (at any depth).
+fn map_updated_names(body: &[Stmt], in_map: bool, out: &mut BTreeSet<String>) {
+    for s in body {
+        match s {
+            Stmt::AugAssign(a) if in_map => {
+                if let Expr::Name(n) = &*a.target {
+                    out.insert(n.id.to_string());
+                }
+            }
+            Stmt::For(f) => {
+                let is_map = matches!(&*f.iter, Expr::Subscript(sub)
+                    if matches!(&*sub.value, Expr::Attribute(a) if a.attr.id.as_str() == "map"));
+                map_updated_names(&f.body, in_map || is_map, out);
+                map_updated_names(&f.orelse, in_map, out);
+            }
+            Stmt::While(w) => map_updated_names(&w.body, in_map, out),
+            Stmt::If(i) => {
+                map_updated_names(&i.body, in_map, out);
+                for c in &i.elif_else_clauses {
+                    map_updated_names(&c.body, in_map, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// How deeply statements and expressions may nest, together and across
+/// inlined programs. The lowering, the validator and later passes walk them
+/// recursively: a deeper program (a 300-term sum, 100 nested `if`s) would
+/// overflow the stack and abort the process instead of being reported.
+const MAX_NESTING: usize = 64;
+
+pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg> {
+    let mut l = Lowerer {
+        m,
+        sdfg: Sdfg::new(f.name.id.as_str()),
+        stack: vec![Region::default()],
+        names: BTreeMap::new(),
+        map_ctx: Vec::new(),
+        map_level: Vec::new(),
+        map_level_counter: 0,
+        pred: Vec::new(),
+        inlining: Vec::new(),
+        reshaped: Default::default(),
+        fresh: 0,
+        depth: 0,
+        map_updated: BTreeSet::new(),
+        declared: BTreeSet::new(),
+    };
+    map_updated_names(&f.body, false, &mut l.map_updated);
+    l.parameters(f)?;
+    l.body(&f.body)?;
+    let mut sdfg = l.sdfg;
+    sdfg.body = l.stack.pop().unwrap_or_default();
+    // Symbols used by shapes come after the containers, in name order.
+    let used: Vec<String> = sdfg
+        .symbols
+        .keys()
+        .filter(|s| m.symbols.contains_key(*s) && !sdfg.arguments.contains(s))
+        .cloned()
+        .collect();
+    sdfg.arguments.extend(used);
+    if let Err(errors) = sdfg_ir::validate(&sdfg) {
+        return Err(FrontendError {
+            at: m.source.position(f.range().start().to_usize()),
+            kind: ErrorKind::Invalid(errors.to_string()),
+        });
+    }
+    Ok(sdfg)
+}
+
+fn unsupported(what: impl Into<String>) -> ErrorKind {
+    ErrorKind::Unsupported(what.into())
+}
+
+impl<'m> Lowerer<'m> {
+    fn err(&self, node: &impl Ranged, kind: ErrorKind) -> FrontendError {
+        self.m.source.error(node.range(), kind)
+    }
+
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.fresh += 1;
+        format!("{prefix}{}", self.fresh)
+    }
+
+    fn line(&self, node: &impl Ranged) -> usize {
+        self.m.source.position(node.range().start().to_usize()).line
+    }
+
+    // -- Declarations --------------------------------------------------------
+
+    fn declare_symbol(&mut self, name: &str) {
+        let dtype = self.m.symbols.get(name).copied().unwrap_or(DType::Int64);
+        self.sdfg.symbols.entry(name.to_owned()).or_insert(dtype);
+    }
+
+    fn parameters(&mut self, f: &ast::StmtFunctionDef) -> Result<()> {
+        let p = &f.parameters;
+        if !p.posonlyargs.is_empty()
+            || p.vararg.is_some()
+            || p.kwarg.is_some()
+            || !p.kwonlyargs.is_empty()
+        {
+            return Err(self.err(&**p, unsupported("only plain positional parameters")));
+        }
+        for param in &p.args {
+            let name = param.parameter.name.id.to_string();
+            let ann = param.parameter.annotation.as_deref().ok_or_else(|| {
+                self.err(
+                    &param.parameter,
+                    ErrorKind::Annotation(format!("parameter `{name}` has no annotation")),
+                )
+            })?;
+            let (dtype, shape) = self.annotation(ann)?;
+            let desc = match &shape {
+                None => DataDesc::scalar(dtype),
+                Some(s) => DataDesc::array(dtype, s.clone()),
+            };
+            self.sdfg.containers.insert(name.clone(), desc);
+            self.sdfg.arguments.push(name.clone());
+            let r = ArrayRef::whole(
+                &name,
+                dtype,
+                shape.as_deref().unwrap_or(&[]),
+                shape.is_none(),
+            );
+            self.names.insert(name, Name::Ref(r));
+        }
+        Ok(())
+    }
+
+    /// `dace.float64` or `dace.float64[N, M]`.
+    fn annotation(&mut self, e: &Expr) -> Result<(DType, Option<Vec<SymExpr>>)> {
+        if let Some(d) = self.m.dtype_of(e) {
+            return Ok((d, None));
+        }
+        if let Expr::Subscript(s) = e
+            && let Some(d) = self.m.dtype_of(&s.value)
+        {
+            let items: Vec<&Expr> = match &*s.slice {
+                Expr::Tuple(t) => t.elts.iter().collect(),
+                one => vec![one],
+            };
+            let shape = items
+                .into_iter()
+                .map(|x| {
+                    self.elem(x)?.as_sym().ok_or_else(|| {
+                        self.err(
+                            x,
+                            ErrorKind::Annotation(
+                                "a dimension must be an integer expression of symbols".to_owned(),
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return Ok((d, Some(shape)));
+        }
+        Err(self.err(
+            e,
+            ErrorKind::Annotation(format!(
+                "`{}` is not a dtype or array type",
+                self.m.source.snippet(e.range())
+            )),
+        ))
+    }
+
+    fn new_transient(&mut self, prefix: &str, dtype: DType, shape: &[SymExpr]) -> ArrayRef {
+        let name = self.fresh(prefix);
+        let desc = if shape.is_empty() {
+            DataDesc::scalar(dtype).into_transient()
+        } else {
+            DataDesc::array(dtype, shape.to_vec()).into_transient()
+        };
+        self.sdfg.containers.insert(name.clone(), desc);
+        ArrayRef::whole(&name, dtype, shape, shape.is_empty())
+    }
+
+    // -- Blocks ----------------------------------------------------------------
+
+    fn push_block(&mut self, label: String, kind: BlockKind) {
+        if let Some(r) = self.stack.last_mut() {
+            r.blocks.push(ControlBlock::new(label, kind));
+        }
+    }
+
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<Region> {
+        self.stack.push(Region::default());
+        let r = f(self);
+        let region = self.stack.pop().unwrap_or_default();
+        r.map(|()| region)
+    }
+
+    /// Adds a state built by `f`.
+    fn state(
+        &mut self,
+        node: &impl Ranged,
+        what: &str,
+        f: impl FnOnce(&mut StateBuilder<'_>),
+    ) -> Result<()> {
+        let mut errors: Vec<BuildError> = Vec::new();
+        let state = {
+            let mut sb = StateBuilder::standalone(&self.sdfg.containers, &mut errors);
+            f(&mut sb);
+            sb.finish()
+        };
+        if let Some(e) = errors.first() {
+            return Err(self.err(node, ErrorKind::Invalid(e.to_string())));
+        }
+        let label = format!("{what}_l{}_{}", self.line(node), self.fresh(""));
+        self.push_block(label, BlockKind::State(state));
+        Ok(())
+    }
+
+    /// Adds `symbol = value` after the last block (adding an empty state if there is none).
+    fn assign_symbol(&mut self, node: &impl Ranged, symbol: &str, value: SymExpr) {
+        let needs_block = self.stack.last().is_none_or(|r| r.blocks.is_empty())
+            || self
+                .stack
+                .last()
+                .and_then(|r| r.blocks.last())
+                .is_some_and(|b| {
+                    matches!(
+                        b.kind,
+                        BlockKind::Break | BlockKind::Continue | BlockKind::Return
+                    )
+                });
+        if needs_block {
+            let label = format!("assign_l{}_{}", self.line(node), self.fresh(""));
+            self.push_block(label, BlockKind::State(sdfg_ir::State::new()));
+        }
+        if let Some(b) = self.stack.last_mut().and_then(|r| r.blocks.last_mut()) {
+            b.transition.assignments.push(Assignment {
+                symbol: symbol.to_owned(),
+                value,
+            });
+        }
+    }
+}
+
+/// The IR operator of a Python binary operator (`@` is a library call, not
+/// an operator of tasklet code).
+fn binary_op(op: ast::Operator) -> Option<BinaryOp> {
+    Some(match op {
+        ast::Operator::Add => BinaryOp::Add,
+        ast::Operator::Sub => BinaryOp::Sub,
+        ast::Operator::Mult => BinaryOp::Mul,
+        ast::Operator::Div => BinaryOp::Div,
+        ast::Operator::FloorDiv => BinaryOp::FloorDiv,
+        ast::Operator::Mod => BinaryOp::Mod,
+        ast::Operator::Pow => BinaryOp::Pow,
+        ast::Operator::BitAnd => BinaryOp::BitAnd,
+        ast::Operator::BitOr => BinaryOp::BitOr,
+        ast::Operator::BitXor => BinaryOp::BitXor,
+        ast::Operator::LShift => BinaryOp::Shl,
+        ast::Operator::RShift => BinaryOp::Shr,
+        ast::Operator::MatMult => return None,
+    })
+}
+
+/// A shape for messages: `N, M + 1`.
+fn join(items: &[SymExpr]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The first line of a snippet of source, for messages.
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
