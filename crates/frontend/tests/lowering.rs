@@ -1309,6 +1309,16 @@ fn gathers_and_scatters_through_index_arrays() {
     assert_close(&output(&out, "B", &[4]), &[60.0, 80.0, 20.0, 40.0]);
     // C[2] = 10, C[3] = 20, C[0] = 30, C[1] = 40.
     assert_close(&output(&out, "C", &[4]), &[30.0, 40.0, 10.0, 20.0]);
+    // A signed index is tested for a negative value; an unsigned one is not.
+    assert!(summary(&sdfg).contains(" if "), "{}", summary(&sdfg));
+    let unsigned = compile(
+        "@dc.program\ndef f(A: dc.float64[N], idx: dc.uint32[N], B: dc.float64[N]):\n    B[:] = A[idx]\n",
+    );
+    assert!(
+        !summary(&unsigned).contains(" if "),
+        "{}",
+        summary(&unsigned)
+    );
 }
 
 #[test]

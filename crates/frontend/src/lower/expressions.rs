@@ -338,7 +338,13 @@ impl<'m> Lowerer<'m> {
                         None => self.host_symbol(e, &v)?,
                     };
                     let Some(i) = i else {
-                        // Indirect: `len + i` for a negative index, as NumPy.
+                        // Indirect: `len + i` for a negative index, as NumPy
+                        // (an unsigned index is never negative).
+                        if v.dtype().is_unsigned_integer() {
+                            gather.push(v);
+                            data_index = true;
+                            continue;
+                        }
                         let wrapped = Elem::Select(
                             Box::new(Elem::Binary(
                                 BinaryOp::Lt,

@@ -46,7 +46,7 @@ __global__ void tmp_16_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restric
     const double* t___ptr0 = dev_x + ((0LL) + (0LL) * (1LL));
     const uint32_t t___in0 = cols_8[(0LL) + (v__i17) * (1LL)];
     double t___out;
-    t___out = t___ptr0[(int64_t)(((t___in0 < ((uint32_t)0ULL)) ? (sdfg::cast<int64_t, uint32_t>(t___in0) + (((int64_t)1LL) * N)) : sdfg::cast<int64_t, uint32_t>(t___in0))) * (1LL)];
+    t___out = t___ptr0[(int64_t)(sdfg::cast<int64_t, uint32_t>(t___in0)) * (1LL)];
     tmp_16[(0LL) + (v__i17) * (1LL)] = t___out;
   }
 }
