@@ -410,9 +410,10 @@ impl<'m> Lowerer<'m> {
         }))
     }
 
-    /// A scalar integer read from data outside map bodies, as a fresh symbol
-    /// the host assigns on the transition before its use (`None` for array
-    /// values and inside map bodies, where data stays elementwise).
+    /// A scalar integer read from data outside map bodies, as a symbol the
+    /// host assigns on the transition before its use (`None` for array
+    /// values and inside map bodies, where data stays elementwise). A read
+    /// made before, of a value nothing can have changed since, is reused.
     pub(super) fn host_symbol(&mut self, node: &impl Ranged, v: &Elem) -> Result<Option<SymExpr>> {
         if !self.map_ctx.is_empty()
             || !v.dtype().is_integer()
@@ -424,9 +425,14 @@ impl<'m> Lowerer<'m> {
             Elem::Ref(r) => r.clone(),
             other => self.plain(node, other.clone())?,
         };
+        let read = SymExpr::read(&r.data, r.index(&[]));
+        if let Some((_, sym)) = self.host_reads.iter().find(|(x, _)| *x == read) {
+            return Ok(Some(SymExpr::symbol(sym.clone())));
+        }
         let sym = self.fresh("__data");
         self.declare_symbol(&sym);
-        self.assign_symbol(node, &sym, SymExpr::read(&r.data, r.index(&[])));
+        self.assign_symbol(node, &sym, read.clone());
+        self.host_reads.push((read, sym.clone()));
         Ok(Some(SymExpr::symbol(sym)))
     }
 }

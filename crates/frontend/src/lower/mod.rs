@@ -93,6 +93,11 @@ struct Lowerer<'m> {
     /// `dace.define_local_scalar`): assigning to their name writes into them,
     /// converted to their type, as in DaCe, instead of rebinding the name.
     declared: BTreeSet<String>,
+    /// Symbols holding host reads of data (`__data3 = A_row[i]`), by read,
+    /// reused while nothing can have changed the value: forgotten when a
+    /// state writes the container, a symbol is assigned, or control flow
+    /// branches or loops.
+    host_reads: Vec<(SymExpr, String)>,
 }
 
 /// The names that are targets of augmented assignments inside `dace.map`
@@ -145,6 +150,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         depth: 0,
         map_updated: BTreeSet::new(),
         declared: BTreeSet::new(),
+        host_reads: Vec::new(),
     };
     map_updated_names(&f.body, false, &mut l.map_updated);
     l.parameters(f)?;
@@ -278,15 +284,35 @@ impl<'m> Lowerer<'m> {
     // -- Blocks ----------------------------------------------------------------
 
     fn push_block(&mut self, label: String, kind: BlockKind) {
+        match &kind {
+            // A state forgets the host reads of what it writes.
+            BlockKind::State(state) => {
+                let written: BTreeSet<&str> = state
+                    .nodes()
+                    .filter_map(|(id, n)| {
+                        let data = n.as_access()?;
+                        state.in_edges(id).next().map(|_| data)
+                    })
+                    .collect();
+                self.host_reads
+                    .retain(|(read, _)| read.reads().iter().all(|d| !written.contains(d.as_str())));
+            }
+            _ => self.host_reads.clear(),
+        }
         if let Some(r) = self.stack.last_mut() {
             r.blocks.push(ControlBlock::new(label, kind));
         }
     }
 
     fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<Region> {
+        // Host reads made outside are not assigned on every path into the
+        // region (and a loop's later iterations see its own writes), nor
+        // those made inside on every path after it.
+        self.host_reads.clear();
         self.stack.push(Region::default());
         let r = f(self);
         let region = self.stack.pop().unwrap_or_default();
+        self.host_reads.clear();
         r.map(|()| region)
     }
 
@@ -313,6 +339,9 @@ impl<'m> Lowerer<'m> {
 
     /// Adds `symbol = value` after the last block (adding an empty state if there is none).
     fn assign_symbol(&mut self, node: &impl Ranged, symbol: &str, value: SymExpr) {
+        // A read indexed by the symbol may now read another element.
+        self.host_reads
+            .retain(|(read, _)| !read.free_symbols().contains(symbol));
         let needs_block = self.stack.last().is_none_or(|r| r.blocks.is_empty())
             || self
                 .stack

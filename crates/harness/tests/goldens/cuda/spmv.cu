@@ -22,64 +22,64 @@ __global__ void cols_8_l19_0_k0(uint32_t* __restrict__ cols_8, uint32_t* __restr
 #endif  // cols_8_l19_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void vals_13_l20_0_k1(double* __restrict__ dev_A_val, double* __restrict__ vals_13, int64_t v__data11, int64_t v__data12) {
-  const int64_t v__i14_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i14_i >= (-v__data11 + v__data12)) return;
-  const int64_t v__i14 = (0LL) + v__i14_i * (1LL);
+__global__ void vals_11_l20_0_k1(double* __restrict__ dev_A_val, double* __restrict__ vals_11, int64_t v__data6, int64_t v__data7) {
+  const int64_t v__i12_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
+  if (v__i12_i >= (-v__data6 + v__data7)) return;
+  const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
   {  // tasklet assign
-    const double t___in0 = dev_A_val[(0LL) + (v__data11 + v__i14) * (1LL)];
+    const double t___in0 = dev_A_val[(0LL) + (v__data6 + v__i12) * (1LL)];
     double t___out;
     t___out = t___in0;
-    vals_13[(0LL) + (v__i14) * (1LL)] = t___out;
+    vals_11[(0LL) + (v__i12) * (1LL)] = t___out;
   }
 }
 #else
-__global__ void vals_13_l20_0_k1(double* __restrict__ dev_A_val, double* __restrict__ vals_13, int64_t v__data11, int64_t v__data12);
-#endif  // vals_13_l20_0_k1
+__global__ void vals_11_l20_0_k1(double* __restrict__ dev_A_val, double* __restrict__ vals_11, int64_t v__data6, int64_t v__data7);
+#endif  // vals_11_l20_0_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void tmp_16_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restrict__ dev_x, double* __restrict__ tmp_16, int64_t N, int64_t v__data6, int64_t v__data7) {
-  const int64_t v__i17_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i17_i >= (-v__data6 + v__data7)) return;
-  const int64_t v__i17 = (0LL) + v__i17_i * (1LL);
+__global__ void tmp_14_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restrict__ dev_x, double* __restrict__ tmp_14, int64_t N, int64_t v__data6, int64_t v__data7) {
+  const int64_t v__i15_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
+  if (v__i15_i >= (-v__data6 + v__data7)) return;
+  const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
   {  // tasklet assign
     const double* t___ptr0 = dev_x + ((0LL) + (0LL) * (1LL));
-    const uint32_t t___in0 = cols_8[(0LL) + (v__i17) * (1LL)];
+    const uint32_t t___in0 = cols_8[(0LL) + (v__i15) * (1LL)];
     double t___out;
     t___out = t___ptr0[(int64_t)(sdfg::cast<int64_t, uint32_t>(t___in0)) * (1LL)];
-    tmp_16[(0LL) + (v__i17) * (1LL)] = t___out;
+    tmp_14[(0LL) + (v__i15) * (1LL)] = t___out;
   }
 }
 #else
-__global__ void tmp_16_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restrict__ dev_x, double* __restrict__ tmp_16, int64_t N, int64_t v__data6, int64_t v__data7);
-#endif  // tmp_16_l21_0_k2
+__global__ void tmp_14_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restrict__ dev_x, double* __restrict__ tmp_14, int64_t N, int64_t v__data6, int64_t v__data7);
+#endif  // tmp_14_l21_0_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict__ lib_19, int64_t i) {
+__global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict__ lib_17, int64_t i) {
   const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
   if (v__s_i >= (1LL)) return;
   const int64_t v__s = (0LL) + v__s_i * (1LL);
   {  // tasklet assign
-    const double t___in0 = lib_19[(0LL) + (0LL) * (1LL)];
+    const double t___in0 = lib_17[(0LL) + (0LL) * (1LL)];
     double t___out;
     t___out = t___in0;
     arr_1[(0LL) + (i) * (1LL)] = t___out;
   }
 }
 #else
-__global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict__ lib_19, int64_t i);
+__global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict__ lib_17, int64_t i);
 #endif  // assign_single_k3
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_l22_0_k4(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M) {
-  const int64_t v__i23_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i23_i >= (M)) return;
-  const int64_t v__i23 = (0LL) + v__i23_i * (1LL);
+  const int64_t v__i21_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
+  if (v__i21_i >= (M)) return;
+  const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
   {  // tasklet assign
-    const double t___in0 = arr_1[(0LL) + (v__i23) * (1LL)];
+    const double t___in0 = arr_1[(0LL) + (v__i21) * (1LL)];
     double t___out;
     t___out = t___in0;
-    dev_return[(0LL) + (v__i23) * (1LL)] = t___out;
+    dev_return[(0LL) + (v__i21) * (1LL)] = t___out;
   }
 }
 #else
@@ -94,8 +94,6 @@ extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x
   SDFG_CHECK(cudaStreamCreate(&stream));
   cudaEvent_t sdfg_copied;
   SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
-  int64_t v__data11 = 0;
-  int64_t v__data12 = 0;
   int64_t v__data6 = 0;
   int64_t v__data7 = 0;
   int64_t i = 0;
@@ -111,12 +109,12 @@ extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x
   SDFG_CHECK(cudaMalloc((void**)&dev_return, sizeof(double) * (size_t)sdfg::imax((M), 1)));
   double* dev_x = nullptr;
   SDFG_CHECK(cudaMalloc((void**)&dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* lib_19 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_19, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  double* lib_17 = nullptr;
+  SDFG_CHECK(cudaMalloc((void**)&lib_17, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   uint32_t* local_2 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
   uint32_t* local_3 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
-  double* tmp_16 = nullptr; size_t tmp_16_cap = 0;
-  double* vals_13 = nullptr; size_t vals_13_cap = 0;
+  double* tmp_14 = nullptr; size_t tmp_14_cap = 0;
+  double* vals_11 = nullptr; size_t vals_11_cap = 0;
   cublasHandle_t sdfg_blas;
   SDFG_BLAS_CHECK(cublasCreate(&sdfg_blas));
   SDFG_BLAS_CHECK(cublasSetStream(sdfg_blas, stream));
@@ -127,7 +125,7 @@ extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x
       SDFG_CHECK(cudaMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (nnz)), cudaMemcpyHostToDevice, stream));
       SDFG_CHECK(cudaMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (nnz)), cudaMemcpyHostToDevice, stream));
     }
-    // for_l14_22
+    // for_l14_20
     for (i = (0LL); ((-M + i) < 0); i = (i + 1LL)) {
       // assign_l17_4
       {
@@ -165,72 +163,70 @@ extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x
           SDFG_CHECK(cudaLaunchKernel((const void*)cols_8_l19_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
         }
       }
-      v__data11 = (((int64_t)local_2[0]));
-      v__data12 = (((int64_t)local_3[0]));
-      // assign_l20_15
+      // assign_l20_13
       {
-        if ((size_t)sdfg::imax((-v__data11 + v__data12), 1) > vals_13_cap) {
-          if (vals_13) SDFG_CHECK(cudaFree(vals_13));
-          vals_13_cap = (size_t)sdfg::imax((-v__data11 + v__data12), 1);
-          SDFG_CHECK(cudaMalloc((void**)&vals_13, sizeof(double) * vals_13_cap));
+        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > vals_11_cap) {
+          if (vals_11) SDFG_CHECK(cudaFree(vals_11));
+          vals_11_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+          SDFG_CHECK(cudaMalloc((void**)&vals_11, sizeof(double) * vals_11_cap));
         }
-        if ((-v__data11 + v__data12) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((-v__data11 + v__data12) + 256 - 1, 256)));
+        if ((-v__data6 + v__data7) > 0) {
+          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256)));
           dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_A_val, (void*)&vals_13, (void*)&v__data11, (void*)&v__data12};
-          SDFG_CHECK(cudaLaunchKernel((const void*)vals_13_l20_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+          void* sdfg_args[] = {(void*)&dev_A_val, (void*)&vals_11, (void*)&v__data6, (void*)&v__data7};
+          SDFG_CHECK(cudaLaunchKernel((const void*)vals_11_l20_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
         }
       }
-      // assign_l21_18
+      // assign_l21_16
       {
         if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > cols_8_cap) {
           if (cols_8) SDFG_CHECK(cudaFree(cols_8));
           cols_8_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
           SDFG_CHECK(cudaMalloc((void**)&cols_8, sizeof(uint32_t) * cols_8_cap));
         }
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > tmp_16_cap) {
-          if (tmp_16) SDFG_CHECK(cudaFree(tmp_16));
-          tmp_16_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(cudaMalloc((void**)&tmp_16, sizeof(double) * tmp_16_cap));
+        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > tmp_14_cap) {
+          if (tmp_14) SDFG_CHECK(cudaFree(tmp_14));
+          tmp_14_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+          SDFG_CHECK(cudaMalloc((void**)&tmp_14, sizeof(double) * tmp_14_cap));
         }
         if ((-v__data6 + v__data7) > 0) {
           dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256)));
           dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&cols_8, (void*)&dev_x, (void*)&tmp_16, (void*)&N, (void*)&v__data6, (void*)&v__data7};
-          SDFG_CHECK(cudaLaunchKernel((const void*)tmp_16_l21_0_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+          void* sdfg_args[] = {(void*)&cols_8, (void*)&dev_x, (void*)&tmp_14, (void*)&N, (void*)&v__data6, (void*)&v__data7};
+          SDFG_CHECK(cudaLaunchKernel((const void*)tmp_14_l21_0_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
         }
       }
-      // matmul_l21_20
+      // matmul_l21_18
       {
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > tmp_16_cap) {
-          if (tmp_16) SDFG_CHECK(cudaFree(tmp_16));
-          tmp_16_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(cudaMalloc((void**)&tmp_16, sizeof(double) * tmp_16_cap));
+        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > tmp_14_cap) {
+          if (tmp_14) SDFG_CHECK(cudaFree(tmp_14));
+          tmp_14_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+          SDFG_CHECK(cudaMalloc((void**)&tmp_14, sizeof(double) * tmp_14_cap));
         }
-        if ((size_t)sdfg::imax((-v__data11 + v__data12), 1) > vals_13_cap) {
-          if (vals_13) SDFG_CHECK(cudaFree(vals_13));
-          vals_13_cap = (size_t)sdfg::imax((-v__data11 + v__data12), 1);
-          SDFG_CHECK(cudaMalloc((void**)&vals_13, sizeof(double) * vals_13_cap));
+        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > vals_11_cap) {
+          if (vals_11) SDFG_CHECK(cudaFree(vals_11));
+          vals_11_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+          SDFG_CHECK(cudaMalloc((void**)&vals_11, sizeof(double) * vals_11_cap));
         }
         // dot `matmul`: cublas
         {
           // The result stays on the device.
           SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_DEVICE));
-          SDFG_BLAS_CHECK(cublasDdot(sdfg_blas, (int)((-v__data11 + v__data12)), vals_13 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), tmp_16 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_19 + ((0LL) + (0LL) * (1LL))));
+          SDFG_BLAS_CHECK(cublasDdot(sdfg_blas, (int)((-v__data6 + v__data7)), vals_11 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), tmp_14 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_17 + ((0LL) + (0LL) * (1LL))));
           SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_HOST));
         }
       }
-      // assign_l21_21
+      // assign_l21_19
       {
         if ((1LL) > 0) {
           dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
           dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_1, (void*)&lib_19, (void*)&i};
+          void* sdfg_args[] = {(void*)&arr_1, (void*)&lib_17, (void*)&i};
           SDFG_CHECK(cudaLaunchKernel((const void*)assign_single_k3, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
         }
       }
     }
-    // assign_l22_24
+    // assign_l22_22
     {
       if ((M) > 0) {
         dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((M) + 256 - 1, 256)));
@@ -245,7 +241,7 @@ extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x
       SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
       SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
-    // return_l22_25
+    // return_l22_23
     SDFG_CHECK(cudaStreamSynchronize(stream));
     return 0;
     SDFG_CHECK(cudaStreamSynchronize(stream));
@@ -253,11 +249,11 @@ extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x
   };
   int status = run();
 #define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(cudaFree(vals_13));
-  SDFG_RELEASE(cudaFree(tmp_16));
+  SDFG_RELEASE(cudaFree(vals_11));
+  SDFG_RELEASE(cudaFree(tmp_14));
   std::free(local_3);
   std::free(local_2);
-  SDFG_RELEASE(cudaFree(lib_19));
+  SDFG_RELEASE(cudaFree(lib_17));
   SDFG_RELEASE(cudaFree(dev_x));
   SDFG_RELEASE(cudaFree(dev_return));
   SDFG_RELEASE(cudaFree(dev_A_val));
