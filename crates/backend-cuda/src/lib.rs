@@ -32,9 +32,10 @@ impl Accelerator for Cuda {
     }
 
     /// The vendor calls the emitter issues: cuBLAS for matrix products
-    /// (specialized into GEMM, GEMV, DOT) and cuSOLVER for Cholesky. Every
-    /// other operation is expanded into kernels (CUB reductions, batched
-    /// GEMM, transposes and solves are not called yet).
+    /// (specialized into GEMM, GEMV, DOT) and cuSOLVER for Cholesky (`potrf`)
+    /// and linear solves (`getrf` + `getrs`). Every other operation is
+    /// expanded into kernels (CUB reductions, batched GEMM and transposes
+    /// are not called yet).
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {
@@ -42,11 +43,11 @@ impl Accelerator for Cuda {
             LibraryOp::Gemv { .. } => call("cuBLAS", "cublasDgemv"),
             LibraryOp::Dot => call("cuBLAS", "cublasDdot"),
             LibraryOp::Cholesky { .. } => call("cuSOLVER", "cusolverDnDpotrf"),
+            LibraryOp::Solve => call("cuSOLVER", "cusolverDnZgetrf + cusolverDnZgetrs"),
             LibraryOp::BatchedMatMul
             | LibraryOp::Transpose
             | LibraryOp::TensorTranspose { .. }
-            | LibraryOp::Reduce { .. }
-            | LibraryOp::Solve => None,
+            | LibraryOp::Reduce { .. } => None,
         }
     }
 }
@@ -79,6 +80,8 @@ impl Dialect for Cuda {
             status: "cusolverStatus_t",
             success: "CUSOLVER_STATUS_SUCCESS",
             fill: ["CUBLAS_FILL_MODE_UPPER", "CUBLAS_FILL_MODE_LOWER"],
+            transpose: "CUBLAS_OP_T",
+            complex: ["cuComplex", "cuDoubleComplex"],
         }
     }
 }

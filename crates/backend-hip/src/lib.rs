@@ -33,9 +33,10 @@ impl Accelerator for Hip {
     }
 
     /// The vendor calls the emitter issues: hipBLAS for matrix products
-    /// (specialized into GEMM, GEMV, DOT) and hipSOLVER for Cholesky. Every
-    /// other operation is expanded into kernels (hipCUB reductions, batched
-    /// GEMM, transposes and solves are not called yet).
+    /// (specialized into GEMM, GEMV, DOT) and hipSOLVER for Cholesky
+    /// (`potrf`) and linear solves (`getrf` + `getrs`). Every other
+    /// operation is expanded into kernels (hipCUB reductions, batched GEMM
+    /// and transposes are not called yet).
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {
@@ -43,11 +44,11 @@ impl Accelerator for Hip {
             LibraryOp::Gemv { .. } => call("hipBLAS", "hipblasDgemv"),
             LibraryOp::Dot => call("hipBLAS", "hipblasDdot"),
             LibraryOp::Cholesky { .. } => call("hipSOLVER", "hipsolverDnDpotrf"),
+            LibraryOp::Solve => call("hipSOLVER", "hipsolverDnZgetrf + hipsolverDnZgetrs"),
             LibraryOp::BatchedMatMul
             | LibraryOp::Transpose
             | LibraryOp::TensorTranspose { .. }
-            | LibraryOp::Reduce { .. }
-            | LibraryOp::Solve => None,
+            | LibraryOp::Reduce { .. } => None,
         }
     }
 }
@@ -80,6 +81,8 @@ impl Dialect for Hip {
             status: "hipsolverStatus_t",
             success: "HIPSOLVER_STATUS_SUCCESS",
             fill: ["HIPSOLVER_FILL_MODE_UPPER", "HIPSOLVER_FILL_MODE_LOWER"],
+            transpose: "HIPSOLVER_OP_T",
+            complex: ["hipFloatComplex", "hipDoubleComplex"],
         }
     }
 }

@@ -809,10 +809,13 @@ impl<'a> Emitter<'a> {
         Ok(kind.ends_with("DeviceToHost"))
     }
 
-    /// A device-wide GEMM, GEMV or DOT as a call to the dialect's BLAS.
-    /// BLAS is column-major and our arrays row-major: a row-major `M x K`
-    /// matrix with row stride `ld` is the column-major `K x M` matrix with
-    /// leading dimension `ld`, so `C = A B` is computed as `C^T = B^T A^T`.
+    /// A device-wide GEMM, GEMV or DOT as a call to the dialect's BLAS, a
+    /// Cholesky factorization or a linear solve as calls to its dense
+    /// solver. BLAS and LAPACK are column-major and our arrays row-major: a
+    /// row-major `M x K` matrix with row stride `ld` is the column-major
+    /// `K x M` matrix with leading dimension `ld`, so `C = A B` is computed as
+    /// `C^T = B^T A^T`, and a solve factors `A^T` and solves with its
+    /// transpose.
     fn vendor_call(
         &mut self,
         label: &str,
@@ -966,15 +969,106 @@ impl<'a> Emitter<'a> {
                      {pad}  }}\n{pad}}}"
                 )
             }
+            LibraryOp::Solve => {
+                let (a, da, t) = operand("_a", true)?;
+                let (bm, db, _) = operand("_b", true)?;
+                let (xm, dx, _) = operand("_x", false)?;
+                let (Some((nrows, lda)), Some((_, ldb)), Some((_, ldx))) =
+                    (da.first(), db.first(), dx.first())
+                else {
+                    return Err(refuse("a solve of the wrong shapes".to_owned()));
+                };
+                // A vector right-hand side is one column; a matrix has `m`.
+                let (nrhs, matrix) = match db.get(1) {
+                    Some((m, _)) => (m.clone(), true),
+                    None => ("1".to_owned(), false),
+                };
+                let sv = self.d.solver();
+                let (x, vt) = match t {
+                    DType::Float32 => ("S", "float"),
+                    DType::Float64 => ("D", "double"),
+                    DType::Complex64 => ("C", sv.complex[0]),
+                    DType::Complex128 => ("Z", sv.complex[1]),
+                    other => return Err(refuse(format!("a vendor solve on {other}"))),
+                };
+                let ty = ctype(t);
+                let m2d = self.api("Memcpy2DAsync");
+                let d2d = self.api("MemcpyDeviceToDevice");
+                let malloc = self.api("Malloc");
+                let free = self.api("Free");
+                let launch = self.api("LaunchKernel");
+                let (sp, op_t) = (sv.prefix, sv.transpose);
+                self.solver_used = true;
+                // Row-major A is column-major A^T: getrf factors A^T, and
+                // getrs with the transpose solves A X = B. The right-hand
+                // sides must be column-major: a vector is; a matrix is
+                // transposed into the workspace and back.
+                let to_rhs = if matrix {
+                    format!(
+                        "{pad}  if (sdfg_n > 0 && sdfg_m > 0) {{\n\
+                         {pad}    int64_t sdfg_rows = sdfg_n, sdfg_cols = sdfg_m, sdfg_ldd = sdfg_n;\n\
+                         {pad}    const {ty}* sdfg_src = sdfg_b;\n\
+                         {pad}    dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));\n\
+                         {pad}    dim3 sdfg_block(32, 8);\n\
+                         {pad}    void* sdfg_args[] = {{(void*)&sdfg_rhs, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_ldb, (void*)&sdfg_rows, (void*)&sdfg_cols}};\n\
+                         {pad}    SDFG_CHECK({launch}((const void*)sdfg::transpose<{ty}>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));\n\
+                         {pad}  }}\n"
+                    )
+                } else {
+                    format!(
+                        "{pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_rhs, sizeof({ty}), sdfg_b, sizeof({ty}) * sdfg_ldb, sizeof({ty}), sdfg_n, {d2d}, stream));\n"
+                    )
+                };
+                let from_rhs = if matrix {
+                    format!(
+                        "{pad}  if (sdfg_n > 0 && sdfg_m > 0) {{\n\
+                         {pad}    int64_t sdfg_rows = sdfg_m, sdfg_cols = sdfg_n, sdfg_lds = sdfg_n;\n\
+                         {pad}    const {ty}* sdfg_src = sdfg_rhs;\n\
+                         {pad}    dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));\n\
+                         {pad}    dim3 sdfg_block(32, 8);\n\
+                         {pad}    void* sdfg_args[] = {{(void*)&sdfg_x, (void*)&sdfg_ldx, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols}};\n\
+                         {pad}    SDFG_CHECK({launch}((const void*)sdfg::transpose<{ty}>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));\n\
+                         {pad}  }}\n"
+                    )
+                } else {
+                    format!(
+                        "{pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_x, sizeof({ty}) * sdfg_ldx, sdfg_rhs, sizeof({ty}), sizeof({ty}), sdfg_n, {d2d}, stream));\n"
+                    )
+                };
+                format!(
+                    "{{\n{pad}  {ty}* sdfg_a = {a};\n{pad}  {ty}* sdfg_b = {bm};\n{pad}  {ty}* sdfg_x = {xm};\n\
+                     {pad}  int64_t sdfg_n = {nrows}, sdfg_m = {nrhs}, sdfg_lda = {lda}, sdfg_ldb = {ldb}, sdfg_ldx = {ldx};\n\
+                     {pad}  // One workspace: getrf's scratch, the factors, the right-hand\n\
+                     {pad}  // sides (column-major) and the pivots.\n\
+                     {pad}  int sdfg_lwork = 0;\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf_bufferSize(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_a, (int)sdfg_lda, &sdfg_lwork));\n\
+                     {pad}  size_t sdfg_need = sizeof({ty}) * ((size_t)sdfg_lwork + (size_t)(sdfg_n * sdfg_n) + (size_t)(sdfg_n * sdfg_m)) + sizeof(int) * (size_t)sdfg_n;\n\
+                     {pad}  if (sdfg_need > sdfg_work_cap) {{\n\
+                     {pad}    if (sdfg_work) SDFG_CHECK({free}(sdfg_work));\n\
+                     {pad}    sdfg_work_cap = sdfg_need;\n\
+                     {pad}    SDFG_CHECK({malloc}(&sdfg_work, sdfg_work_cap));\n\
+                     {pad}  }}\n\
+                     {pad}  {ty}* sdfg_scratch = ({ty}*)sdfg_work;\n\
+                     {pad}  {ty}* sdfg_lu = sdfg_scratch + sdfg_lwork;\n\
+                     {pad}  {ty}* sdfg_rhs = sdfg_lu + sdfg_n * sdfg_n;\n\
+                     {pad}  int* sdfg_pivots = (int*)(sdfg_rhs + sdfg_n * sdfg_m);\n\
+                     {pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_lu, sizeof({ty}) * sdfg_n, sdfg_a, sizeof({ty}) * sdfg_lda, sizeof({ty}) * sdfg_n, sdfg_n, {d2d}, stream));\n\
+                     {to_rhs}\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_lu, (int)sdfg_n, ({vt}*)sdfg_scratch, sdfg_pivots, sdfg_info));\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrs(sdfg_solver, {op_t}, (int)sdfg_n, (int)sdfg_m, ({vt}*)sdfg_lu, (int)sdfg_n, sdfg_pivots, ({vt}*)sdfg_rhs, (int)sdfg_n, sdfg_info));\n\
+                     {from_rhs}\
+                     {pad}}}"
+                )
+            }
             other => {
                 return Err(refuse(format!(
-                    "the device-wide library node `{}` ({}): only GEMM, GEMV, DOT and Cholesky are vendor calls; lower the others first (sdfg_passes::lower_library_nodes)",
+                    "the device-wide library node `{}` ({}): only GEMM, GEMV, DOT, Cholesky and Solve are vendor calls; lower the others first (sdfg_passes::lower_library_nodes)",
                     l.label,
                     other.name()
                 )));
             }
         };
-        let library = if matches!(l.op, LibraryOp::Cholesky { .. }) {
+        let library = if matches!(l.op, LibraryOp::Cholesky { .. } | LibraryOp::Solve) {
             self.d.solver().prefix
         } else {
             self.blas_used = true;

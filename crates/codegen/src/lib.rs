@@ -45,13 +45,15 @@ pub trait Dialect: Accelerator + Sync {
     fn source_extension(&self) -> &'static str;
     /// The BLAS library device-wide GEMM, GEMV and DOT calls go to.
     fn blas(&self) -> Blas;
-    /// The dense solver library device-wide Cholesky factorizations go to.
+    /// The dense solver library device-wide Cholesky factorizations and
+    /// linear solves go to.
     fn solver(&self) -> Solver;
 }
 
 /// Names of a dense solver with cuSOLVER's `Dn` API shape (cuSOLVER,
 /// hipSOLVER's compatibility API): `{prefix}Create`, `{prefix}SetStream`,
-/// `{prefix}Dpotrf_bufferSize`, `{prefix}Dpotrf`, `{prefix}Handle_t`.
+/// `{prefix}Dpotrf_bufferSize`, `{prefix}Dpotrf`, `{prefix}Zgetrf`,
+/// `{prefix}Zgetrs`, `{prefix}Handle_t`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Solver {
     /// The header (`"cusolverDn.h"`).
@@ -64,6 +66,12 @@ pub struct Solver {
     pub success: &'static str,
     /// The fill-mode constants for the upper and the lower triangle.
     pub fill: [&'static str; 2],
+    /// The operation constant that transposes (`getrs` solves with the
+    /// transpose of the factored matrix).
+    pub transpose: &'static str,
+    /// The vendor's single and double complex types, which the solver's
+    /// complex functions take (layout-compatible with the prelude's).
+    pub complex: [&'static str; 2],
 }
 
 /// Names of a vendor BLAS with the cuBLAS v2 API shape (cuBLAS, hipBLAS):

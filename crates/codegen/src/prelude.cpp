@@ -192,10 +192,19 @@ template <class T> __global__ void zero_triangle(T* a, int64_t n, int64_t ld, in
   int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n && j < n && (upper ? j > i : j < i)) a[i * ld + j] = T(0);
 }
+// dst = src^T: src is rows x cols with row stride lds, dst cols x rows with
+// row stride ldd (the right-hand sides of a vendor solve, to and from
+// column-major).
+template <class T> __global__ void transpose(T* dst, int64_t ldd, const T* src, int64_t lds, int64_t rows, int64_t cols) {
+  int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
+  int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < rows && j < cols) dst[j * ldd + i] = src[i * lds + j];
+}
 }  // namespace sdfg
 #else
 namespace sdfg {
 template <class T> __global__ void zero_triangle(T* a, int64_t n, int64_t ld, int upper);
+template <class T> __global__ void transpose(T* dst, int64_t ldd, const T* src, int64_t lds, int64_t rows, int64_t cols);
 }  // namespace sdfg
 #endif
 // ---- end of the sdfg prelude ----

@@ -345,6 +345,46 @@ fn device_wide_products_become_blas_calls_on_the_stream() {
 }
 
 #[test]
+fn a_device_wide_solve_factors_a_copy_and_solves_column_major_right_hand_sides() {
+    // Complex, against a matrix (transposed to column-major and back) and a
+    // vector (column-major already).
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.complex128[N, N], B: dc.complex128[N, M], X: dc.complex128[N, M], b: dc.float64[N], x: dc.float64[N], R: dc.float64[N, N]):\n    X[:] = np.linalg.solve(A, B)\n    x[:] = np.linalg.solve(R, b)\n";
+    let sdfg = program(src);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let (mut out, _) = offload(&sdfg, d, &Options::default()).unwrap();
+        sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
+        let s = emit(&out, d).unwrap().source;
+        let sv = d.solver();
+        let p = sv.prefix;
+        let z = sv.complex[1];
+        // Row-major A is column-major A^T: solve with the transpose.
+        assert!(
+            s.contains(&format!(
+                "{p}Zgetrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({z}*)sdfg_lu"
+            )),
+            "{s}"
+        );
+        assert!(
+            s.contains(&format!("{p}Zgetrs(sdfg_solver, {}, ", sv.transpose)),
+            "{s}"
+        );
+        assert!(
+            s.contains(&format!("{p}Dgetrs(sdfg_solver, {}, ", sv.transpose)),
+            "{s}"
+        );
+        // The matrix right-hand sides go through the transpose kernel twice,
+        // the vector's through none (only solves use that kernel).
+        let calls: Vec<&str> = s.split("One workspace").skip(1).collect();
+        assert_eq!(calls.len(), 2, "{s}");
+        for call in calls {
+            let transposes = call.matches("sdfg::transpose<").count();
+            let complex = call.contains(&format!("{p}Zgetrs("));
+            assert_eq!(transposes, if complex { 2 } else { 0 }, "{call}");
+        }
+    }
+}
+
+#[test]
 fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_triangle() {
     let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], L: dc.float64[N, N]):\n    L[:] = np.linalg.cholesky(A)\n";
     let sdfg = program(src);

@@ -33,15 +33,17 @@
 //! stays a library node, specialized by operand ranks into GEMM, GEMV or DOT
 //! (float operands with unit stride along rows), and the emitter calls the
 //! vendor BLAS; a device-wide Cholesky factorization of a float matrix stays
-//! a library node too, for the vendor dense solver (`potrf`). Reductions are
+//! a library node too, for the vendor dense solver (`potrf`), and so does a
+//! device-wide linear solve (`getrf` + `getrs`). Reductions are
 //! expanded even where a vendor call exists; the returned lines say which
 //! vendor call was not used.
 //!
 //! A linear solve at host level of a state becomes one single-thread scope
 //! too: LU factorization with partial pivoting of a copy of the matrix (the
 //! pivot row, read from data, is swapped through pointer connectors), then
-//! forward elimination of the right-hand sides and back substitution. No
-//! accelerator maps it to a vendor solver yet (`getrf`/`getrs`).
+//! forward elimination of the right-hand sides and back substitution. A
+//! device-wide solve whose accelerator maps it stays a library node for the
+//! vendor solver (`getrf` + `getrs`), for real and complex matrices.
 //!
 //! Operations without an expansion here (GEMM and GEMV given with
 //! scaling, a vector against a stack of matrices, Cholesky inside a map or
@@ -1537,28 +1539,50 @@ fn vendor_form(
     }
 }
 
-/// A Cholesky factorization a dense solver can take as is: real `float32`
-/// or `float64` square matrices with unit stride along rows.
+/// A factorization or solve a dense solver can take as is, with unit stride
+/// along rows (LAPACK takes a leading dimension, not two strides): a
+/// Cholesky factorization of a real `float32` or `float64` square matrix
+/// (`potrf`), or a linear solve of a real or complex square matrix against
+/// a vector or a matrix of its rows, all of one type (`getrf` + `getrs`).
 fn solver_form(
     op: &LibraryOp,
     inputs: &BTreeMap<String, Operand>,
     outputs: &BTreeMap<String, Operand>,
     containers: &BTreeMap<String, DataDesc>,
 ) -> Option<(LibraryOp, Vec<(&'static str, &'static str)>)> {
-    let LibraryOp::Cholesky { .. } = op else {
-        return None;
-    };
-    let (a, b) = (inputs.get("_a")?, outputs.get("_b")?);
     let square = |o: &Operand| {
         let e = extents(&o.memlet);
         e.len() == 2 && e[0] == e[1] && unit_rows(o, containers)
     };
-    let dtype = containers.get(&b.memlet.data)?.dtype;
-    let float = matches!(dtype, DType::Float32 | DType::Float64)
-        && containers
-            .get(&a.memlet.data)
-            .is_some_and(|d| d.dtype == dtype);
-    (float && square(a) && square(b)).then(|| (op.clone(), Vec::new()))
+    let dtype_of = |o: &Operand| containers.get(&o.memlet.data).map(|d| d.dtype);
+    let ok = match op {
+        LibraryOp::Cholesky { .. } => {
+            let (a, b) = (inputs.get("_a")?, outputs.get("_b")?);
+            let dtype = dtype_of(b)?;
+            matches!(dtype, DType::Float32 | DType::Float64)
+                && dtype_of(a) == Some(dtype)
+                && square(a)
+                && square(b)
+        }
+        LibraryOp::Solve => {
+            let (a, b, x) = (inputs.get("_a")?, inputs.get("_b")?, outputs.get("_x")?);
+            let dtype = dtype_of(x)?;
+            let rows = extents(&a.memlet).first().cloned();
+            let rhs = |o: &Operand| {
+                let e = extents(&o.memlet);
+                (1..=2).contains(&e.len()) && e.first() == rows.as_ref() && unit_rows(o, containers)
+            };
+            (dtype.is_float() || dtype.is_complex())
+                && dtype_of(a) == Some(dtype)
+                && dtype_of(b) == Some(dtype)
+                && square(a)
+                && rhs(b)
+                && rhs(x)
+                && extents(&b.memlet) == extents(&x.memlet)
+        }
+        _ => false,
+    };
+    ok.then(|| (op.clone(), Vec::new()))
 }
 
 /// Whether a matrix operand has unit element stride along its last

@@ -175,6 +175,7 @@ impl sdfg_passes::Accelerator for WithBlas {
             L::Gemv { .. } => "gemv",
             L::Dot => "dot",
             L::Cholesky { .. } => "potrf",
+            L::Solve => "getrf+getrs",
             _ => return None,
         };
         Some(sdfg_passes::VendorCall {
@@ -247,6 +248,31 @@ fn a_device_wide_cholesky_an_accelerator_maps_to_a_solver_stays_a_library_node()
     assert!(lines.iter().any(|l| l.contains("BLAS potrf")), "{lines:?}");
     same(&reference, &run(&device, &a));
     // Negative control: the simulated accelerator maps nothing; expanded.
+    let (mut sim, _) = offload(&sdfg, &SimAccelerator, &Options::default()).unwrap();
+    lower_library_nodes(&mut sim, &SimAccelerator).unwrap();
+    assert_eq!(library_nodes(&sim), 0);
+}
+
+#[test]
+fn a_device_wide_solve_an_accelerator_maps_to_a_solver_stays_a_library_node() {
+    let sdfg = program(
+        "    for i in range(N):\n        A[i, i] = A[i, i] + N\n    X[:] = np.linalg.solve(A, B)\n",
+        "A: dc.complex128[N, N], B: dc.complex128[N, M], X: dc.complex128[N, M]",
+    );
+    let a = args(&sdfg);
+    let reference = run(&sdfg, &a);
+    let (mut device, _) = offload(&sdfg, &WithBlas, &Options::default()).unwrap();
+    let lines = lower_library_nodes(&mut device, &WithBlas).unwrap();
+    assert_eq!(library_nodes(&device), 1, "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("BLAS getrf+getrs")),
+        "{lines:?}"
+    );
+    same(&reference, &run(&device, &a));
+    // Controls: on the host, or where nothing is mapped, it is expanded.
+    let mut host = sdfg.clone();
+    lower_library_nodes(&mut host, &WithBlas).unwrap();
+    assert_eq!(library_nodes(&host), 0);
     let (mut sim, _) = offload(&sdfg, &SimAccelerator, &Options::default()).unwrap();
     lower_library_nodes(&mut sim, &SimAccelerator).unwrap();
     assert_eq!(library_nodes(&sim), 0);

@@ -3,6 +3,7 @@
 // compile checks where hipSOLVER is not installed. See ../README.md.
 #pragma once
 #include <hip/hip_runtime_api.h>
+#include <hip/hip_complex.h>
 
 typedef void* hipsolverHandle_t;
 typedef hipsolverHandle_t hipsolverDnHandle_t;
@@ -27,6 +28,12 @@ typedef enum {
   HIPSOLVER_FILL_MODE_LOWER = 122
 } hipsolverFillMode_t;
 
+typedef enum {
+  HIPSOLVER_OP_N = 111,
+  HIPSOLVER_OP_T = 112,
+  HIPSOLVER_OP_C = 113
+} hipsolverOperation_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,6 +54,38 @@ hipsolverStatus_t hipsolverDnSpotrf(hipsolverDnHandle_t handle, hipsolverFillMod
 hipsolverStatus_t hipsolverDnDpotrf(hipsolverDnHandle_t handle, hipsolverFillMode_t uplo,
                                     int n, double* A, int lda, double* work, int lwork,
                                     int* devInfo);
+
+hipsolverStatus_t hipsolverDnSgetrf_bufferSize(hipsolverDnHandle_t handle, int m, int n,
+                                               float* A, int lda, int* lwork);
+hipsolverStatus_t hipsolverDnSgetrf(hipsolverDnHandle_t handle, int m, int n, float* A,
+                                    int lda, float* work, int* devIpiv, int* devInfo);
+hipsolverStatus_t hipsolverDnSgetrs(hipsolverDnHandle_t handle, hipsolverOperation_t trans,
+                                    int n, int nrhs, const float* A, int lda,
+                                    const int* devIpiv, float* B, int ldb, int* devInfo);
+
+hipsolverStatus_t hipsolverDnDgetrf_bufferSize(hipsolverDnHandle_t handle, int m, int n,
+                                               double* A, int lda, int* lwork);
+hipsolverStatus_t hipsolverDnDgetrf(hipsolverDnHandle_t handle, int m, int n, double* A,
+                                    int lda, double* work, int* devIpiv, int* devInfo);
+hipsolverStatus_t hipsolverDnDgetrs(hipsolverDnHandle_t handle, hipsolverOperation_t trans,
+                                    int n, int nrhs, const double* A, int lda,
+                                    const int* devIpiv, double* B, int ldb, int* devInfo);
+
+hipsolverStatus_t hipsolverDnCgetrf_bufferSize(hipsolverDnHandle_t handle, int m, int n,
+                                               hipFloatComplex* A, int lda, int* lwork);
+hipsolverStatus_t hipsolverDnCgetrf(hipsolverDnHandle_t handle, int m, int n, hipFloatComplex* A,
+                                    int lda, hipFloatComplex* work, int* devIpiv, int* devInfo);
+hipsolverStatus_t hipsolverDnCgetrs(hipsolverDnHandle_t handle, hipsolverOperation_t trans,
+                                    int n, int nrhs, const hipFloatComplex* A, int lda,
+                                    const int* devIpiv, hipFloatComplex* B, int ldb, int* devInfo);
+
+hipsolverStatus_t hipsolverDnZgetrf_bufferSize(hipsolverDnHandle_t handle, int m, int n,
+                                               hipDoubleComplex* A, int lda, int* lwork);
+hipsolverStatus_t hipsolverDnZgetrf(hipsolverDnHandle_t handle, int m, int n, hipDoubleComplex* A,
+                                    int lda, hipDoubleComplex* work, int* devIpiv, int* devInfo);
+hipsolverStatus_t hipsolverDnZgetrs(hipsolverDnHandle_t handle, hipsolverOperation_t trans,
+                                    int n, int nrhs, const hipDoubleComplex* A, int lda,
+                                    const int* devIpiv, hipDoubleComplex* B, int ldb, int* devInfo);
 
 #ifdef __cplusplus
 }
