@@ -710,7 +710,7 @@ impl<'s, 'c> Machine<'s, 'c> {
 
     /// The address of a scalar access as an affine function of the map's
     /// parameters, if it is one and every address it takes is inside an
-    /// allocation the map's side may touch without initialisation tracking.
+    /// allocation the map's side may touch.
     fn linearize(
         &self,
         env: &Env<'s>,
@@ -722,7 +722,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         let b = &env.bindings[a.container];
         let alloc = b.alloc?;
         let mem = &self.mem.allocations[alloc];
-        if mem.init.is_some() || (!mem.register && mem.space != side) {
+        if !mem.register && mem.space != side {
             return None;
         }
         let mut base = b.offset;
@@ -788,6 +788,11 @@ impl<'s, 'c> Machine<'s, 'c> {
             let Some(l) = self.linearize(env, a, m, bounds, side) else {
                 return Ok(false);
             };
+            // A transient read must be initialised everywhere the map reads
+            // it; where it is not, the general path reports the first read.
+            if !self.box_initialized(&l, bounds) {
+                return Ok(false);
+            }
             inputs.push((*slot, l));
         }
         let mut outputs = Vec::new();
@@ -796,6 +801,10 @@ impl<'s, 'c> Machine<'s, 'c> {
                 let Some(l) = self.linearize(env, a, m, bounds, side) else {
                     return Ok(false);
                 };
+                // A combining write reads the old value: it must be there.
+                if wcr.is_some() && !self.box_initialized(&l, bounds) {
+                    return Ok(false);
+                }
                 outputs.push((*slot, l, *wcr));
             }
         }
@@ -858,6 +867,9 @@ impl<'s, 'c> Machine<'s, 'c> {
                     }
                 };
                 elements.set(addr, v);
+                if let Some(init) = &mut self.mem.allocations[l.alloc].init {
+                    init[addr] = true;
+                }
             }
             // Advance the innermost parameter, carrying outward.
             let mut d = dims;
@@ -875,6 +887,38 @@ impl<'s, 'c> Machine<'s, 'c> {
                 }
                 point[d] = first;
                 env.syms[m.params[d]] = first;
+            }
+        }
+    }
+
+    /// Whether every address `l` takes over the box of `bounds` holds an
+    /// initialised element (always, for an allocation without tracking).
+    fn box_initialized(&self, l: &Linear, bounds: &[(i64, i64, i64)]) -> bool {
+        let Some(init) = &self.mem.allocations[l.alloc].init else {
+            return true;
+        };
+        let mut point: Vec<i64> = bounds.iter().map(|b| b.0).collect();
+        loop {
+            if !usize::try_from(l.at(&point))
+                .ok()
+                .and_then(|i| init.get(i).copied())
+                .unwrap_or(false)
+            {
+                return false;
+            }
+            let mut d = bounds.len();
+            loop {
+                if d == 0 {
+                    return true;
+                }
+                d -= 1;
+                let (first, last, step) = bounds[d];
+                let next = point[d] + step;
+                if (step > 0 && next <= last) || (step < 0 && next >= last) {
+                    point[d] = next;
+                    break;
+                }
+                point[d] = first;
             }
         }
     }
