@@ -2175,3 +2175,42 @@ fn host_reads_of_data_are_reused_until_the_data_changes() {
     let out = run(&sdfg, args);
     assert_close(&output(&out, "y", &[3]), &[3.0, 3.0, 10.0]);
 }
+
+#[test]
+fn constructs_around_the_new_features_that_are_refused_by_name() {
+    // A declaration without a value.
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N]):\n    t: dc.float64\n    x[0] = 1.0\n",
+        7,
+        5,
+    );
+    assert_unsupported(&kind, "an annotation without a value");
+    // A local scalar declared inside a map body.
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N]):\n    for i in dc.map[0:N]:\n        t = dc.define_local_scalar(dc.float64)\n        x[i] = 1.0\n",
+        8,
+        13,
+    );
+    assert_unsupported(&kind, "`define_local_scalar` inside a `dace.map` body");
+    // An indirect `out=` argument.
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], idx: dc.int64[N]):\n    np.add(x, 1.0, out=x[idx])\n",
+        7,
+        24,
+    );
+    assert_unsupported(&kind, "an indirect `out=` argument");
+    // Unpacking a program that returns one value.
+    let kind = error_at(
+        "\n@dc.program\ndef g(x: dc.float64[N]):\n    return x\n\n@dc.program\ndef f(x: dc.float64[N]):\n    a, b = g(x)\n",
+        11,
+        5,
+    );
+    assert_unsupported(&kind, "unpacking a value that is not a tuple");
+    // A tuple returned by a program inlined in a map body.
+    let kind = error_at(
+        "\n@dc.program\ndef g(v: dc.float64):\n    return v, v\n\n@dc.program\ndef f(x: dc.float64[N], y: dc.float64[N]):\n    for i in dc.map[0:N]:\n        a, b = g(x[i])\n        y[i] = a + b\n",
+        7,
+        5,
+    );
+    assert_unsupported(&kind, "a tuple `return` in a `dace.map` body");
+}
