@@ -2047,6 +2047,21 @@ fn updates_inside_maps_that_iterations_share_combine_atomically() {
     let out = run(&sdfg, args);
     assert_close(&output(&out, "out", &[1]), &[4.5]);
     assert_close(&output(&out, "y", &[4]), &[2.5, -1.0, 4.0, 0.5]);
+    // Regions: row i belongs to iteration i; row 0 is everybody's.
+    let sdfg = compile(
+        "@dc.program\ndef f(x: dc.float64[N], A: dc.float64[N, M], B: dc.float64[N, M]):\n    for i in dc.map[0:N]:\n        A[i, :] += x[i]\n        B[0, :] += x[i]\n",
+    );
+    assert_eq!(wcrs_writing(&sdfg, "A"), vec![None], "{}", summary(&sdfg));
+    assert_eq!(wcrs_writing(&sdfg, "B"), vec![Some(sdfg_ir::Wcr::Sum)]);
+    let args = Arguments::default()
+        .symbol("N", 2)
+        .symbol("M", 2)
+        .array("x", arr(&[2], vec![1.0, 2.0]))
+        .array("A", zeros(&[2, 2]))
+        .array("B", zeros(&[2, 2]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "A", &[2, 2]), &[1.0, 1.0, 2.0, 2.0]);
+    assert_close(&output(&out, "B", &[2, 2]), &[3.0, 3.0, 0.0, 0.0]);
 }
 
 #[test]

@@ -3,15 +3,26 @@
 use super::*;
 
 impl<'m> Lowerer<'m> {
-    /// Whether the iterations of the enclosing maps write distinct elements
-    /// of `target`: every map parameter is, on its own, the index of one of
-    /// the target's dimensions (so different iterations differ there).
+    /// Whether the iterations of the enclosing maps write disjoint parts of
+    /// `target`: every map parameter, plus a constant, indexes one of the
+    /// target's dimensions (so different iterations differ there, whatever
+    /// the region's other dimensions cover).
     pub(super) fn owns_element(&self, target: &ArrayRef) -> bool {
-        let index = target.index(&[]);
+        if target.reshaped.is_some() {
+            return false;
+        }
+        let indices: Vec<&SymExpr> = target
+            .dims
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Index(e) => Some(e),
+                _ => None,
+            })
+            .collect();
         self.map_ctx.iter().all(|(p, _)| {
             let param = SymExpr::symbol(p.clone());
-            index.iter().any(|i| (i - &param).as_int().is_some())
-        }) && target.order.is_empty()
+            indices.iter().any(|i| (*i - &param).as_int().is_some())
+        })
     }
 
     /// `target[...] = value`, elementwise with broadcasting, as one map.
