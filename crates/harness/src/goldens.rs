@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 /// `corpus/npbench/` without `.py`: products (GEMM, GEMV, DOT shapes),
 /// reductions, stencils in 1-D to 3-D, sequential recurrences, a dynamic
 /// programme and in-place updates; gathers through data-dependent slices
-/// (spmv), indirect atomic updates (azimint_hist), and a complex linear
-/// solve with its single-thread LU expansion (contour_integral).
-pub const KERNELS: [&str; 17] = [
+/// (spmv), indirect atomic updates (azimint_hist), a complex linear solve
+/// through the vendor solver (contour_integral), and reshaped views whose
+/// shapes change from one stage to the next (stockham_fft).
+pub const KERNELS: [&str; 18] = [
     "polybench/atax",
     "polybench/bicg",
     "polybench/covariance",
@@ -36,6 +37,7 @@ pub const KERNELS: [&str; 17] = [
     "misc/spmv",
     "misc/azimint_hist",
     "misc/contour_integral",
+    "misc/stockham_fft",
 ];
 
 /// Where the golden of `kernel` for `backend` lives.
