@@ -1003,36 +1003,44 @@ impl<'a> Emitter<'a> {
                 // getrs with the transpose solves A X = B. The right-hand
                 // sides must be column-major: a vector is; a matrix is
                 // transposed into the workspace and back.
-                let to_rhs = if matrix {
+                // dst = src^T on the stream, for src `rows x cols` (row
+                // strides as named).
+                let transpose = |dst: &str,
+                                 ldd: &str,
+                                 src: &str,
+                                 lds: &str,
+                                 rows: &str,
+                                 cols: &str| {
                     format!(
-                        "{pad}  if (sdfg_n > 0 && sdfg_m > 0) {{\n\
-                         {pad}    int64_t sdfg_rows = sdfg_n, sdfg_cols = sdfg_m, sdfg_ldd = sdfg_n;\n\
-                         {pad}    const {ty}* sdfg_src = sdfg_b;\n\
+                        "{pad}  if ({rows} > 0 && {cols} > 0) {{\n\
+                         {pad}    int64_t sdfg_rows = {rows}, sdfg_cols = {cols}, sdfg_ldd = {ldd}, sdfg_lds = {lds};\n\
+                         {pad}    const {ty}* sdfg_src = {src};\n\
                          {pad}    dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));\n\
                          {pad}    dim3 sdfg_block(32, 8);\n\
-                         {pad}    void* sdfg_args[] = {{(void*)&sdfg_rhs, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_ldb, (void*)&sdfg_rows, (void*)&sdfg_cols}};\n\
+                         {pad}    void* sdfg_args[] = {{(void*)&{dst}, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols}};\n\
                          {pad}    SDFG_CHECK({launch}((const void*)sdfg::transpose<{ty}>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));\n\
                          {pad}  }}\n"
-                    )
-                } else {
-                    format!(
-                        "{pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_rhs, sizeof({ty}), sdfg_b, sizeof({ty}) * sdfg_ldb, sizeof({ty}), sdfg_n, {d2d}, stream));\n"
                     )
                 };
-                let from_rhs = if matrix {
+                // A strided vector copied (element strides as named).
+                let column = |dst: &str, dstride: &str, src: &str, sstride: &str| {
                     format!(
-                        "{pad}  if (sdfg_n > 0 && sdfg_m > 0) {{\n\
-                         {pad}    int64_t sdfg_rows = sdfg_m, sdfg_cols = sdfg_n, sdfg_lds = sdfg_n;\n\
-                         {pad}    const {ty}* sdfg_src = sdfg_rhs;\n\
-                         {pad}    dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));\n\
-                         {pad}    dim3 sdfg_block(32, 8);\n\
-                         {pad}    void* sdfg_args[] = {{(void*)&sdfg_x, (void*)&sdfg_ldx, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols}};\n\
-                         {pad}    SDFG_CHECK({launch}((const void*)sdfg::transpose<{ty}>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));\n\
-                         {pad}  }}\n"
+                        "{pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}({dst}, sizeof({ty}) * {dstride}, {src}, sizeof({ty}) * {sstride}, sizeof({ty}), sdfg_n, {d2d}, stream));\n"
+                    )
+                };
+                let (to_rhs, from_rhs) = if matrix {
+                    (
+                        transpose(
+                            "sdfg_rhs", "sdfg_n", "sdfg_b", "sdfg_ldb", "sdfg_n", "sdfg_m",
+                        ),
+                        transpose(
+                            "sdfg_x", "sdfg_ldx", "sdfg_rhs", "sdfg_n", "sdfg_m", "sdfg_n",
+                        ),
                     )
                 } else {
-                    format!(
-                        "{pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_x, sizeof({ty}) * sdfg_ldx, sdfg_rhs, sizeof({ty}), sizeof({ty}), sdfg_n, {d2d}, stream));\n"
+                    (
+                        column("sdfg_rhs", "1", "sdfg_b", "sdfg_ldb"),
+                        column("sdfg_x", "sdfg_ldx", "sdfg_rhs", "1"),
                     )
                 };
                 format!(

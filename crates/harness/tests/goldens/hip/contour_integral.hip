@@ -363,21 +363,21 @@ extern "C" int kernel(sdfg::complex<double>* Ham, sdfg::complex<double>* int_pts
           int* sdfg_pivots = (int*)(sdfg_rhs + sdfg_n * sdfg_m);
           if (sdfg_n > 0) SDFG_CHECK(hipMemcpy2DAsync(sdfg_lu, sizeof(sdfg::complex<double>) * sdfg_n, sdfg_a, sizeof(sdfg::complex<double>) * sdfg_lda, sizeof(sdfg::complex<double>) * sdfg_n, sdfg_n, hipMemcpyDeviceToDevice, stream));
           if (sdfg_n > 0 && sdfg_m > 0) {
-            int64_t sdfg_rows = sdfg_n, sdfg_cols = sdfg_m, sdfg_ldd = sdfg_n;
+            int64_t sdfg_rows = sdfg_n, sdfg_cols = sdfg_m, sdfg_ldd = sdfg_n, sdfg_lds = sdfg_ldb;
             const sdfg::complex<double>* sdfg_src = sdfg_b;
             dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));
             dim3 sdfg_block(32, 8);
-            void* sdfg_args[] = {(void*)&sdfg_rhs, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_ldb, (void*)&sdfg_rows, (void*)&sdfg_cols};
+            void* sdfg_args[] = {(void*)&sdfg_rhs, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols};
             SDFG_CHECK(hipLaunchKernel((const void*)sdfg::transpose<sdfg::complex<double>>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
           }
           SDFG_SOLVER_CHECK(hipsolverDnZgetrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, (hipDoubleComplex*)sdfg_lu, (int)sdfg_n, (hipDoubleComplex*)sdfg_scratch, sdfg_pivots, sdfg_info));
           SDFG_SOLVER_CHECK(hipsolverDnZgetrs(sdfg_solver, HIPSOLVER_OP_T, (int)sdfg_n, (int)sdfg_m, (hipDoubleComplex*)sdfg_lu, (int)sdfg_n, sdfg_pivots, (hipDoubleComplex*)sdfg_rhs, (int)sdfg_n, sdfg_info));
-          if (sdfg_n > 0 && sdfg_m > 0) {
-            int64_t sdfg_rows = sdfg_m, sdfg_cols = sdfg_n, sdfg_lds = sdfg_n;
+          if (sdfg_m > 0 && sdfg_n > 0) {
+            int64_t sdfg_rows = sdfg_m, sdfg_cols = sdfg_n, sdfg_ldd = sdfg_ldx, sdfg_lds = sdfg_n;
             const sdfg::complex<double>* sdfg_src = sdfg_rhs;
             dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));
             dim3 sdfg_block(32, 8);
-            void* sdfg_args[] = {(void*)&sdfg_x, (void*)&sdfg_ldx, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols};
+            void* sdfg_args[] = {(void*)&sdfg_x, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols};
             SDFG_CHECK(hipLaunchKernel((const void*)sdfg::transpose<sdfg::complex<double>>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
           }
         }
