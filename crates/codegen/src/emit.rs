@@ -863,6 +863,10 @@ impl<'a> Emitter<'a> {
             ))),
         };
         let scalar = |lit: &sdfg_ir::Literal| cpp::literal(lit);
+        // The runtime calls the solver calls are wrapped in.
+        let (m2d, d2d) = (self.api("Memcpy2DAsync"), self.api("MemcpyDeviceToDevice"));
+        let (malloc, free) = (self.api("Malloc"), self.api("Free"));
+        let launch = self.api("LaunchKernel");
         let call = match &l.op {
             LibraryOp::Gemm {
                 alpha,
@@ -940,11 +944,6 @@ impl<'a> Emitter<'a> {
                 };
                 let x = letter(t)?;
                 let ty = ctype(t);
-                let m2d = self.api("Memcpy2DAsync");
-                let d2d = self.api("MemcpyDeviceToDevice");
-                let malloc = self.api("Malloc");
-                let free = self.api("Free");
-                let launch = self.api("LaunchKernel");
                 let sp = sv.prefix;
                 self.solver_used = true;
                 format!(
@@ -992,11 +991,6 @@ impl<'a> Emitter<'a> {
                     other => return Err(refuse(format!("a vendor solve on {other}"))),
                 };
                 let ty = ctype(t);
-                let m2d = self.api("Memcpy2DAsync");
-                let d2d = self.api("MemcpyDeviceToDevice");
-                let malloc = self.api("Malloc");
-                let free = self.api("Free");
-                let launch = self.api("LaunchKernel");
                 let (sp, op_t) = (sv.prefix, sv.transpose);
                 self.solver_used = true;
                 // Row-major A is column-major A^T: getrf factors A^T, and
