@@ -662,20 +662,12 @@ fn build(
         .identity
         .flatten()
         .unwrap_or_else(|| identity_of(plan.op, dtype));
-    let init = sb.tasklet(
+    let acc_start = init_register(
+        sb,
         &format!("{label}_init"),
-        vec![],
-        vec![Connector::scalar("_o", dtype)],
-        vec![Stmt::assign("_o", Expr::Lit(start))],
-    );
-    sb.empty_edge(me, init);
-    let acc_start = sb.access(acc);
-    sb.edge(
-        init,
-        Some("_o"),
-        acc_start,
-        None,
-        Memlet::new(acc, Subset::at(vec![SymExpr::int(0)])),
+        me,
+        (acc, dtype),
+        Expr::Lit(start),
     );
     // The elementwise value, accumulated over the reduced dimensions.
     let value_inputs: Vec<Connector> = plan
@@ -690,7 +682,7 @@ fn build(
         vec![Stmt::assign("_v", plan.value.clone())],
     );
     let acc_end = sb.access(acc);
-    let acc_memlet = Memlet::new(acc, Subset::at(vec![SymExpr::int(0)]));
+    let acc_memlet = register(acc);
     let mut chain_in = vec![me];
     let mut chain_out = vec![compute];
     if !plan.red_dims.is_empty() {
@@ -787,7 +779,6 @@ fn build_cholesky(
             element(&b.memlet, &[c.clone(), r.clone()])
         }
     };
-    let reg = |x: &str| Memlet::new(x, Subset::at(vec![SymExpr::int(0)]));
     let scalar = |c: &str| Connector::scalar(c, dtype);
     let map = |sb: &mut StateBuilder<'_>, l: &str, p: &str, range: Range, schedule| {
         sb.map_with(Map {
@@ -832,15 +823,13 @@ fn build_cholesky(
     let j = sym(&name("j"));
     let (je, jx) = map(sb, "columns", "j", Range::full(&size), inner);
     // The diagonal.
-    let init1 = sb.tasklet(
+    let acc1_a = init_register(
+        sb,
         &format!("{label}_init"),
-        vec![],
-        vec![scalar("_o")],
-        vec![Stmt::assign("_o", zero.clone())],
+        je,
+        (acc1, dtype),
+        zero.clone(),
     );
-    sb.empty_edge(je, init1);
-    let acc1_a = sb.access(acc1);
-    sb.edge(init1, Some("_o"), acc1_a, None, reg(acc1));
     let k1 = sym(&name("k1"));
     let (k1e, k1x) = map(
         sb,
@@ -865,7 +854,7 @@ fn build_cholesky(
         &[sq, k1x, acc1_b],
         Some("_v"),
         None,
-        reg(acc1).with_wcr(Wcr::Sum),
+        register(acc1).with_wcr(Wcr::Sum),
     );
     let dt = sb.tasklet(
         &format!("{label}_diagonal"),
@@ -894,9 +883,9 @@ fn build_cholesky(
         Some("_a"),
         element(&a.memlet, &[j.clone(), j.clone()])?,
     );
-    sb.edge(acc1_b, None, dt, Some("_s"), reg(acc1));
+    sb.edge(acc1_b, None, dt, Some("_s"), register(acc1));
     let diag_node = sb.access(diag);
-    sb.edge(dt, Some("_d"), diag_node, None, reg(diag));
+    sb.edge(dt, Some("_d"), diag_node, None, register(diag));
     sb.path(
         &[dt, jx, omx, b.node],
         Some("_l"),
@@ -906,15 +895,7 @@ fn build_cholesky(
     // Below the diagonal.
     let i = sym(&name("i"));
     let (ie, ix) = map(sb, "rows", "i", Range::inclusive(&j + 1, last), inner);
-    let init2 = sb.tasklet(
-        &format!("{label}_init_row"),
-        vec![],
-        vec![scalar("_o")],
-        vec![Stmt::assign("_o", zero)],
-    );
-    sb.empty_edge(ie, init2);
-    let acc2_a = sb.access(acc2);
-    sb.edge(init2, Some("_o"), acc2_a, None, reg(acc2));
+    let acc2_a = init_register(sb, &format!("{label}_init_row"), ie, (acc2, dtype), zero);
     let k2 = sym(&name("k2"));
     let (k2e, k2x) = map(
         sb,
@@ -950,7 +931,7 @@ fn build_cholesky(
         &[pr, k2x, acc2_b],
         Some("_v"),
         None,
-        reg(acc2).with_wcr(Wcr::Sum),
+        register(acc2).with_wcr(Wcr::Sum),
     );
     let dv = sb.tasklet(
         &format!("{label}_divide"),
@@ -971,8 +952,8 @@ fn build_cholesky(
         Some("_a"),
         element(&a.memlet, &[i.clone(), j.clone()])?,
     );
-    sb.edge(acc2_b, None, dv, Some("_s"), reg(acc2));
-    sb.path(&[diag_node, ie, dv], None, Some("_g"), reg(diag));
+    sb.edge(acc2_b, None, dv, Some("_s"), register(acc2));
+    sb.path(&[diag_node, ie, dv], None, Some("_g"), register(diag));
     sb.path(
         &[dv, ix, jx, omx, b.node],
         Some("_l"),
@@ -1037,6 +1018,33 @@ fn solve_workspace(
     })
 }
 
+/// A register (a length-one scratch container) as a memlet.
+fn register(r: &str) -> Memlet {
+    Memlet::new(r, Subset::at(vec![SymExpr::int(0)]))
+}
+
+/// A tasklet, inside the scope `entry` opens, setting register `r` of type
+/// `dtype` to `value` each time the scope runs; returns the register's access
+/// node, from which later readers are ordered after it.
+fn init_register(
+    sb: &mut StateBuilder<'_>,
+    label: &str,
+    entry: NodeId,
+    (r, dtype): (&str, DType),
+    value: Expr,
+) -> NodeId {
+    let init = sb.tasklet(
+        label,
+        vec![],
+        vec![Connector::scalar("_o", dtype)],
+        vec![Stmt::assign("_o", value)],
+    );
+    sb.empty_edge(entry, init);
+    let node = sb.access(r);
+    sb.edge(init, Some("_o"), node, None, register(r));
+    node
+}
+
 /// The nodes of several path pieces, in order.
 fn chain(pieces: &[&[NodeId]]) -> Vec<NodeId> {
     pieces.iter().flat_map(|p| p.iter().copied()).collect()
@@ -1090,7 +1098,6 @@ fn build_solve(
     let sym = |p: &str| SymExpr::symbol(name(p));
     let var = |p: &str| Expr::var(name(p));
     let scalar = |c: &str, t: DType| Connector::scalar(c, t);
-    let reg = |r: &str| Memlet::new(r, Subset::at(vec![SymExpr::int(0)]));
     let lu_at =
         |r: &SymExpr, c: &SymExpr| Memlet::new(&w.lu, Subset::at(vec![r.clone(), c.clone()]));
     let lu_all = Memlet::new(&w.lu, Subset::full(&[size.clone(), size.clone()])).into_dynamic();
@@ -1165,24 +1172,11 @@ fn build_solve(
     let (ke, kx) = map(sb, "columns", "k", Range::full(&size), inner);
     let real = dtype.real_type();
     // a. The largest magnitude in column k, rows k..n.
-    // A register set to `value` at the start of each column's iteration.
-    let init_register = |sb: &mut StateBuilder<'_>, l: &str, r: &str, t: DType, value: Expr| {
-        let init = sb.tasklet(
-            &format!("{label}_{l}"),
-            vec![],
-            vec![scalar("_o", t)],
-            vec![Stmt::assign("_o", value)],
-        );
-        sb.empty_edge(ke, init);
-        let node = sb.access(r);
-        sb.edge(init, Some("_o"), node, None, reg(r));
-        node
-    };
     let best_a = init_register(
         sb,
-        "init_best",
-        &w.best,
-        real,
+        &format!("{label}_init_best"),
+        ke,
+        (&w.best, real),
         Expr::Lit(identity_of(Wcr::Sum, real)),
     );
     let i = sym("i");
@@ -1209,14 +1203,14 @@ fn build_solve(
         &[t, ix, best_b],
         Some("_o"),
         None,
-        reg(&w.best).with_wcr(Wcr::Max),
+        register(&w.best).with_wcr(Wcr::Max),
     );
     // b. The first row that attains it.
     let piv_a = init_register(
         sb,
-        "init_pivot",
-        &w.pivot,
-        DType::Int64,
+        &format!("{label}_init_pivot"),
+        ke,
+        (&w.pivot, DType::Int64),
         Expr::Lit(Literal::i64(i64::MAX)),
     );
     let (ie, ix) = map(
@@ -1245,13 +1239,13 @@ fn build_solve(
         )],
     );
     sb.path(&[lu1, ke, ie, t], None, Some("_v"), lu_at(&i, &k));
-    sb.path(&[best_b, ie, t], None, Some("_b"), reg(&w.best));
+    sb.path(&[best_b, ie, t], None, Some("_b"), register(&w.best));
     let piv_b = sb.access(&w.pivot);
     sb.path(
         &[t, ix, piv_b],
         Some("_o"),
         None,
-        reg(&w.pivot).with_wcr(Wcr::Min),
+        register(&w.pivot).with_wcr(Wcr::Min),
     );
     // c. Swap rows k and the pivot's, of LU and of X.
     let swap = |sb: &mut StateBuilder<'_>, l: &str, m: &Memlet, row: &dyn Fn(Expr) -> Vec<Expr>| {
@@ -1288,7 +1282,7 @@ fn build_solve(
     let (je, jx) = map(sb, "swap_lu", "j", Range::full(&size), inner);
     let t = swap(sb, "swap_lu", &lu_all, &|row| vec![row, var("j")]);
     sb.path(&[lu1, ke, je, t], None, Some("_m"), lu_all.clone());
-    sb.path(&[piv_b, je, t], None, Some("_p"), reg(&w.pivot));
+    sb.path(&[piv_b, je, t], None, Some("_p"), register(&w.pivot));
     sb.path(&[t, jx, lu_k], Some("_w"), None, lu_all.clone());
     let x_all = x.memlet.clone().into_dynamic();
     let x_k = sb.access(&x.memlet.data);
@@ -1304,7 +1298,7 @@ fn build_solve(
         &chain(&[&[piv_b], &je, &[t]]),
         None,
         Some("_p"),
-        reg(&w.pivot),
+        register(&w.pivot),
     );
     sb.path(
         &chain(&[&[t], &jx, &[x_k]]),
@@ -1340,7 +1334,7 @@ fn build_solve(
     sb.path(&[lu_k, ie, t], None, Some("_d"), lu_at(&k, &k));
     sb.path(&[t, ix, kx, lu2], Some("_l"), None, lu_at(&i, &k));
     let f_node = sb.access(&w.factor);
-    sb.edge(t, Some("_f"), f_node, None, reg(&w.factor));
+    sb.edge(t, Some("_f"), f_node, None, register(&w.factor));
     let update = |sb: &mut StateBuilder<'_>, l: &str| {
         sb.tasklet(
             &format!("{label}_{l}"),
@@ -1369,7 +1363,7 @@ fn build_solve(
         inner,
     );
     let t = update(sb, "update_lu");
-    sb.path(&[f_node, je, t], None, Some("_f"), reg(&w.factor));
+    sb.path(&[f_node, je, t], None, Some("_f"), register(&w.factor));
     sb.path(&[lu_k, ie, je, t], None, Some("_y"), lu_at(&i, &j));
     sb.path(&[lu_k, ie, je, t], None, Some("_z"), lu_at(&k, &j));
     sb.path(&[t, jx, ix, kx, lu2], Some("_o"), None, lu_at(&i, &j));
@@ -1379,7 +1373,7 @@ fn build_solve(
         &chain(&[&[f_node], &je, &[t]]),
         None,
         Some("_f"),
-        reg(&w.factor),
+        register(&w.factor),
     );
     sb.path(
         &chain(&[&[x_k, ie], &je, &[t]]),
@@ -1413,7 +1407,7 @@ fn build_solve(
     p.push(init);
     sb.path(&p, None, Some("_i"), rhs_at(&x.memlet, &row, &j)?);
     let acc_a = sb.access(&w.acc);
-    sb.edge(init, Some("_o"), acc_a, None, reg(&w.acc));
+    sb.edge(init, Some("_o"), acc_a, None, register(&w.acc));
     let (ce, cx) = map(
         sb,
         "substitute_sum",
@@ -1447,7 +1441,7 @@ fn build_solve(
         &[t, cx, acc_b],
         Some("_o"),
         None,
-        reg(&w.acc).with_wcr(Wcr::Sum),
+        register(&w.acc).with_wcr(Wcr::Sum),
     );
     let t = sb.tasklet(
         &format!("{label}_divide"),
@@ -1458,7 +1452,7 @@ fn build_solve(
             Expr::binary(BinaryOp::Div, Expr::var("_s"), Expr::var("_d")),
         )],
     );
-    sb.edge(acc_b, None, t, Some("_s"), reg(&w.acc));
+    sb.edge(acc_b, None, t, Some("_s"), register(&w.acc));
     let mut p = vec![lu2];
     p.extend(&scopes);
     p.push(t);
