@@ -15,8 +15,11 @@ fn program(source: &str) -> Sdfg {
     module.compile("f").unwrap()
 }
 
+/// The translation unit of `sdfg` for `d`: offloaded, library nodes lowered
+/// (or kept for `d`'s vendor libraries), emitted.
 fn emitted(sdfg: &Sdfg, d: &dyn Dialect) -> TranslationUnit {
-    let (out, _) = offload(sdfg, d, &Options::default()).unwrap();
+    let (mut out, _) = offload(sdfg, d, &Options::default()).unwrap();
+    sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
     emit(&out, d).unwrap()
 }
 
@@ -307,9 +310,7 @@ fn device_wide_products_become_blas_calls_on_the_stream() {
     let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N], x: dc.float64[M], y: dc.float64[N]):\n    C[:] = A @ B\n    y[:] = A @ x\n";
     let sdfg = program(src);
     for d in [&Cuda as &dyn Dialect, &Hip] {
-        let (mut out, _) = offload(&sdfg, d, &Options::default()).unwrap();
-        sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
-        let s = emit(&out, d).unwrap().source;
+        let s = emitted(&sdfg, d).source;
         let b = d.blas();
         let (p, c) = (b.prefix, b.constants);
         assert!(s.contains(&format!("#include <{}>", b.header)), "{s}");
@@ -351,9 +352,7 @@ fn a_device_wide_solve_factors_a_copy_and_solves_column_major_right_hand_sides()
     let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.complex128[N, N], B: dc.complex128[N, M], X: dc.complex128[N, M], b: dc.float64[N], x: dc.float64[N], R: dc.float64[N, N]):\n    X[:] = np.linalg.solve(A, B)\n    x[:] = np.linalg.solve(R, b)\n";
     let sdfg = program(src);
     for d in [&Cuda as &dyn Dialect, &Hip] {
-        let (mut out, _) = offload(&sdfg, d, &Options::default()).unwrap();
-        sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
-        let s = emit(&out, d).unwrap().source;
+        let s = emitted(&sdfg, d).source;
         let sv = d.solver();
         let p = sv.prefix;
         let z = sv.complex[1];
@@ -389,9 +388,7 @@ fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_
     let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], L: dc.float64[N, N]):\n    L[:] = np.linalg.cholesky(A)\n";
     let sdfg = program(src);
     for d in [&Cuda as &dyn Dialect, &Hip] {
-        let (mut out, _) = offload(&sdfg, d, &Options::default()).unwrap();
-        sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
-        let s = emit(&out, d).unwrap().source;
+        let s = emitted(&sdfg, d).source;
         let sv = d.solver();
         let p = sv.prefix;
         assert!(s.contains(&format!("#include <{}>", sv.header)), "{s}");
