@@ -128,6 +128,34 @@ struct Operand {
     memlet: Memlet,
 }
 
+/// The operands of library node `id` by connector: its inputs (`incoming`)
+/// or its outputs.
+fn operands(state: &State, id: NodeId, incoming: bool) -> BTreeMap<String, Operand> {
+    let edges: Vec<_> = if incoming {
+        state.in_edges(id).collect()
+    } else {
+        state.out_edges(id).collect()
+    };
+    edges
+        .into_iter()
+        .filter_map(|(_, other, e)| {
+            let (own, theirs) = if incoming {
+                (&e.dst_conn, &e.src_conn)
+            } else {
+                (&e.src_conn, &e.dst_conn)
+            };
+            Some((
+                own.clone()?,
+                Operand {
+                    node: other,
+                    conn: theirs.clone(),
+                    memlet: e.memlet.clone()?,
+                },
+            ))
+        })
+        .collect()
+}
+
 fn lower_state(
     label: &str,
     state: &mut State,
@@ -161,32 +189,7 @@ fn lower_state(
             node: node.label.clone(),
             state: label.to_owned(),
         };
-        let inputs: BTreeMap<String, Operand> = state
-            .in_edges(id)
-            .filter_map(|(_, src, e)| {
-                Some((
-                    e.dst_conn.clone()?,
-                    Operand {
-                        node: src,
-                        conn: e.src_conn.clone(),
-                        memlet: e.memlet.clone()?,
-                    },
-                ))
-            })
-            .collect();
-        let outputs: BTreeMap<String, Operand> = state
-            .out_edges(id)
-            .filter_map(|(_, dst, e)| {
-                Some((
-                    e.src_conn.clone()?,
-                    Operand {
-                        node: dst,
-                        conn: e.dst_conn.clone(),
-                        memlet: e.memlet.clone()?,
-                    },
-                ))
-            })
-            .collect();
+        let (inputs, outputs) = (operands(state, id, true), operands(state, id, false));
         // Where the expansion runs.
         let (outer, inner) = match (tree.parent(id), node.schedule) {
             (None, s) if s.is_device() => (acc.kernel_schedule(), acc.inner_schedule()),

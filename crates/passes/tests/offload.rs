@@ -1572,20 +1572,7 @@ fn copy_states_get_labels_no_block_has() {
 #[test]
 fn a_view_used_by_a_kernel_takes_device_storage_and_its_origin_a_twin() {
     let mut b = row_view_builder("view");
-    b.state("s", |s| {
-        let a = s.access("A");
-        let row = s.access("row");
-        let y = s.access("y");
-        s.edge(a, None, row, Some(sdfg_ir::VIEW_CONNECTOR), "A[1, 0:N]");
-        s.mapped_tasklet(
-            "m",
-            "j = 0:N",
-            Schedule::Default,
-            vec![(row, f64c("r"), "row[j]")],
-            vec![Stmt::assign("o", Expr::var("r"))],
-            vec![(f64c("o"), y, "y[j]")],
-        );
-    });
+    b.state("s", copy_row_into_y);
     let sdfg = b.build().unwrap();
     let n = 3;
     let args = xy_args(n).array("A", ArrayValue::f64(vec![n, n], f64s(n * n, 9)));
@@ -2586,20 +2573,7 @@ fn a_view_used_by_both_sides_gets_a_twin_view_of_the_twin() {
             vec![(f64c("o"), o, "A[i, j]")],
         );
     });
-    b.state("s1", |s| {
-        let a = s.access("A");
-        let row = s.access("row");
-        let y = s.access("y");
-        s.edge(a, None, row, Some(sdfg_ir::VIEW_CONNECTOR), "A[1, 0:N]");
-        s.mapped_tasklet(
-            "m",
-            "j = 0:N",
-            Schedule::Default,
-            vec![(row, f64c("r"), "row[j]")],
-            vec![Stmt::assign("o", Expr::var("r"))],
-            vec![(f64c("o"), y, "y[j]")],
-        );
-    });
+    b.state("s1", copy_row_into_y);
     b.state("s2", |s| {
         let a = s.access("A");
         let row = s.access("row");
@@ -2735,12 +2709,7 @@ fn host_tasklets_joined_through_data_only_they_touch_form_one_kernel() {
 #[test]
 fn a_view_inside_a_kernel_is_a_register() {
     // `y[i] = sum(row)` with `row` viewing `A[i, 0:N]` inside map `rows`.
-    let mut b = SdfgBuilder::new("view_in_kernel");
-    b.symbol("N").array("A", F64, "N, N").array("y", F64, "N");
-    b.container(
-        "row",
-        sdfg_ir::DataDesc::view(F64, sdfg_ir::Layout::contiguous(vec![sym("N")])),
-    );
+    let mut b = row_view_builder("view_in_kernel");
     b.state("s", |s| {
         let a = s.access("A");
         let y = s.access("y");
@@ -2938,6 +2907,22 @@ fn accumulate_into(
 
 /// An SDFG builder with `A: f64[N, N]`, `y: f64[N]` and a view `row` of `N`
 /// elements.
+/// A state copying row 1 of `A`, through the view `row`, into `y` with a map.
+fn copy_row_into_y(s: &mut sdfg_ir::builder::StateBuilder<'_>) {
+    let a = s.access("A");
+    let row = s.access("row");
+    let y = s.access("y");
+    s.edge(a, None, row, Some(sdfg_ir::VIEW_CONNECTOR), "A[1, 0:N]");
+    s.mapped_tasklet(
+        "m",
+        "j = 0:N",
+        Schedule::Default,
+        vec![(row, f64c("r"), "row[j]")],
+        vec![Stmt::assign("o", Expr::var("r"))],
+        vec![(f64c("o"), y, "y[j]")],
+    );
+}
+
 fn row_view_builder(name: &str) -> SdfgBuilder {
     let mut b = SdfgBuilder::new(name);
     b.symbol("N").array("A", F64, "N, N").array("y", F64, "N");
