@@ -130,6 +130,23 @@ impl SymEnv for EvalEnv<'_, '_> {
     }
 }
 
+/// Advances a point of the box `bounds` (first, last, step per dimension)
+/// to the next one in row-major order: the innermost coordinate first,
+/// carrying outward. `false` after the last point (every coordinate is
+/// back at its first value).
+#[inline]
+fn next_point(point: &mut [i64], bounds: &[(i64, i64, i64)]) -> bool {
+    for (c, &(first, last, step)) in point.iter_mut().zip(bounds).rev() {
+        let next = *c + step;
+        if (step > 0 && next <= last) || (step < 0 && next >= last) {
+            *c = next;
+            return true;
+        }
+        *c = first;
+    }
+    false
+}
+
 /// Reads one element with the checks a GPU (and a sanitizer) would make,
 /// race checking included.
 fn read_element(
@@ -680,6 +697,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         if self.mem.race.borrow().is_none() && self.run_fused(env, m, bounds, label, inner_side)? {
             return Ok(());
         }
+        let mut point: Vec<i64> = bounds.iter().map(|b| b.0).collect();
         let mut thread = 0u64;
         loop {
             if let Some(log) = self.mem.race.get_mut().as_mut()
@@ -689,21 +707,11 @@ impl<'s, 'c> Machine<'s, 'c> {
                 thread += 1;
             }
             self.run_steps(env, &m.body, label, inner_side)?;
-            // Advance the innermost parameter, carrying outward.
-            let mut d = bounds.len();
-            loop {
-                if d == 0 {
-                    return Ok(());
-                }
-                d -= 1;
-                let (b, e, s) = bounds[d];
-                let slot = m.params[d];
-                let next = env.syms[slot] + s;
-                if (s > 0 && next <= e) || (s < 0 && next >= e) {
-                    env.syms[slot] = next;
-                    break;
-                }
-                env.syms[slot] = b;
+            if !next_point(&mut point, bounds) {
+                return Ok(());
+            }
+            for (&slot, &p) in m.params.iter().zip(&point) {
+                env.syms[slot] = p;
             }
         }
     }
@@ -833,7 +841,6 @@ impl<'s, 'c> Machine<'s, 'c> {
         vals: &mut [Value],
         side: Side,
     ) -> Result<(), CodeFault> {
-        let dims = bounds.len();
         let mut point: Vec<i64> = bounds.iter().map(|b| b.0).collect();
         loop {
             for (slot, l) in inputs {
@@ -871,22 +878,11 @@ impl<'s, 'c> Machine<'s, 'c> {
                     init[addr] = true;
                 }
             }
-            // Advance the innermost parameter, carrying outward.
-            let mut d = dims;
-            loop {
-                if d == 0 {
-                    return Ok(());
-                }
-                d -= 1;
-                let (first, last, step) = bounds[d];
-                let next = point[d] + step;
-                if (step > 0 && next <= last) || (step < 0 && next >= last) {
-                    point[d] = next;
-                    env.syms[m.params[d]] = next;
-                    break;
-                }
-                point[d] = first;
-                env.syms[m.params[d]] = first;
+            if !next_point(&mut point, bounds) {
+                return Ok(());
+            }
+            for (&slot, &p) in m.params.iter().zip(&point) {
+                env.syms[slot] = p;
             }
         }
     }
@@ -906,19 +902,8 @@ impl<'s, 'c> Machine<'s, 'c> {
             {
                 return false;
             }
-            let mut d = bounds.len();
-            loop {
-                if d == 0 {
-                    return true;
-                }
-                d -= 1;
-                let (first, last, step) = bounds[d];
-                let next = point[d] + step;
-                if (step > 0 && next <= last) || (step < 0 && next >= last) {
-                    point[d] = next;
-                    break;
-                }
-                point[d] = first;
+            if !next_point(&mut point, bounds) {
+                return true;
             }
         }
     }
