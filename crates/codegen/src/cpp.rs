@@ -8,7 +8,7 @@
 
 use sdfg_ir::code::{BinaryOp, Binding, Expr, Intrinsic, Stmt, TypeChecker, UnaryOp};
 use sdfg_ir::symbolic::{Atom, CondView};
-use sdfg_ir::{CmpOp, DType, Literal, SymCond, SymExpr, Wcr};
+use sdfg_ir::{DType, Literal, SymCond, SymExpr, Wcr};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -268,17 +268,8 @@ impl SymPrinter<'_> {
     pub fn cond(&mut self, c: &SymCond) -> String {
         match c.view() {
             CondView::Const(b) => b.to_string(),
-            CondView::Cmp(e, op) => {
-                let op = match op {
-                    CmpOp::Eq => "==",
-                    CmpOp::Ne => "!=",
-                    CmpOp::Lt => "<",
-                    CmpOp::Le => "<=",
-                    CmpOp::Gt => ">",
-                    CmpOp::Ge => ">=",
-                };
-                format!("({} {op} 0)", self.expr(e))
-            }
+            // C++ spells the comparisons as Python does.
+            CondView::Cmp(e, op) => format!("({} {} 0)", self.expr(e), op.as_str()),
             CondView::And(ops) => {
                 let parts: Vec<String> = ops.iter().map(|o| self.cond(o)).collect();
                 format!("({})", parts.join(" && "))
