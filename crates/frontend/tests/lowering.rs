@@ -2089,6 +2089,20 @@ fn ufunc_where_with_out_keeps_the_other_elements() {
         22,
     );
     assert_unsupported(&kind, "the keyword `initial` of `np.max`");
+    // A keyword another function takes is still refused where it means
+    // nothing, and so is one given to an array method.
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], y: dc.float64[N]):\n    y[:] = np.sqrt(x, axis=0)\n",
+        7,
+        23,
+    );
+    assert_unsupported(&kind, "the keyword `axis` of `np.sqrt`");
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], y: dc.float64[1]):\n    y[0] = x.sum(initial=1.0)\n",
+        7,
+        18,
+    );
+    assert_unsupported(&kind, "the keyword `initial` of `x.sum`");
 }
 
 #[test]

@@ -3,23 +3,31 @@
 use super::*;
 
 impl<'m> Lowerer<'m> {
-    pub(super) fn kwarg<'e>(c: &'e ast::ExprCall, name: &str) -> Option<&'e Expr> {
-        c.arguments
+    /// The keyword argument `name` of call `c`, marked as read: a keyword
+    /// nothing reads is refused when the call is done ([`Self::call`]).
+    pub(super) fn kwarg<'e>(&self, c: &'e ast::ExprCall, name: &str) -> Option<&'e Expr> {
+        let k = c
+            .arguments
             .keywords
             .iter()
-            .find(|k| k.arg.as_ref().is_some_and(|a| a.id.as_str() == name))
-            .map(|k| &k.value)
+            .find(|k| k.arg.as_ref().is_some_and(|a| a.id.as_str() == name))?;
+        self.keywords_read.borrow_mut().insert(k.range().start());
+        Some(&k.value)
     }
 
+    /// A call. A keyword argument the lowering of a NumPy function, method
+    /// or builtin did not read is an error naming it, never silently
+    /// dropped (`np.max(x, initial=v)` would change the result).
     pub(super) fn call(&mut self, c: &ast::ExprCall) -> Result<Elem> {
-        // A keyword this frontend does not implement is an error, never
-        // silently dropped (`np.max(x, initial=v)` would change the result).
-        if self.module_func(&c.func).is_some()
-            && let Some(k) = c.arguments.keywords.iter().find(|k| {
-                !k.arg.as_ref().is_some_and(|a| {
-                    ["out", "where", "axis", "keepdims", "dtype", "axes"].contains(&a.id.as_str())
-                })
-            })
+        let value = self.call_reading_keywords(c)?;
+        let program =
+            matches!(&*c.func, Expr::Name(n) if self.m.programs.contains_key(n.id.as_str()));
+        let read = self.keywords_read.borrow();
+        if let Some(k) = c
+            .arguments
+            .keywords
+            .iter()
+            .find(|k| !program && !read.contains(&k.range().start()))
         {
             let name = k.arg.as_ref().map_or("**", |a| a.id.as_str());
             return Err(self.err(
@@ -30,16 +38,20 @@ impl<'m> Lowerer<'m> {
                 )),
             ));
         }
+        Ok(value)
+    }
+
+    fn call_reading_keywords(&mut self, c: &ast::ExprCall) -> Result<Elem> {
         // `np.ufunc(..., out=X)`: compute, then assign into X; with
         // `where=mask`, only where the mask holds (X keeps its values elsewhere).
-        if let Some(out) = Self::kwarg(c, "out")
+        if let Some(out) = self.kwarg(c, "out")
             && self.module_func(&c.func).is_some_and(|(m, _)| m == "np")
         {
             let (target, None) = self.write_target(out)? else {
                 return Err(self.err(out, unsupported("an indirect `out=` argument")));
             };
             let value = self.call_value(c)?;
-            let value = match Self::kwarg(c, "where") {
+            let value = match self.kwarg(c, "where") {
                 Some(w) => {
                     let mask = Elem::Cast(DType::Bool, Box::new(self.elem(w)?));
                     Elem::Select(
@@ -54,7 +66,7 @@ impl<'m> Lowerer<'m> {
             self.assign_region(c, target.clone(), value)?;
             return Ok(Elem::Ref(target));
         }
-        if let Some(w) = Self::kwarg(c, "where") {
+        if let Some(w) = self.kwarg(c, "where") {
             return Err(self.err(
                 w,
                 unsupported("`where=` without `out=` (the other elements would be undefined)"),
@@ -146,7 +158,7 @@ impl<'m> Lowerer<'m> {
         name: &str,
         positional_axis: Option<&Expr>,
     ) -> Result<Elem> {
-        let axis = match Self::kwarg(c, "axis").or(positional_axis) {
+        let axis = match self.kwarg(c, "axis").or(positional_axis) {
             None | Some(Expr::NoneLiteral(_)) => None,
             Some(Expr::Tuple(t)) => Some(
                 t.elts
@@ -157,7 +169,7 @@ impl<'m> Lowerer<'m> {
             Some(a) => Some(vec![self.sym(a)?]),
         };
         let keepdims =
-            matches!(Self::kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
+            matches!(self.kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
         let op = match name {
             "sum" | "mean" => Wcr::Sum,
             "prod" => Wcr::Product,
@@ -389,7 +401,7 @@ impl<'m> Lowerer<'m> {
             ("np", "std") => {
                 // sqrt(mean((x - mean(x, keepdims)) ** 2))
                 let x = self.elem(arg(0)?)?;
-                let axis = match Self::kwarg(c, "axis").or(args.get(1)) {
+                let axis = match self.kwarg(c, "axis").or(args.get(1)) {
                     None | Some(Expr::NoneLiteral(_)) => None,
                     Some(a) => Some(vec![self.sym(a)?]),
                 };
@@ -402,7 +414,7 @@ impl<'m> Lowerer<'m> {
             }
             ("np", "eye") => {
                 let n = self.sym(arg(0)?)?;
-                let dtype = match Self::kwarg(c, "dtype") {
+                let dtype = match self.kwarg(c, "dtype") {
                     Some(d) => self.dtype_arg(d)?,
                     None => DType::Float64,
                 };
@@ -427,7 +439,7 @@ impl<'m> Lowerer<'m> {
                     Elem::Ref(r) => r,
                     other => self.materialize(c, other)?,
                 };
-                match Self::kwarg(c, "axes").or(args.get(1)) {
+                match self.kwarg(c, "axes").or(args.get(1)) {
                     None | Some(Expr::NoneLiteral(_)) => r.order.reverse(),
                     Some(axes) => {
                         // Output axis k is input axis axes[k] (negative
@@ -473,7 +485,10 @@ impl<'m> Lowerer<'m> {
                 } else {
                     (self.shape_arg(arg(0)?)?, DType::Float64)
                 };
-                if let Some(d) = Self::kwarg(c, "dtype").or(if like { None } else { args.get(1) }) {
+                if let Some(d) = self
+                    .kwarg(c, "dtype")
+                    .or(if like { None } else { args.get(1) })
+                {
                     dtype = self.dtype_arg(d)?;
                 }
                 let r = self.new_transient("arr_", dtype, &shape);
@@ -639,7 +654,7 @@ impl<'m> Lowerer<'m> {
             let name = p.parameter.name.id.as_str();
             let e = match c.arguments.args.get(k) {
                 Some(a) => a,
-                None => Self::kwarg(c, name).ok_or_else(|| {
+                None => self.kwarg(c, name).ok_or_else(|| {
                     self.err(c, unsupported(format!("missing argument `{name}`")))
                 })?,
             };

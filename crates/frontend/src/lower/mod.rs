@@ -21,6 +21,7 @@ use sdfg_ir::{
     Assignment, BlockKind, ConditionalBlock, Connector, ControlBlock, DType, DataDesc, LibraryOp,
     Literal, LoopBlock, Map, Memlet, Range, Region, Schedule, Sdfg, Subset, SymCond, SymExpr, Wcr,
 };
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 type Result<T> = std::result::Result<T, FrontendError>;
@@ -98,6 +99,8 @@ struct Lowerer<'m> {
     /// state writes the container, a symbol is assigned, or control flow
     /// branches or loops.
     host_reads: Vec<(SymExpr, String)>,
+    /// Keyword arguments some lowering read, by source position.
+    keywords_read: RefCell<BTreeSet<ruff_text_size::TextSize>>,
 }
 
 /// The names that are targets of augmented assignments inside `dace.map`
@@ -151,6 +154,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         map_updated: BTreeSet::new(),
         declared: BTreeSet::new(),
         host_reads: Vec::new(),
+        keywords_read: RefCell::new(BTreeSet::new()),
     };
     map_updated_names(&f.body, false, &mut l.map_updated);
     l.parameters(f)?;
