@@ -32,19 +32,7 @@ impl<'m> Lowerer<'m> {
         target: ArrayRef,
         value: Elem,
     ) -> Result<()> {
-        self.write_region(node, target, value, None)
-    }
-
-    /// `target[...] = value`, or with `wcr` `target[...] op= value` as a
-    /// write-conflict resolution, elementwise with broadcasting, as one map.
-    pub(super) fn write_region(
-        &mut self,
-        node: &impl Ranged,
-        target: ArrayRef,
-        value: Elem,
-        wcr: Option<Wcr>,
-    ) -> Result<()> {
-        self.write(node, target, None, value, wcr)
+        self.write(node, target, None, value, None)
     }
 
     /// `target[...] = value` (with `scatter`, `target[i0, i1, ...] = value`
