@@ -20,6 +20,10 @@ const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kern
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // This executable is also the emulated GPU's runner (sdfg_exec::child).
+    if let Some(code) = sdfg_exec::child::dispatch(&args) {
+        return ExitCode::from(u8::try_from(code).unwrap_or(2));
+    }
     match args.first().map(String::as_str) {
         Some("bless") => match sdfg_harness::goldens::bless(&workspace_root()) {
             Ok(paths) => {
@@ -64,6 +68,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut json = None;
     let mut backend = "sim".to_owned();
     let mut require_compilers = false;
+    let mut sanitize = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
@@ -75,6 +80,8 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             "--backend" => backend = value()?,
             // A compile check skipped for a missing compiler fails the run (CI).
             "--require-compilers" => require_compilers = true,
+            // The `exec` stage builds and runs the emitted code with a sanitizer.
+            "--sanitize" => sanitize = Some(sdfg_exec::Sanitizer::parse(&value()?)?),
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -111,6 +118,21 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         println!("note: the NumPy stage is skipped for every kernel: {why}");
     }
     let tools = root.join("corpus/tools");
+    let references = root.join("target/sdfg-references");
+    let runner =
+        std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let emulated = sdfg_exec::EmulatedGpu::new(runner).sanitize(sanitize);
+    let options = corpus::RunOptions {
+        preset: &preset,
+        backend,
+        tools: &tools,
+        python: &python,
+        references: Some(&references),
+        device: Ok(&emulated),
+    };
+    if matches!(backend, sdfg_harness::Backend::Code(_)) {
+        println!("exec: {}", sdfg_exec::Device::describe(&emulated));
+    }
     print!("{:<28}", "kernel");
     for s in corpus::stages(backend) {
         print!(" {s:>9}");
@@ -122,7 +144,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let start = Instant::now();
     let mut reports = Vec::new();
     for f in &files {
-        let r = corpus::run_kernel(f, &preset, backend, &tools, &python);
+        let r = corpus::run_kernel(f, &options);
         print!("{:<28}", r.kernel);
         for (_, stage) in &r.stages {
             let v = match &stage.verdict {
@@ -145,6 +167,17 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             " {:>8.1}ms {:>8} {:>12} {:>6}",
             total, r.launches, r.transfer_bytes, ratio
         );
+        if let Some(c) = r.exec_counts.as_ref().filter(|c| !c.agree()) {
+            println!(
+                "    exec: the device counted {} launches, {} bytes in, {} bytes out; the simulator {}, {}, {}",
+                c.launches,
+                c.to_device_bytes,
+                c.to_host_bytes,
+                c.simulated_launches,
+                c.simulated_to_device_bytes,
+                c.simulated_to_host_bytes
+            );
+        }
         for (name, stage) in &r.stages {
             match &stage.verdict {
                 Verdict::Fail(why) => {
@@ -167,9 +200,9 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         .filter(|r| {
             !r.passed()
                 || (require_compilers
-                    && r.stages
-                        .iter()
-                        .any(|(n, s)| n == "cc" && matches!(s.verdict, Verdict::Skip(_))))
+                    && r.stages.iter().any(|(n, s)| {
+                        (n == "cc" || n == "exec") && matches!(s.verdict, Verdict::Skip(_))
+                    }))
         })
         .count();
     println!(

@@ -125,10 +125,12 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// A C++ identifier for an IR name: names that are C++ keywords, names of
-/// the prelude or of the standard library, and names with a leading
-/// underscore (reserved in C++ at namespace scope) get a prefix.
+/// the prelude or of the standard library, names with a leading underscore
+/// (reserved in C++ at namespace scope) and names starting with `sdfg` (the
+/// emitter's own namespace: `sdfg_h`, `sdfg_blas`, `sdfg_cap_A`, ...) get a
+/// prefix, so no container or symbol can collide with a generated name.
 pub fn ident(name: &str) -> String {
-    if name.starts_with('_') || KEYWORDS.contains(&name) {
+    if name.starts_with('_') || name.starts_with("sdfg") || KEYWORDS.contains(&name) {
         format!("v{name}")
     } else {
         name.to_owned()

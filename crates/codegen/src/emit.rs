@@ -10,7 +10,7 @@
 //! no loop allocates device memory on every iteration.
 
 use crate::cpp::{self, PointerCoeffs, SymPrinter, TaskletPrinter, ctype, ident};
-use crate::{Dialect, EmitError, TranslationUnit};
+use crate::{Dialect, EmitError, Parameter, ParameterKind, TranslationUnit};
 use sdfg_ir::code::Binding;
 use sdfg_ir::{
     BlockKind, DType, DataDesc, LibraryOp, Memlet, Node, NodeId, Region, Schedule, ScopeTree, Sdfg,
@@ -35,9 +35,11 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         growable: BTreeSet::new(),
         blas_used: false,
         solver_used: false,
+        factorizations: Vec::new(),
+        signature: Vec::new(),
     };
     let entry = ident(&sdfg.name);
-    let host = e.host_function(&entry)?;
+    let host = e.host_code(&entry)?;
     let p = dialect.api_prefix();
     let mut src = String::new();
     let _ = writeln!(
@@ -76,6 +78,30 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         "#define SDFG_CHECK(call) do {{ {p}Error_t sdfg_e = (call); if (sdfg_e != {p}Success) {{ \
          std::fprintf(stderr, \"{entry}: %s failed: %s\\n\", #call, {p}GetErrorString(sdfg_e)); return 1; }} }} while (0)"
     );
+    // Launches pass their arguments converted to the kernel's parameter
+    // types; a runtime that executes kernels itself (the emulated GPU)
+    // defines SDFG_LAUNCH before this point and launches them typed.
+    let _ = writeln!(
+        src,
+        "#if !defined(SDFG_LAUNCH)\n#include <tuple>\n#include <utility>\nnamespace sdfg {{\n\
+         template <class... P, class... A>\n\
+         inline {p}Error_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, {p}Stream_t stream, A&&... args) {{\n  \
+         std::tuple<P...> typed(std::forward<A>(args)...);\n  \
+         return std::apply([&](P&... p) {{ void* ptrs[] = {{(void*)&p..., nullptr}}; \
+         return {p}LaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }}, typed);\n\
+         }}\n}}  // namespace sdfg\n\
+         #define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)\n\
+         #endif"
+    );
+    // Every launch is followed by a check that names the kernel, so that a
+    // launch error is never reported under the next runtime call.
+    let _ = writeln!(
+        src,
+        "#define SDFG_KERNEL(kernel, grid, block, shared, ...) do {{ \
+         SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); \
+         {p}Error_t sdfg_l = {p}GetLastError(); if (sdfg_l != {p}Success) {{ \
+         std::fprintf(stderr, \"{entry}: kernel %s: %s\\n\", #kernel, {p}GetErrorString(sdfg_l)); return 1; }} }} while (0)"
+    );
     if e.blas_used {
         let b = dialect.blas();
         let _ = writeln!(
@@ -103,6 +129,8 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         source: src,
         kernels: e.kernel_names,
         entry,
+        parameters: e.signature,
+        factorizations: e.factorizations.len(),
     })
 }
 
@@ -118,6 +146,11 @@ struct Emitter<'a> {
     blas_used: bool,
     /// Whether a vendor solver call was emitted (handle, workspace, info).
     solver_used: bool,
+    /// What each factorization call site factors, for the message of a
+    /// failed one (call site `k + 1` is entry `k`).
+    factorizations: Vec<String>,
+    /// The entry point's parameters, once the host code is emitted.
+    signature: Vec<Parameter>,
 }
 
 /// Where code being emitted runs.
@@ -166,6 +199,30 @@ fn linear(sdfg: &Sdfg, x: &str, idx: &[String]) -> String {
         parts.push(format!("{i} * {}", p.expr(s)));
     }
     parts.join(" + ")
+}
+
+/// `, a, b, c` for parameters after the state handle (nothing for none).
+fn after_handle(items: &[String]) -> String {
+    items.iter().map(|i| format!(", {i}")).collect()
+}
+
+/// The SDFG's return values in signature order: `__return`, then
+/// `__return_0`, `__return_1`, ... by number (`__return_10` after
+/// `__return_9`).
+pub(crate) fn return_values(sdfg: &Sdfg) -> Vec<String> {
+    let mut found: Vec<(Option<u64>, String)> = sdfg
+        .containers
+        .keys()
+        .filter_map(|x| {
+            if x == "__return" {
+                return Some((None, x.clone()));
+            }
+            let n = x.strip_prefix("__return_")?.parse::<u64>().ok()?;
+            Some((Some(n), x.clone()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, x)| x).collect()
 }
 
 fn unsupported(what: impl Into<String>, node: &str, state: &str) -> EmitError {
@@ -241,49 +298,127 @@ impl<'a> Emitter<'a> {
     }
 
     // -----------------------------------------------------------------
-    // The host function.
+    // The host code: the state, init, run, exit and the one-shot entry.
 
-    fn host_function(&mut self, entry: &str) -> Result<String, EmitError> {
+    /// The entry points of the unit (see `docs/codegen.md`, "The entry
+    /// points"): a state struct holding everything that outlives one call
+    /// (stream, event, vendor handles, allocations sized by symbols alone,
+    /// grow-only buffers), `NAME_init` making it, `NAME_run` running the
+    /// program on it, `NAME_exit` releasing it, `NAME` doing all three, and
+    /// packed variants of init and run for loaders that learn the signature
+    /// at run time.
+    fn host_code(&mut self, entry: &str) -> Result<String, EmitError> {
         let sdfg = self.sdfg;
-        let mut params = Vec::new();
-        for a in &sdfg.arguments {
-            if let Some(desc) = sdfg.containers.get(a) {
-                params.push(format!("{}* {}", ctype(desc.dtype), ident(a)));
+        let p = self.d.api_prefix();
+        let state_t = format!("{entry}_state_t");
+
+        // The signature: arguments in order, then the return values.
+        let mut signature: Vec<Parameter> = Vec::new();
+        let shape_of = |desc: &DataDesc| {
+            if desc.is_scalar() {
+                Vec::new()
             } else {
-                let t = sdfg
-                    .symbols
-                    .get(a)
-                    .copied()
-                    .unwrap_or(sdfg_ir::DType::Int64);
-                params.push(format!("{} {}", ctype(t), ident(a)));
+                desc.shape()
             }
+        };
+        for a in &sdfg.arguments {
+            let (kind, shape) = match sdfg.containers.get(a) {
+                Some(desc) => (ParameterKind::Container(desc.dtype), shape_of(desc)),
+                None => (
+                    ParameterKind::Symbol(sdfg.symbols.get(a).copied().unwrap_or(DType::Int64)),
+                    Vec::new(),
+                ),
+            };
+            signature.push(Parameter {
+                name: a.clone(),
+                kind,
+                shape,
+            });
         }
-        let arg_symbols: BTreeSet<&str> = sdfg
-            .arguments
+        let arg_symbols: BTreeSet<String> = signature
             .iter()
-            .filter(|a| !sdfg.containers.contains_key(*a))
-            .map(String::as_str)
+            .filter(|p| matches!(p.kind, ParameterKind::Symbol(_)))
+            .map(|p| p.name.clone())
             .collect();
-        let mut out = String::new();
-        let _ = writeln!(out, "extern \"C\" int {entry}({}) {{", params.join(", "));
-        let _ = writeln!(out, "  {} stream;", self.api("Stream_t"));
-        let _ = writeln!(out, "  SDFG_CHECK({}(&stream));", self.api("StreamCreate"));
+        for r in return_values(sdfg) {
+            let desc = &sdfg.containers[&r];
+            if let Some(s) = desc
+                .free_symbols()
+                .into_iter()
+                .find(|s| !arg_symbols.contains(s))
+            {
+                return Err(unsupported(
+                    format!(
+                        "the return value `{r}`, whose shape depends on `{s}`, which is not an argument: the caller cannot allocate it"
+                    ),
+                    &r,
+                    "(signature)",
+                ));
+            }
+            signature.push(Parameter {
+                name: r,
+                kind: ParameterKind::Return(desc.dtype),
+                shape: shape_of(desc),
+            });
+        }
+        let params: Vec<String> = signature
+            .iter()
+            .map(|q| match q.kind {
+                ParameterKind::Container(t) | ParameterKind::Return(t) => {
+                    format!("{}* {}", ctype(t), ident(&q.name))
+                }
+                ParameterKind::Symbol(t) => format!("{} {}", ctype(t), ident(&q.name)),
+            })
+            .collect();
+        let names: Vec<String> = signature.iter().map(|q| ident(&q.name)).collect();
+        // (IR name, C++ name, C++ type) of each symbol init takes.
+        let init_params: Vec<(&str, String, &'static str)> = signature
+            .iter()
+            .filter_map(|q| match q.kind {
+                ParameterKind::Symbol(t) => Some((q.name.as_str(), ident(&q.name), ctype(t))),
+                _ => None,
+            })
+            .collect();
+
+        // Members of the state, what init does, what exit undoes (in
+        // reverse), and how the program's body names the members.
+        let mut members = String::new();
+        let mut setup = String::new();
+        let mut releases: Vec<String> = Vec::new();
+        let mut prologue = String::new();
+        let mut setup_used = BTreeSet::new();
+        for (_, name, t) in &init_params {
+            let _ = writeln!(members, "  {t} {name};");
+        }
         let _ = writeln!(
-            out,
-            "  {} sdfg_copied;\n  SDFG_CHECK({}(&sdfg_copied, {}));",
-            self.api("Event_t"),
+            members,
+            "  {} stream;\n  {} sdfg_copied;",
+            self.api("Stream_t"),
+            self.api("Event_t")
+        );
+        let _ = writeln!(
+            setup,
+            "  SDFG_CHECK({}(&sdfg_h->stream));\n  SDFG_CHECK({}(&sdfg_h->sdfg_copied, {}));",
+            self.api("StreamCreate"),
             self.api("EventCreateWithFlags"),
             self.api("EventDisableTiming")
         );
-        for (s, t) in &sdfg.symbols {
-            if !arg_symbols.contains(s.as_str()) {
-                let _ = writeln!(out, "  {} {} = 0;", ctype(*t), ident(s));
-            }
-        }
-        // Allocations.
-        let mut frees = Vec::new();
+        releases.push(format!(
+            "  if (sdfg_h->stream) SDFG_RELEASE({}(sdfg_h->stream));",
+            self.api("StreamDestroy")
+        ));
+        releases.push(format!(
+            "  if (sdfg_h->sdfg_copied) SDFG_RELEASE({}(sdfg_h->sdfg_copied));",
+            self.api("EventDestroy")
+        ));
+        let _ = writeln!(
+            prologue,
+            "  {} stream = sdfg_h->stream;\n  {} sdfg_copied = sdfg_h->sdfg_copied;\n  (void)sdfg_copied;",
+            self.api("Stream_t"),
+            self.api("Event_t")
+        );
         for (x, desc) in &sdfg.containers {
-            if !desc.transient || desc.is_view() {
+            if !desc.transient || desc.is_view() || x.starts_with("__return") {
                 continue;
             }
             let on_host = matches!(
@@ -302,129 +437,275 @@ impl<'a> Emitter<'a> {
             };
             let t = ctype(desc.dtype);
             let name = ident(x);
-            let loop_invariant = desc
-                .free_symbols()
-                .iter()
-                .all(|s| arg_symbols.contains(s.as_str()));
+            let _ = writeln!(members, "  {t}* {name};");
+            releases.push(match desc.storage {
+                Storage::DeviceGlobal => format!(
+                    "  if (sdfg_h->{name}) SDFG_RELEASE({}(sdfg_h->{name}));",
+                    self.api("Free")
+                ),
+                Storage::HostPinned => format!(
+                    "  if (sdfg_h->{name}) SDFG_RELEASE({}(sdfg_h->{name}));",
+                    self.api("FreeHost")
+                ),
+                _ => format!("  std::free(sdfg_h->{name});"),
+            });
+            let loop_invariant = desc.free_symbols().iter().all(|s| arg_symbols.contains(s));
             if !loop_invariant {
-                // Sized by symbols that change: allocated where used, grow-only.
+                // Sized by symbols that change during a run: a grow-only
+                // buffer, reserved where used, kept from one run to the next.
                 self.growable.insert(x.clone());
-                let _ = writeln!(out, "  {t}* {name} = nullptr; size_t {name}_cap = 0;");
-                frees.push((name, desc.storage));
+                let _ = writeln!(members, "  size_t sdfg_cap_{name};");
+                let _ = writeln!(
+                    prologue,
+                    "  {t}*& {name} = sdfg_h->{name};\n  size_t& sdfg_cap_{name} = sdfg_h->sdfg_cap_{name};"
+                );
                 continue;
             }
-            let n = self.sym().expr(&count);
-            match desc.storage {
-                Storage::DeviceGlobal => {
-                    let _ = writeln!(out, "  {t}* {name} = nullptr;");
-                    let _ = writeln!(
-                        out,
-                        "  SDFG_CHECK({}((void**)&{name}, sizeof({t}) * (size_t)sdfg::imax({n}, 1)));",
-                        self.api("Malloc")
-                    );
-                }
-                Storage::HostPinned => {
-                    let _ = writeln!(out, "  {t}* {name} = nullptr;");
-                    let _ = writeln!(
-                        out,
-                        "  SDFG_CHECK({}((void**)&{name}, sizeof({t}) * (size_t)sdfg::imax({n}, 1)));",
-                        self.api("MallocHost")
-                    );
-                }
-                _ => {
-                    let _ = writeln!(
-                        out,
-                        "  {t}* {name} = ({t}*)std::calloc((size_t)sdfg::imax({n}, 1), sizeof({t}));"
-                    );
-                }
-            }
-            frees.push((name, desc.storage));
+            let _ = writeln!(prologue, "  {t}* const {name} = sdfg_h->{name};");
+            let mut printer = self.sym();
+            let n = printer.expr(&count);
+            setup_used.extend(printer.used);
+            let _ = match desc.storage {
+                Storage::DeviceGlobal | Storage::HostPinned => writeln!(
+                    setup,
+                    "  SDFG_CHECK({}((void**)&sdfg_h->{name}, sizeof({t}) * (size_t)sdfg::imax({n}, 1)));",
+                    self.api(if desc.storage == Storage::DeviceGlobal {
+                        "Malloc"
+                    } else {
+                        "MallocHost"
+                    })
+                ),
+                _ => writeln!(
+                    setup,
+                    "  sdfg_h->{name} = ({t}*)std::calloc((size_t)sdfg::imax({n}, 1), sizeof({t}));\n  \
+                     if (!sdfg_h->{name}) {{ std::fprintf(stderr, \"{entry}_init: out of host memory for `{x}`\\n\"); return 1; }}"
+                ),
+            };
         }
+        for (s, t) in &sdfg.symbols {
+            if !arg_symbols.contains(s) {
+                let _ = writeln!(prologue, "  {} {} = 0;", ctype(*t), ident(s));
+            }
+        }
+
+        // The body: emitted first, as it decides which vendor handles exist.
         let mut body = String::new();
-        self.region(&sdfg.body, 2, &mut body)?;
+        self.region(&sdfg.body, 1, &mut body)?;
         if self.blas_used {
             let b = self.d.blas();
+            let _ = writeln!(members, "  {}Handle_t sdfg_blas;", b.prefix);
             let _ = writeln!(
-                out,
-                "  {p}Handle_t sdfg_blas;\n  SDFG_BLAS_CHECK({p}Create(&sdfg_blas));\n  SDFG_BLAS_CHECK({p}SetStream(sdfg_blas, stream));",
+                setup,
+                "  SDFG_BLAS_CHECK({p}Create(&sdfg_h->sdfg_blas));\n  SDFG_BLAS_CHECK({p}SetStream(sdfg_h->sdfg_blas, sdfg_h->stream));",
                 p = b.prefix
+            );
+            releases.push(format!(
+                "  if (sdfg_h->sdfg_blas && {p}Destroy(sdfg_h->sdfg_blas) != {c}_STATUS_SUCCESS) {{ std::fprintf(stderr, \"{entry}: {p}Destroy failed\\n\"); status = 1; }}",
+                p = b.prefix,
+                c = b.constants
+            ));
+            let _ = writeln!(
+                prologue,
+                "  {}Handle_t sdfg_blas = sdfg_h->sdfg_blas;",
+                b.prefix
             );
         }
         if self.solver_used {
             let sv = self.d.solver();
+            let malloc = self.api("Malloc");
             let _ = writeln!(
-                out,
-                "  {p}Handle_t sdfg_solver;\n  SDFG_SOLVER_CHECK({p}Create(&sdfg_solver));\n  SDFG_SOLVER_CHECK({p}SetStream(sdfg_solver, stream));\n  \
-                 // The solver's workspace grows to the largest request; `info` stays on the device.\n  \
-                 void* sdfg_work = nullptr;\n  size_t sdfg_work_cap = 0;\n  int* sdfg_info = nullptr;\n  \
-                 SDFG_CHECK({m}((void**)&sdfg_info, sizeof(int)));",
+                members,
+                "  {p}Handle_t sdfg_solver;\n  void* sdfg_work;\n  size_t sdfg_work_cap;\n  int* sdfg_info;\n  int* sdfg_failed;",
+                p = sv.prefix
+            );
+            let _ = writeln!(
+                setup,
+                "  SDFG_SOLVER_CHECK({p}Create(&sdfg_h->sdfg_solver));\n  SDFG_SOLVER_CHECK({p}SetStream(sdfg_h->sdfg_solver, sdfg_h->stream));\n  \
+                 // `info` of the last factorization, and the first failure of a run\n  \
+                 // (call site, info), both on the device.\n  \
+                 SDFG_CHECK({malloc}((void**)&sdfg_h->sdfg_info, sizeof(int)));\n  \
+                 SDFG_CHECK({malloc}((void**)&sdfg_h->sdfg_failed, 2 * sizeof(int)));",
+                p = sv.prefix
+            );
+            for member in ["sdfg_work", "sdfg_info", "sdfg_failed"] {
+                releases.push(format!(
+                    "  if (sdfg_h->{member}) SDFG_RELEASE({}(sdfg_h->{member}));",
+                    self.api("Free")
+                ));
+            }
+            releases.push(format!(
+                "  if (sdfg_h->sdfg_solver && {p}Destroy(sdfg_h->sdfg_solver) != {ok}) {{ std::fprintf(stderr, \"{entry}: {p}Destroy failed\\n\"); status = 1; }}",
                 p = sv.prefix,
-                m = self.api("Malloc")
+                ok = sv.success
+            ));
+            let _ = writeln!(
+                prologue,
+                "  {p}Handle_t sdfg_solver = sdfg_h->sdfg_solver;\n  void*& sdfg_work = sdfg_h->sdfg_work;\n  size_t& sdfg_work_cap = sdfg_h->sdfg_work_cap;\n  \
+                 int* const sdfg_info = sdfg_h->sdfg_info;\n  int* const sdfg_failed = sdfg_h->sdfg_failed;\n  \
+                 SDFG_CHECK({}(sdfg_failed, 0, 2 * sizeof(int), stream));",
+                self.api("MemsetAsync"),
+                p = sv.prefix
             );
         }
-        let _ = writeln!(out, "  auto run = [&]() -> int {{");
-        out.push_str(&body);
+
+        let mut out = String::new();
+        // The state.
         let _ = writeln!(
             out,
-            "    SDFG_CHECK({}(stream));",
-            self.api("StreamSynchronize")
+            "// Everything that outlives one run: made by {entry}_init, released by {entry}_exit.\nstruct {state_t} {{\n{members}}};\n"
         );
-        let _ = writeln!(out, "    return 0;");
-        let _ = writeln!(out, "  }};");
-        let _ = writeln!(out, "  int status = run();");
-        // Cleanup runs whatever happened; a failing release is reported
-        // (and turns success into an error) but does not stop the others.
-        let p = self.d.api_prefix();
+        // Exit: releases whatever exists, in reverse order of creation; a
+        // failing release is reported and turns success into an error
+        // without skipping the others.
+        let _ = writeln!(out, "extern \"C\" int {entry}_exit({state_t}* sdfg_h) {{");
+        let _ = writeln!(out, "  if (!sdfg_h) return 0;\n  int status = 0;");
         let _ = writeln!(
             out,
             "#define SDFG_RELEASE(call) do {{ if ((call) != {p}Success) {{ std::fprintf(stderr, \"{entry}: %s failed\\n\", #call); status = 1; }} }} while (0)"
         );
-        for (name, storage) in frees.iter().rev() {
-            match storage {
-                Storage::DeviceGlobal | Storage::HostPinned => {
-                    let f = if *storage == Storage::DeviceGlobal {
-                        self.api("Free")
-                    } else {
-                        self.api("FreeHost")
-                    };
-                    let _ = writeln!(out, "  SDFG_RELEASE({f}({name}));");
-                }
-                _ => {
-                    let _ = writeln!(out, "  std::free({name});");
-                }
+        for r in releases.iter().rev() {
+            let _ = writeln!(out, "{r}");
+        }
+        let _ = writeln!(
+            out,
+            "#undef SDFG_RELEASE\n  std::free(sdfg_h);\n  return status;\n}}\n"
+        );
+        // Setup and init: a failed setup releases what it made.
+        let _ = writeln!(out, "static int {entry}_setup({state_t}* sdfg_h) {{");
+        for (ir, name, t) in &init_params {
+            if setup_used.contains(*ir) {
+                let _ = writeln!(out, "  const {t} {name} = sdfg_h->{name};");
             }
         }
-        if self.blas_used {
-            let b = self.d.blas();
-            let _ = writeln!(
-                out,
-                "  if ({}Destroy(sdfg_blas) != {}_STATUS_SUCCESS) status = 1;",
-                b.prefix, b.constants
-            );
+        let _ = writeln!(out, "{setup}  return 0;\n}}\n");
+        let init_sig = if init_params.is_empty() {
+            "void".to_owned()
+        } else {
+            init_params
+                .iter()
+                .map(|(_, n, t)| format!("{t} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "extern \"C\" {state_t}* {entry}_init({init_sig}) {{\n  \
+             {state_t}* sdfg_h = ({state_t}*)std::calloc(1, sizeof({state_t}));\n  \
+             if (!sdfg_h) {{ std::fprintf(stderr, \"{entry}_init: out of host memory\\n\"); return nullptr; }}"
+        );
+        for (_, name, _) in &init_params {
+            let _ = writeln!(out, "  sdfg_h->{name} = {name};");
         }
-        if self.solver_used {
-            let sv = self.d.solver();
+        let _ = writeln!(
+            out,
+            "  if ({entry}_setup(sdfg_h) != 0) {{ {entry}_exit(sdfg_h); return nullptr; }}\n  return sdfg_h;\n}}\n"
+        );
+        // The program's body.
+        let _ = writeln!(
+            out,
+            "static int {entry}_body({state_t}* sdfg_h{}) {{",
+            after_handle(&params)
+        );
+        out.push_str(&prologue);
+        out.push_str(&body);
+        let _ = writeln!(
+            out,
+            "  SDFG_CHECK({}(stream));\n  return 0;\n}}\n",
+            self.api("StreamSynchronize")
+        );
+        // Run: the symbols must be those init allocated for.
+        let _ = writeln!(
+            out,
+            "extern \"C\" int {entry}_run({state_t}* sdfg_h{}) {{\n  \
+             if (!sdfg_h) {{ std::fprintf(stderr, \"{entry}_run: no state ({entry}_init failed or was not called)\\n\"); return 1; }}",
+            after_handle(&params)
+        );
+        for (_, name, _) in &init_params {
             let _ = writeln!(
                 out,
-                "  SDFG_RELEASE({f}(sdfg_work));\n  SDFG_RELEASE({f}(sdfg_info));\n  if ({}Destroy(sdfg_solver) != {}) status = 1;",
-                sv.prefix,
-                sv.success,
-                f = self.api("Free")
+                "  if ({name} != sdfg_h->{name}) {{ std::fprintf(stderr, \"{entry}_run: `{name}` is %lld, but {entry}_init was given %lld\\n\", (long long){name}, (long long)sdfg_h->{name}); return {}; }}",
+                crate::status::ARGUMENT_ERROR
             );
         }
         let _ = writeln!(
             out,
-            "  SDFG_RELEASE({}(sdfg_copied));",
-            self.api("EventDestroy")
+            "  int sdfg_status = {entry}_body(sdfg_h{});",
+            after_handle(&names)
+        );
+        if !self.factorizations.is_empty() {
+            // The first failed factorization of the run, read once at its end.
+            let sites: Vec<String> = std::iter::once("\"\"".to_owned())
+                .chain(self.factorizations.iter().map(|f| format!("{f:?}")))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  if (sdfg_status != 0) return sdfg_status;\n  \
+                 static const char* const sdfg_sites[] = {{{}}};\n  \
+                 int sdfg_failed[2] = {{0, 0}};\n  \
+                 {{\n    {}Stream_t stream = sdfg_h->stream;\n    \
+                 SDFG_CHECK({}(sdfg_failed, sdfg_h->sdfg_failed, sizeof(sdfg_failed), {}, stream));\n    \
+                 SDFG_CHECK({}(stream));\n  }}\n  \
+                 if (sdfg_failed[0] > 0 && sdfg_failed[0] <= {}) {{\n    \
+                 std::fprintf(stderr, \"{entry}: %s (info = %d)\\n\", sdfg_sites[sdfg_failed[0]], sdfg_failed[1]);\n    \
+                 return {};\n  }}",
+                sites.join(", "),
+                p,
+                self.api("MemcpyAsync"),
+                self.api("MemcpyDeviceToHost"),
+                self.api("StreamSynchronize"),
+                self.factorizations.len(),
+                crate::status::LINALG_ERROR
+            );
+        }
+        let _ = writeln!(out, "  return sdfg_status;\n}}\n");
+        // The one-shot entry.
+        let init_args: Vec<&str> = init_params.iter().map(|(_, n, _)| n.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "extern \"C\" int {entry}({}) {{\n  \
+             {state_t}* sdfg_h = {entry}_init({});\n  \
+             if (!sdfg_h) return 1;\n  \
+             int status = {entry}_run(sdfg_h{});\n  \
+             int released = {entry}_exit(sdfg_h);\n  \
+             return status != 0 ? status : released;\n}}\n",
+            if params.is_empty() {
+                "void".to_owned()
+            } else {
+                params.join(", ")
+            },
+            init_args.join(", "),
+            after_handle(&names)
+        );
+        // Packed variants: argument k is at `args[k]` (the address of the
+        // value, as the runtimes' LaunchKernel takes kernel arguments).
+        let unpack = |k: usize, q: &Parameter| match q.kind {
+            ParameterKind::Container(t) | ParameterKind::Return(t) => {
+                format!("*({}* const*)sdfg_args[{k}]", ctype(t))
+            }
+            ParameterKind::Symbol(t) => format!("*(const {}*)sdfg_args[{k}]", ctype(t)),
+        };
+        let symbols_unpacked: Vec<String> = signature
+            .iter()
+            .filter(|q| matches!(q.kind, ParameterKind::Symbol(_)))
+            .enumerate()
+            .map(|(k, q)| unpack(k, q))
+            .collect();
+        let args_unpacked: Vec<String> = signature
+            .iter()
+            .enumerate()
+            .map(|(k, q)| unpack(k, q))
+            .collect();
+        let _ = writeln!(
+            out,
+            "extern \"C\" {state_t}* {entry}_init_packed(void* const* sdfg_args) {{\n  (void)sdfg_args;\n  return {entry}_init({});\n}}\n",
+            symbols_unpacked.join(", ")
         );
         let _ = writeln!(
             out,
-            "  SDFG_RELEASE({}(stream));",
-            self.api("StreamDestroy")
+            "extern \"C\" int {entry}_run_packed({state_t}* sdfg_h, void* const* sdfg_args) {{\n  (void)sdfg_args;\n  return {entry}_run(sdfg_h{});\n}}",
+            after_handle(&args_unpacked)
         );
-        let _ = writeln!(out, "#undef SDFG_RELEASE");
-        let _ = writeln!(out, "  return status;");
-        let _ = writeln!(out, "}}");
+        self.signature = signature;
         Ok(out)
     }
 
@@ -558,6 +839,10 @@ impl<'a> Emitter<'a> {
             })
     }
 
+    /// Grows the buffer of `x` to its current size where it is smaller. The
+    /// pointer and capacity are reset before the old buffer is released,
+    /// so a failing release or allocation never leaves a freed pointer for
+    /// `exit` to release again.
     fn reserve(&self, x: &str, indent: usize, out: &mut String) {
         let pad = "  ".repeat(indent);
         let Some(desc) = self.desc(x) else { return };
@@ -567,24 +852,36 @@ impl<'a> Emitter<'a> {
         let n = self.sym().expr(&count);
         let t = ctype(desc.dtype);
         let name = ident(x);
-        let _ = writeln!(out, "{pad}if ((size_t)sdfg::imax({n}, 1) > {name}_cap) {{");
-        match desc.storage {
-            Storage::DeviceGlobal => {
+        let cap = format!("sdfg_cap_{name}");
+        let _ = writeln!(out, "{pad}if ((size_t)sdfg::imax({n}, 1) > {cap}) {{");
+        let _ = writeln!(
+            out,
+            "{pad}  {t}* sdfg_old = {name};\n{pad}  {name} = nullptr;\n{pad}  {cap} = 0;"
+        );
+        let device_api = match desc.storage {
+            Storage::DeviceGlobal => Some(("Free", "Malloc")),
+            Storage::HostPinned => Some(("FreeHost", "MallocHost")),
+            _ => None,
+        };
+        match device_api {
+            Some((free, malloc)) => {
                 let _ = writeln!(
                     out,
-                    "{pad}  if ({name}) SDFG_CHECK({}({name}));\n{pad}  {name}_cap = (size_t)sdfg::imax({n}, 1);\n{pad}  SDFG_CHECK({}((void**)&{name}, sizeof({t}) * {name}_cap));",
-                    self.api("Free"),
-                    self.api("Malloc")
+                    "{pad}  if (sdfg_old) SDFG_CHECK({}(sdfg_old));\n{pad}  SDFG_CHECK({}((void**)&{name}, sizeof({t}) * (size_t)sdfg::imax({n}, 1)));",
+                    self.api(free),
+                    self.api(malloc)
                 );
             }
-            _ => {
+            None => {
                 let _ = writeln!(
                     out,
-                    "{pad}  std::free({name});\n{pad}  {name}_cap = (size_t)sdfg::imax({n}, 1);\n{pad}  {name} = ({t}*)std::calloc({name}_cap, sizeof({t}));"
+                    "{pad}  std::free(sdfg_old);\n{pad}  {name} = ({t}*)std::calloc((size_t)sdfg::imax({n}, 1), sizeof({t}));\n\
+                     {pad}  if (!{name}) {{ std::fprintf(stderr, \"{}: out of host memory for `{x}`\\n\"); return 1; }}",
+                    ident(&self.sdfg.name)
                 );
             }
         }
-        let _ = writeln!(out, "{pad}}}");
+        let _ = writeln!(out, "{pad}  {cap} = (size_t)sdfg::imax({n}, 1);\n{pad}}}");
     }
 
     /// Declares the view pointers of a scope (`None`: the state's top level).
@@ -829,9 +1126,8 @@ impl<'a> Emitter<'a> {
             return Ok(());
         };
         let refuse = |what: String| unsupported(what, &l.label, label);
-        let mut used = BTreeSet::new();
-        let mut operand = |conn: &str, incoming: bool| -> Result<BlasOperand, EmitError> {
-            let m = if incoming {
+        let memlet = |conn: &str, incoming: bool| -> Result<&Memlet, EmitError> {
+            if incoming {
                 state
                     .in_edges(n)
                     .find(|(_, _, e)| e.dst_conn.as_deref() == Some(conn))
@@ -847,7 +1143,11 @@ impl<'a> Emitter<'a> {
                     "a `{}` without its `{conn}` connector",
                     l.op.name()
                 ))
-            })?;
+            })
+        };
+        let mut used = BTreeSet::new();
+        let mut operand = |conn: &str, incoming: bool| -> Result<BlasOperand, EmitError> {
+            let m = memlet(conn, incoming)?;
             let (offset, dims) = self.subset_geometry(&m.data, &m.subset, &mut used);
             let dtype = self.desc(&m.data).map_or(DType::Float64, |d| d.dtype);
             Ok((format!("{} + ({offset})", ident(&m.data)), dims, dtype))
@@ -863,10 +1163,12 @@ impl<'a> Emitter<'a> {
             ))),
         };
         let scalar = |lit: &sdfg_ir::Literal| cpp::literal(lit);
+        // Leading dimensions: BLAS and LAPACK require at least 1, also for
+        // empty matrices.
+        let ld = |e: &str| format!("(int)sdfg::imax(1, {e})");
         // The runtime calls the solver calls are wrapped in.
         let (m2d, d2d) = (self.api("Memcpy2DAsync"), self.api("MemcpyDeviceToDevice"));
-        let (malloc, free) = (self.api("Malloc"), self.api("Free"));
-        let launch = self.api("LaunchKernel");
+        let grow = self.workspace_growth(&format!("{pad}  "));
         let call = match &l.op {
             LibraryOp::Gemm {
                 alpha,
@@ -882,12 +1184,18 @@ impl<'a> Emitter<'a> {
                 else {
                     return Err(refuse("a GEMM whose operands are not matrices".to_owned()));
                 };
+                // An empty C is no call; an empty inner dimension (k = 0)
+                // is, as BLAS defines it: C = beta C.
                 format!(
-                    "{{\n{pad}  const {ty} sdfg_alpha = {al}, sdfg_beta = {be};\n{pad}  SDFG_BLAS_CHECK({p}{x}gemm(sdfg_blas, {c}_OP_N, {c}_OP_N, (int)({nn}), (int)({m}), (int)({k}), &sdfg_alpha, {bm}, (int)({ldb}), {a}, (int)({lda}), &sdfg_beta, {cm}, (int)({ldc})));\n{pad}}}",
+                    "{{\n{pad}  const {ty} sdfg_alpha = {al}, sdfg_beta = {be};\n\
+                     {pad}  if ({nn} > 0 && {m} > 0) SDFG_BLAS_CHECK({p}{x}gemm(sdfg_blas, {c}_OP_N, {c}_OP_N, (int)({nn}), (int)({m}), (int)({k}), &sdfg_alpha, {bm}, {ldb}, {a}, {lda}, &sdfg_beta, {cm}, {ldc}));\n{pad}}}",
                     ty = ctype(t),
                     x = letter(t)?,
                     al = scalar(alpha),
                     be = scalar(beta),
+                    ldb = ld(ldb),
+                    lda = ld(lda),
+                    ldc = ld(ldc),
                 )
             }
             LibraryOp::Gemv {
@@ -898,7 +1206,7 @@ impl<'a> Emitter<'a> {
                 let (a, da, t) = operand("_a", true)?;
                 let (x, dx, _) = operand("_x", true)?;
                 let (y, dy, _) = operand("_y", false)?;
-                let (Some((rows, lda)), Some((cols, _)), Some((_, incx)), Some((_, incy))) =
+                let (Some((rows, lda)), Some((cols, _)), Some((_, incx)), Some((ylen, incy))) =
                     (da.first(), da.get(1), dx.first(), dy.first())
                 else {
                     return Err(refuse("a GEMV of the wrong shapes".to_owned()));
@@ -906,12 +1214,25 @@ impl<'a> Emitter<'a> {
                 // Row-major `rows x cols` is column-major `cols x rows`:
                 // `A x` transposes it back, `x A` (trans_a) does not.
                 let op = if *trans_a { "N" } else { "T" };
+                let ty = ctype(t);
+                // BLAS returns at once when A is empty, leaving y as it was;
+                // the product's meaning over an empty inner dimension is
+                // y = beta y, which a prelude kernel computes.
                 format!(
-                    "{{\n{pad}  const {ty} sdfg_alpha = {al}, sdfg_beta = {be};\n{pad}  SDFG_BLAS_CHECK({p}{xl}gemv(sdfg_blas, {c}_OP_{op}, (int)({cols}), (int)({rows}), &sdfg_alpha, {a}, (int)({lda}), {x}, (int)({incx}), &sdfg_beta, {y}, (int)({incy})));\n{pad}}}",
-                    ty = ctype(t),
+                    "{{\n{pad}  const {ty} sdfg_alpha = {al}, sdfg_beta = {be};\n\
+                     {pad}  if ({cols} > 0 && {rows} > 0) {{\n\
+                     {pad}    SDFG_BLAS_CHECK({p}{xl}gemv(sdfg_blas, {c}_OP_{op}, (int)({cols}), (int)({rows}), &sdfg_alpha, {a}, {lda}, {x}, (int)({incx}), &sdfg_beta, {y}, (int)({incy})));\n\
+                     {pad}  }} else if ({ylen} > 0) {{\n\
+                     {pad}    {ty}* sdfg_y = {y};\n\
+                     {pad}    int64_t sdfg_len = {ylen}, sdfg_inc = {incy};\n\
+                     {pad}    dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));\n\
+                     {pad}    dim3 sdfg_block(256);\n\
+                     {pad}    SDFG_KERNEL(sdfg::scale<{ty}>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);\n\
+                     {pad}  }}\n{pad}}}",
                     xl = letter(t)?,
                     al = scalar(alpha),
                     be = scalar(beta),
+                    lda = ld(lda),
                 )
             }
             LibraryOp::Dot => {
@@ -921,12 +1242,14 @@ impl<'a> Emitter<'a> {
                 let (Some((len, incx)), Some((_, incy))) = (dx.first(), dy.first()) else {
                     return Err(refuse("a DOT of operands that are not vectors".to_owned()));
                 };
+                // An empty DOT is a call too: BLAS gives 0.
                 format!(
                     "{{\n{pad}  // The result stays on the device.\n{pad}  SDFG_BLAS_CHECK({p}SetPointerMode(sdfg_blas, {c}_POINTER_MODE_DEVICE));\n{pad}  SDFG_BLAS_CHECK({p}{xl}dot(sdfg_blas, (int)({len}), {x}, (int)({incx}), {y}, (int)({incy}), {r}));\n{pad}  SDFG_BLAS_CHECK({p}SetPointerMode(sdfg_blas, {c}_POINTER_MODE_HOST));\n{pad}}}",
                     xl = letter(t)?,
                 )
             }
             LibraryOp::Cholesky { lower } => {
+                let source = memlet("_a", true)?.data.clone();
                 let (a, da, t) = operand("_a", true)?;
                 let (bm, db, _) = operand("_b", false)?;
                 let (Some((nrows, lda)), Some((_, ldb))) = (da.first(), db.first()) else {
@@ -946,29 +1269,31 @@ impl<'a> Emitter<'a> {
                 let ty = ctype(t);
                 let sp = sv.prefix;
                 self.solver_used = true;
+                let site = self.factorization_site(format!(
+                    "the Cholesky factorization (potrf) of `{source}` (node `{}`) failed: the matrix is not positive definite",
+                    l.label
+                ));
                 format!(
                     "{{\n{pad}  {ty}* sdfg_a = {a};\n{pad}  {ty}* sdfg_b = {bm};\n{pad}  int64_t sdfg_n = {nrows}, sdfg_lda = {lda}, sdfg_ldb = {ldb};\n\
                      {pad}  // potrf works in place: factor a copy of `_a` in `_b`.\n\
                      {pad}  if (sdfg_b != sdfg_a && sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_b, sizeof({ty}) * sdfg_ldb, sdfg_a, sizeof({ty}) * sdfg_lda, sizeof({ty}) * sdfg_n, sdfg_n, {d2d}, stream));\n\
                      {pad}  int sdfg_lwork = 0;\n\
-                     {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf_bufferSize(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg_ldb, &sdfg_lwork));\n\
-                     {pad}  if (sizeof({ty}) * (size_t)sdfg_lwork > sdfg_work_cap) {{\n\
-                     {pad}    if (sdfg_work) SDFG_CHECK({free}(sdfg_work));\n\
-                     {pad}    sdfg_work_cap = sizeof({ty}) * (size_t)sdfg_lwork;\n\
-                     {pad}    SDFG_CHECK({malloc}(&sdfg_work, sdfg_work_cap));\n\
-                     {pad}  }}\n\
-                     {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg_ldb, ({ty}*)sdfg_work, sdfg_lwork, sdfg_info));\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf_bufferSize(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg::imax(1, sdfg_ldb), &sdfg_lwork));\n\
+                     {pad}  size_t sdfg_need = sizeof({ty}) * (size_t)sdfg_lwork;\n\
+                     {grow}\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg::imax(1, sdfg_ldb), ({ty}*)sdfg_work, sdfg_lwork, sdfg_info));\n\
+                     {pad}  SDFG_KERNEL(sdfg::note_failure, dim3(1), dim3(1), 0, sdfg_info, sdfg_failed, {site});\n\
                      {pad}  // The other triangle is zero, as in np.linalg.cholesky.\n\
                      {pad}  int sdfg_upper = {zero_upper};\n\
                      {pad}  if (sdfg_n > 0) {{\n\
-                     {pad}    dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_n + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_n + 7, 8));\n\
+                     {pad}    dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_n + 31, 32), 65535), (unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_n + 7, 8), 65535));\n\
                      {pad}    dim3 sdfg_block(32, 8);\n\
-                     {pad}    void* sdfg_args[] = {{(void*)&sdfg_b, (void*)&sdfg_n, (void*)&sdfg_ldb, (void*)&sdfg_upper}};\n\
-                     {pad}    SDFG_CHECK({launch}((const void*)sdfg::zero_triangle<{ty}>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));\n\
+                     {pad}    SDFG_KERNEL(sdfg::zero_triangle<{ty}>, sdfg_grid, sdfg_block, 0, sdfg_b, sdfg_n, sdfg_ldb, sdfg_upper);\n\
                      {pad}  }}\n{pad}}}"
                 )
             }
             LibraryOp::Solve => {
+                let source = memlet("_a", true)?.data.clone();
                 let (a, da, t) = operand("_a", true)?;
                 let (bm, db, _) = operand("_b", true)?;
                 let (xm, dx, _) = operand("_x", false)?;
@@ -993,6 +1318,10 @@ impl<'a> Emitter<'a> {
                 let ty = ctype(t);
                 let (sp, op_t) = (sv.prefix, sv.transpose);
                 self.solver_used = true;
+                let site = self.factorization_site(format!(
+                    "the LU factorization (getrf) of `{source}` for the solve `{}` failed: the matrix is singular",
+                    l.label
+                ));
                 // Row-major A is column-major A^T: getrf factors A^T, and
                 // getrs with the transpose solves A X = B. The right-hand
                 // sides must be column-major: a vector is; a matrix is
@@ -1009,10 +1338,9 @@ impl<'a> Emitter<'a> {
                         "{pad}  if ({rows} > 0 && {cols} > 0) {{\n\
                          {pad}    int64_t sdfg_rows = {rows}, sdfg_cols = {cols}, sdfg_ldd = {ldd}, sdfg_lds = {lds};\n\
                          {pad}    const {ty}* sdfg_src = {src};\n\
-                         {pad}    dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));\n\
+                         {pad}    dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_cols + 31, 32), 65535), (unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_rows + 7, 8), 65535));\n\
                          {pad}    dim3 sdfg_block(32, 8);\n\
-                         {pad}    void* sdfg_args[] = {{(void*)&{dst}, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols}};\n\
-                         {pad}    SDFG_CHECK({launch}((const void*)sdfg::transpose<{ty}>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));\n\
+                         {pad}    SDFG_KERNEL(sdfg::transpose<{ty}>, sdfg_grid, sdfg_block, 0, {dst}, sdfg_ldd, sdfg_src, sdfg_lds, sdfg_rows, sdfg_cols);\n\
                          {pad}  }}\n"
                     )
                 };
@@ -1040,24 +1368,22 @@ impl<'a> Emitter<'a> {
                 format!(
                     "{{\n{pad}  {ty}* sdfg_a = {a};\n{pad}  {ty}* sdfg_b = {bm};\n{pad}  {ty}* sdfg_x = {xm};\n\
                      {pad}  int64_t sdfg_n = {nrows}, sdfg_m = {nrhs}, sdfg_lda = {lda}, sdfg_ldb = {ldb}, sdfg_ldx = {ldx};\n\
+                     {pad}  int sdfg_ldn = (int)sdfg::imax(1, sdfg_n);\n\
                      {pad}  // One workspace: getrf's scratch, the factors, the right-hand\n\
                      {pad}  // sides (column-major) and the pivots.\n\
                      {pad}  int sdfg_lwork = 0;\n\
-                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf_bufferSize(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_a, (int)sdfg_lda, &sdfg_lwork));\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf_bufferSize(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_a, (int)sdfg::imax(1, sdfg_lda), &sdfg_lwork));\n\
                      {pad}  size_t sdfg_need = sizeof({ty}) * ((size_t)sdfg_lwork + (size_t)(sdfg_n * sdfg_n) + (size_t)(sdfg_n * sdfg_m)) + sizeof(int) * (size_t)sdfg_n;\n\
-                     {pad}  if (sdfg_need > sdfg_work_cap) {{\n\
-                     {pad}    if (sdfg_work) SDFG_CHECK({free}(sdfg_work));\n\
-                     {pad}    sdfg_work_cap = sdfg_need;\n\
-                     {pad}    SDFG_CHECK({malloc}(&sdfg_work, sdfg_work_cap));\n\
-                     {pad}  }}\n\
+                     {grow}\
                      {pad}  {ty}* sdfg_scratch = ({ty}*)sdfg_work;\n\
                      {pad}  {ty}* sdfg_lu = sdfg_scratch + sdfg_lwork;\n\
                      {pad}  {ty}* sdfg_rhs = sdfg_lu + sdfg_n * sdfg_n;\n\
                      {pad}  int* sdfg_pivots = (int*)(sdfg_rhs + sdfg_n * sdfg_m);\n\
                      {pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_lu, sizeof({ty}) * sdfg_n, sdfg_a, sizeof({ty}) * sdfg_lda, sizeof({ty}) * sdfg_n, sdfg_n, {d2d}, stream));\n\
                      {to_rhs}\
-                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_lu, (int)sdfg_n, ({vt}*)sdfg_scratch, sdfg_pivots, sdfg_info));\n\
-                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrs(sdfg_solver, {op_t}, (int)sdfg_n, (int)sdfg_m, ({vt}*)sdfg_lu, (int)sdfg_n, sdfg_pivots, ({vt}*)sdfg_rhs, (int)sdfg_n, sdfg_info));\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_lu, sdfg_ldn, ({vt}*)sdfg_scratch, sdfg_pivots, sdfg_info));\n\
+                     {pad}  SDFG_KERNEL(sdfg::note_failure, dim3(1), dim3(1), 0, sdfg_info, sdfg_failed, {site});\n\
+                     {pad}  SDFG_SOLVER_CHECK({sp}{x}getrs(sdfg_solver, {op_t}, (int)sdfg_n, (int)sdfg_m, ({vt}*)sdfg_lu, sdfg_ldn, sdfg_pivots, ({vt}*)sdfg_rhs, sdfg_ldn, sdfg_info));\n\
                      {from_rhs}\
                      {pad}}}"
                 )
@@ -1079,6 +1405,30 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(out, "{pad}// {} `{}`: {library}", l.op.name(), l.label);
         let _ = writeln!(out, "{pad}{call}");
         Ok(())
+    }
+
+    /// Grows the solver workspace to `sdfg_need` bytes where it is smaller
+    /// (reset before the old one is released, as in [`Self::reserve`]).
+    fn workspace_growth(&self, pad: &str) -> String {
+        format!(
+            "{pad}if (sdfg_need > sdfg_work_cap) {{\n\
+             {pad}  void* sdfg_old = sdfg_work;\n\
+             {pad}  sdfg_work = nullptr;\n\
+             {pad}  sdfg_work_cap = 0;\n\
+             {pad}  if (sdfg_old) SDFG_CHECK({}(sdfg_old));\n\
+             {pad}  SDFG_CHECK({}(&sdfg_work, sdfg_need));\n\
+             {pad}  sdfg_work_cap = sdfg_need;\n\
+             {pad}}}\n",
+            self.api("Free"),
+            self.api("Malloc")
+        )
+    }
+
+    /// Registers a factorization call site (1-based) with the message a
+    /// failure of it gives.
+    fn factorization_site(&mut self, message: String) -> usize {
+        self.factorizations.push(message);
+        self.factorizations.len()
     }
 
     // -----------------------------------------------------------------
@@ -1425,7 +1775,9 @@ impl<'a> Emitter<'a> {
         name.retain(|c| c.is_ascii_alphanumeric() || c == '_');
         let blocks_only = self.has_thread_block_map(state, tree, entry);
 
-        // The kernel body first: it tells which containers and symbols the kernel takes.
+        // The kernel body first: it tells which containers and symbols the
+        // kernel takes. Every map dimension is a grid-stride loop, so a
+        // grid clamped to the accelerator's limits still covers the map.
         let mut body = String::new();
         let mut p = self.sym();
         let counts: Vec<String> = map
@@ -1434,37 +1786,45 @@ impl<'a> Emitter<'a> {
             .map(|r| p.expr(&r.num_elements()))
             .collect();
         let mut index = String::new();
-        let idx = if blocks_only { "blockIdx" } else { "global" };
         let dims = map.params.len();
+        let thread = |axis: &str| {
+            if blocks_only {
+                (
+                    format!("(int64_t)blockIdx.{axis}"),
+                    format!("(int64_t)gridDim.{axis}"),
+                )
+            } else {
+                (
+                    format!("(int64_t)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}"),
+                    format!("(int64_t)gridDim.{axis} * blockDim.{axis}"),
+                )
+            }
+        };
+        let mut depth = 1;
         if dims <= 3 {
             for (k, (param, r)) in map.dims().enumerate() {
                 let axis = ["x", "y", "z"][dims - 1 - k];
-                let thread = if idx == "blockIdx" {
-                    format!("(int64_t)blockIdx.{axis}")
-                } else {
-                    format!("((int64_t)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis})")
-                };
+                let (first, stride) = thread(axis);
+                let pad = "  ".repeat(depth);
                 let _ = writeln!(
                     index,
-                    "  const int64_t {v}_i = {thread};\n  if ({v}_i >= {c}) return;\n  const int64_t {v} = {b} + {v}_i * {s};",
+                    "{pad}for (int64_t {v}_i = {first}; {v}_i < {c}; {v}_i += {stride}) {{\n{pad}  const int64_t {v} = {b} + {v}_i * {s};",
                     v = ident(param),
                     c = counts[k],
                     b = p.expr(&r.begin),
                     s = p.expr(&r.step)
                 );
+                depth += 1;
             }
         } else {
-            let thread = if blocks_only {
-                "(int64_t)blockIdx.x".to_owned()
-            } else {
-                "((int64_t)blockIdx.x * blockDim.x + threadIdx.x)".to_owned()
-            };
+            let (first, stride) = thread("x");
             let _ = writeln!(
                 index,
-                "  int64_t sdfg_rest = {thread};\n  if (sdfg_rest >= {}) return;",
+                "  for (int64_t sdfg_t = {first}; sdfg_t < {}; sdfg_t += {stride}) {{\n    int64_t sdfg_rest = sdfg_t;",
                 counts.join(" * ")
             );
-            decompose(&mut p, &map, &counts, "  ", &mut index);
+            decompose(&mut p, &map, &counts, "    ", &mut index);
+            depth += 1;
         }
         let mut used = p.used;
         let mut inner = String::new();
@@ -1474,9 +1834,12 @@ impl<'a> Emitter<'a> {
             tree,
             Some(entry),
             Ctx::Device,
-            1,
+            depth,
             &mut inner,
         )?);
+        for k in (1..depth).rev() {
+            let _ = writeln!(inner, "{}}}", "  ".repeat(k));
+        }
         // Containers the kernel touches: registers and shared memory are its own.
         let mut containers: BTreeSet<String> = BTreeSet::new();
         let mut locals = String::new();
@@ -1574,8 +1937,10 @@ impl<'a> Emitter<'a> {
         self.kernels.push((decl, body));
         self.kernel_names.push(name.clone());
 
-        // The launch.
+        // The launch: blocks to cover the map, at most the accelerator's
+        // grid limit per axis (the grid-stride loops do the rest).
         let block = self.d.default_block();
+        let limits = self.d.max_grid();
         let threads: u32 = block.iter().product();
         let (grid, blockdim) = if blocks_only {
             let g: Vec<String> = if dims <= 3 {
@@ -1615,25 +1980,16 @@ impl<'a> Emitter<'a> {
             out,
             "{pad}  dim3 sdfg_grid({});\n{pad}  dim3 sdfg_block({});",
             grid.iter()
-                .map(|g| format!("(unsigned)({g})"))
+                .enumerate()
+                .map(|(axis, g)| format!("(unsigned)sdfg::imin({g}, {}LL)", limits[axis]))
                 .collect::<Vec<_>>()
                 .join(", "),
             blockdim.join(", ")
         );
-        let args: Vec<String> = params.iter().map(|(_, n)| format!("(void*)&{n}")).collect();
+        let args: String = params.iter().map(|(_, n)| format!(", {n}")).collect();
         let _ = writeln!(
             out,
-            "{pad}  void* sdfg_args[] = {{{}}};",
-            if args.is_empty() {
-                "nullptr".to_owned()
-            } else {
-                args.join(", ")
-            }
-        );
-        let _ = writeln!(
-            out,
-            "{pad}  SDFG_CHECK({}((const void*){name}, sdfg_grid, sdfg_block, sdfg_args, 0, stream));",
-            self.api("LaunchKernel")
+            "{pad}  SDFG_KERNEL({name}, sdfg_grid, sdfg_block, 0{args});"
         );
         let _ = writeln!(out, "{pad}}}");
         let mut launch_used: BTreeSet<String> = symbols.into_iter().collect();

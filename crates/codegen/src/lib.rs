@@ -125,8 +125,67 @@ pub struct TranslationUnit {
     pub source: String,
     /// Names of the kernels, in emission order.
     pub kernels: Vec<String>,
-    /// Name of the `extern "C"` entry point.
+    /// Name of the `extern "C"` one-shot entry point; `{entry}_init`,
+    /// `{entry}_run`, `{entry}_exit` and the packed variants share it.
     pub entry: String,
+    /// The parameters of `{entry}` and `{entry}_run` (after the state
+    /// handle), in order: the SDFG's arguments, then its return values.
+    /// `{entry}_init` takes the [`ParameterKind::Symbol`] ones, in order.
+    pub parameters: Vec<Parameter>,
+    /// Call sites of vendor factorizations (potrf, getrf). Where there is
+    /// one, every run ends by reading their status flag back: one
+    /// device-to-host copy of 8 bytes that moves no program data.
+    pub factorizations: usize,
+}
+
+impl TranslationUnit {
+    /// The symbols `{entry}_init` takes, in order.
+    pub fn init_symbols(&self) -> impl Iterator<Item = &Parameter> {
+        self.parameters
+            .iter()
+            .filter(|p| matches!(p.kind, ParameterKind::Symbol(_)))
+    }
+}
+
+/// One parameter of an emitted entry point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parameter {
+    /// The IR name (the C++ name is [`cpp::ident`] of it).
+    pub name: String,
+    /// What is passed.
+    pub kind: ParameterKind,
+    /// The shape of a container or return value (empty for scalars and
+    /// symbols): the buffer the caller passes holds this many elements in
+    /// row-major order.
+    pub shape: Vec<sdfg_ir::SymExpr>,
+}
+
+/// How a parameter is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParameterKind {
+    /// An argument container (array or scalar): a pointer to host memory
+    /// the caller owns, `T*`.
+    Container(sdfg_ir::DType),
+    /// A symbol, by value.
+    Symbol(sdfg_ir::DType),
+    /// A return value (`__return`, `__return_0`, ...): a pointer to host
+    /// memory of its shape the caller owns and the program fills.
+    Return(sdfg_ir::DType),
+}
+
+/// The status codes the emitted entry points return.
+pub mod status {
+    /// Success.
+    pub const OK: i32 = 0;
+    /// A runtime or vendor library call failed (the message on `stderr`
+    /// names the call), or `{entry}_init` did not give a state.
+    pub const RUNTIME_ERROR: i32 = 1;
+    /// A factorization failed (a matrix not positive definite for
+    /// Cholesky, singular for a solve), where NumPy raises `LinAlgError`;
+    /// the message names the factorization.
+    pub const LINALG_ERROR: i32 = 2;
+    /// `{entry}_run` was given symbols other than those `{entry}_init` was.
+    pub const ARGUMENT_ERROR: i32 = 3;
 }
 
 /// Why an SDFG could not be emitted.

@@ -185,26 +185,44 @@ __device__ inline void atomic_min(int32_t* p, int32_t v) { atomicMin(p, v); }
 __device__ inline void atomic_max(int32_t* p, int32_t v) { atomicMax(p, v); }
 __device__ inline void atomic_min(uint32_t* p, uint32_t v) { atomicMin(p, v); }
 __device__ inline void atomic_max(uint32_t* p, uint32_t v) { atomicMax(p, v); }
+// Helper kernels of the vendor calls; grid-stride loops, so a grid clamped
+// to the launch limits covers any size.
 // Zeroes the strict upper (`upper`) or lower triangle of a row-major n x n
 // matrix with row stride ld: the part a vendor Cholesky leaves as it was.
 template <class T> __global__ void zero_triangle(T* a, int64_t n, int64_t ld, int upper) {
-  int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-  int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n && j < n && (upper ? j > i : j < i)) a[i * ld + j] = T(0);
+  for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < n; i += (int64_t)gridDim.y * blockDim.y)
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (int64_t)gridDim.x * blockDim.x)
+      if (upper ? j > i : j < i) a[i * ld + j] = T(0);
 }
 // dst = src^T: src is rows x cols with row stride lds, dst cols x rows with
 // row stride ldd (the right-hand sides of a vendor solve, to and from
 // column-major).
 template <class T> __global__ void transpose(T* dst, int64_t ldd, const T* src, int64_t lds, int64_t rows, int64_t cols) {
-  int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-  int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < rows && j < cols) dst[j * ldd + i] = src[i * lds + j];
+  for (int64_t i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i < rows; i += (int64_t)gridDim.y * blockDim.y)
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += (int64_t)gridDim.x * blockDim.x)
+      dst[j * ldd + i] = src[i * lds + j];
+}
+// y = beta y over n elements with stride inc (y = 0 for beta = 0, whatever
+// y held): a product over an empty inner dimension, which BLAS skips.
+template <class T> __global__ void scale(T* y, int64_t n, int64_t inc, T beta) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i * inc] = beta == T(0) ? T(0) : beta * y[i * inc];
+}
+// Records the first failed factorization of a run: `failed` holds (call
+// site, info), `info` is what the factorization just wrote.
+__global__ void note_failure(const int* info, int* failed, int site) {
+  if (blockIdx.x == 0 && threadIdx.x == 0 && failed[0] == 0 && *info != 0) {
+    failed[0] = site;
+    failed[1] = *info;
+  }
 }
 }  // namespace sdfg
 #else
 namespace sdfg {
 template <class T> __global__ void zero_triangle(T* a, int64_t n, int64_t ld, int upper);
 template <class T> __global__ void transpose(T* dst, int64_t ldd, const T* src, int64_t lds, int64_t rows, int64_t cols);
+template <class T> __global__ void scale(T* y, int64_t n, int64_t inc, T beta);
+__global__ void note_failure(const int* info, int* failed, int site);
 }  // namespace sdfg
 #endif
 // ---- end of the sdfg prelude ----

@@ -35,9 +35,10 @@ fn one_kernel_per_device_map_launched_through_the_runtime() {
         assert_eq!(unit.file_name, format!("f.{}", d.source_extension()));
         for k in &unit.kernels {
             assert!(unit.source.contains(&format!("__global__ void {k}(")));
+            // Launched typed, through the one launch macro, and checked.
             assert!(
                 unit.source
-                    .contains(&format!("SDFG_CHECK({p}LaunchKernel((const void*){k},"))
+                    .contains(&format!("SDFG_KERNEL({k}, sdfg_grid, sdfg_block, 0, "))
             );
         }
         assert!(
@@ -66,14 +67,18 @@ fn one_kernel_per_device_map_launched_through_the_runtime() {
             entry,
             format!("extern \"C\" int f({}) {{", params.join(", "))
         );
-        // Twins are allocated once, outside the time loop, and freed.
-        let malloc = format!("{p}Malloc((void**)&dev_A");
+        // Twins are allocated once, by init (not in the body that holds
+        // the time loop), and freed by exit.
+        let malloc = format!("{p}Malloc((void**)&sdfg_h->dev_A");
+        let setup = unit.source.find("static int f_setup(").unwrap();
+        let body = unit.source.find("static int f_body(").unwrap();
+        let at = unit.source.find(&malloc).unwrap();
+        assert!(setup < at && at < body, "{}", unit.source);
         let loop_at = unit.source.find("for (t = ").unwrap();
-        assert!(unit.source.find(&malloc).unwrap() < loop_at);
-        assert!(
-            unit.source
-                .contains(&format!("SDFG_RELEASE({p}Free(dev_A));"))
-        );
+        assert!(body < loop_at);
+        assert!(unit.source.contains(&format!(
+            "if (sdfg_h->dev_A) SDFG_RELEASE({p}Free(sdfg_h->dev_A));"
+        )));
         // Copies in before the loop, out after it, then a synchronization.
         let h2d = unit.source.find(&format!("{p}MemcpyHostToDevice")).unwrap();
         let d2h = unit
@@ -90,13 +95,12 @@ fn one_kernel_per_device_map_launched_through_the_runtime() {
             after[record..].contains(&format!("SDFG_CHECK({p}EventSynchronize(sdfg_copied));"))
         );
         assert!(unit.source.contains(&format!(
-            "{p}EventCreateWithFlags(&sdfg_copied, {p}EventDisableTiming)"
+            "{p}EventCreateWithFlags(&sdfg_h->sdfg_copied, {p}EventDisableTiming)"
         )));
-        // Released at the end, the release checked too.
-        assert!(
-            unit.source
-                .contains(&format!("SDFG_RELEASE({p}EventDestroy(sdfg_copied));"))
-        );
+        // Released by exit, the release checked too.
+        assert!(unit.source.contains(&format!(
+            "SDFG_RELEASE({p}EventDestroy(sdfg_h->sdfg_copied));"
+        )));
         // Every runtime call is checked.
         for line in unit.source.lines() {
             let call = format!("{p}Memcpy");
@@ -286,11 +290,18 @@ fn maps_of_more_than_three_dimensions_are_linearized() {
         src[at..].to_owned()
     };
     let s = &after_prelude(&unit.source);
-    // One linear index over x, decomposed innermost first.
+    // One linear index over x (a grid-stride loop), decomposed innermost first.
     assert!(
-        s.contains("int64_t sdfg_rest = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);"),
+        s.contains(
+            "for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < "
+        ),
         "{s}"
     );
+    assert!(
+        s.contains("sdfg_t += (int64_t)gridDim.x * blockDim.x"),
+        "{s}"
+    );
+    assert!(s.contains("int64_t sdfg_rest = sdfg_t;"), "{s}");
     assert_eq!(s.matches("sdfg_rest /= ").count(), 4, "{s}");
     assert!(!s.contains("blockIdx.y"), "{s}");
     // A three-dimensional map uses x, y and z instead.
@@ -315,17 +326,19 @@ fn device_wide_products_become_blas_calls_on_the_stream() {
         let (p, c) = (b.prefix, b.constants);
         assert!(s.contains(&format!("#include <{}>", b.header)), "{s}");
         assert!(
-            s.contains(&format!("SDFG_BLAS_CHECK({p}Create(&sdfg_blas));")),
+            s.contains(&format!("SDFG_BLAS_CHECK({p}Create(&sdfg_h->sdfg_blas));")),
             "{s}"
         );
         assert!(
             s.contains(&format!(
-                "SDFG_BLAS_CHECK({p}SetStream(sdfg_blas, stream));"
+                "SDFG_BLAS_CHECK({p}SetStream(sdfg_h->sdfg_blas, sdfg_h->stream));"
             )),
             "{s}"
         );
         assert!(
-            s.contains(&format!("{p}Destroy(sdfg_blas) != {c}_STATUS_SUCCESS")),
+            s.contains(&format!(
+                "sdfg_h->sdfg_blas && {p}Destroy(sdfg_h->sdfg_blas) != {c}_STATUS_SUCCESS"
+            )),
             "{s}"
         );
         // C = A B as C^T = B^T A^T: m = N (columns of C), n = N, k = M, B first.
@@ -394,14 +407,14 @@ fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_
         assert!(s.contains(&format!("#include <{}>", sv.header)), "{s}");
         assert!(
             s.contains(&format!(
-                "SDFG_SOLVER_CHECK({p}SetStream(sdfg_solver, stream));"
+                "SDFG_SOLVER_CHECK({p}SetStream(sdfg_h->sdfg_solver, sdfg_h->stream));"
             )),
             "{s}"
         );
         // Row-major lower L is column-major upper: the upper fill mode.
         assert!(
             s.contains(&format!(
-                "{p}Dpotrf(sdfg_solver, {}, (int)sdfg_n, sdfg_b",
+                "{p}Dpotrf(sdfg_solver, {}, (int)sdfg_n, sdfg_b, (int)sdfg::imax(1, sdfg_ldb)",
                 sv.fill[0]
             )),
             "{s}"
@@ -411,7 +424,10 @@ fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_
         let zero = s.find("sdfg::zero_triangle<double>").unwrap();
         assert!(copy < potrf && potrf < zero, "{s}");
         assert!(
-            s.contains(&format!("{p}Destroy(sdfg_solver) != {}", sv.success)),
+            s.contains(&format!(
+                "sdfg_h->sdfg_solver && {p}Destroy(sdfg_h->sdfg_solver) != {}",
+                sv.success
+            )),
             "{s}"
         );
     }

@@ -431,7 +431,11 @@ fn broken_sources_never_pass_the_compile_checks() {
         // A device-side error, and a host-side one.
         for (k, broken) in [
             good.replacen("t___out = ", "t___out = undeclared_x + ", 1),
-            good.replacen("StreamCreate(&stream)", "StreamCreate(&stream, nope)", 1),
+            good.replacen(
+                "StreamCreate(&sdfg_h->stream)",
+                "StreamCreate(&sdfg_h->stream, nope)",
+                1,
+            ),
         ]
         .into_iter()
         .enumerate()

@@ -89,6 +89,11 @@ enum Emit {
 }
 
 fn main() -> ExitCode {
+    // This executable is also a runner of the emulated GPU (sdfg_exec::child).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = sdfg_exec::child::dispatch(&args) {
+        return ExitCode::from(u8::try_from(code).unwrap_or(2));
+    }
     match run(Cli::parse()) {
         Ok(code) => code,
         Err(message) => {

@@ -7,14 +7,14 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_l10_0_k0(double* __restrict__ dev_return, double* __restrict__ lib_3, int64_t N) {
-  const int64_t v__i5_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i5_i >= (N)) return;
-  const int64_t v__i5 = (0LL) + v__i5_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = lib_3[(0LL) + (v__i5) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    dev_return[(0LL) + (v__i5) * (1LL)] = t___out;
+  for (int64_t v__i5_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i5_i < (N); v__i5_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i5 = (0LL) + v__i5_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = lib_3[(0LL) + (v__i5) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      dev_return[(0LL) + (v__i5) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -23,81 +23,166 @@ __global__ void v__return_l10_0_k0(double* __restrict__ dev_return, double* __re
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return cudaLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); cudaError_t sdfg_l = cudaGetLastError(); if (sdfg_l != cudaSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, cudaGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { cublasStatus_t sdfg_s = (call); if (sdfg_s != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
-extern "C" int kernel(double* A, double* x, int64_t M, int64_t N) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t M;
+  int64_t N;
   cudaStream_t stream;
-  SDFG_CHECK(cudaStreamCreate(&stream));
   cudaEvent_t sdfg_copied;
-  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
-  double* v__return = (double*)std::calloc((size_t)sdfg::imax((N), 1), sizeof(double));
-  double* dev_A = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
-  double* dev_return = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_return, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_x = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* lib_1 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
-  double* lib_3 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_3, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  double* dev_A;
+  double* dev_return;
+  double* dev_x;
+  double* lib_1;
+  double* lib_3;
   cublasHandle_t sdfg_blas;
-  SDFG_BLAS_CHECK(cublasCreate(&sdfg_blas));
-  SDFG_BLAS_CHECK(cublasSetStream(sdfg_blas, stream));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (M), cudaMemcpyHostToDevice, stream));
-    }
-    // matmul_l10_2
-    {
-      // gemv `matmul`: cublas
-      {
-        const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
-        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_T, (int)((N)), (int)((M)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)((N)), dev_x + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
-      }
-    }
-    // matmul_l10_4
-    {
-      // gemv `matmul`: cublas
-      {
-        const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
-        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_N, (int)((N)), (int)((M)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)((N)), lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_3 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
-      }
-    }
-    // assign_l10_6
-    {
-      if ((N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_return, (void*)&lib_3, (void*)&N};
-        SDFG_CHECK(cudaLaunchKernel((const void*)v__return_l10_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // offload_copy_out_return
-    {
-      SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
-    }
-    // return_l10_7
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(cudaFree(lib_3));
-  SDFG_RELEASE(cudaFree(lib_1));
-  SDFG_RELEASE(cudaFree(dev_x));
-  SDFG_RELEASE(cudaFree(dev_return));
-  SDFG_RELEASE(cudaFree(dev_A));
-  std::free(v__return);
-  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
-  SDFG_RELEASE(cudaStreamDestroy(stream));
+  if (sdfg_h->sdfg_blas && cublasDestroy(sdfg_h->sdfg_blas) != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: cublasDestroy failed\n"); status = 1; }
+  if (sdfg_h->lib_3) SDFG_RELEASE(cudaFree(sdfg_h->lib_3));
+  if (sdfg_h->lib_1) SDFG_RELEASE(cudaFree(sdfg_h->lib_1));
+  if (sdfg_h->dev_x) SDFG_RELEASE(cudaFree(sdfg_h->dev_x));
+  if (sdfg_h->dev_return) SDFG_RELEASE(cudaFree(sdfg_h->dev_return));
+  if (sdfg_h->dev_A) SDFG_RELEASE(cudaFree(sdfg_h->dev_A));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t M = sdfg_h->M;
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_3, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_BLAS_CHECK(cublasCreate(&sdfg_h->sdfg_blas));
+  SDFG_BLAS_CHECK(cublasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t M, int64_t N) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->M = M;
+  sdfg_h->N = N;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* A, double* x, int64_t M, int64_t N, double* v__return) {
+  cudaStream_t stream = sdfg_h->stream;
+  cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const dev_A = sdfg_h->dev_A;
+  double* const dev_return = sdfg_h->dev_return;
+  double* const dev_x = sdfg_h->dev_x;
+  double* const lib_1 = sdfg_h->lib_1;
+  double* const lib_3 = sdfg_h->lib_3;
+  cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
+  // offload_copy_in
+  {
+    SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (M), cudaMemcpyHostToDevice, stream));
+  }
+  // matmul_l10_2
+  {
+    // gemv `matmul`: cublas
+    {
+      const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
+      if ((N) > 0 && (M) > 0) {
+        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_T, (int)((N)), (int)((M)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)sdfg::imax(1, (N)), dev_x + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
+      } else if ((M) > 0) {
+        double* sdfg_y = lib_1 + ((0LL) + (0LL) * (1LL));
+        int64_t sdfg_len = (M), sdfg_inc = (1LL);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);
+      }
+    }
+  }
+  // matmul_l10_4
+  {
+    // gemv `matmul`: cublas
+    {
+      const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
+      if ((N) > 0 && (M) > 0) {
+        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_N, (int)((N)), (int)((M)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)sdfg::imax(1, (N)), lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_3 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
+      } else if ((N) > 0) {
+        double* sdfg_y = lib_3 + ((0LL) + (0LL) * (1LL));
+        int64_t sdfg_len = (N), sdfg_inc = (1LL);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);
+      }
+    }
+  }
+  // assign_l10_6
+  {
+    if ((N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(v__return_l10_0_k0, sdfg_grid, sdfg_block, 0, dev_return, lib_3, N);
+    }
+  }
+  // offload_copy_out_return
+  {
+    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
+  }
+  // return_l10_7
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* A, double* x, int64_t M, int64_t N, double* v__return) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (M != sdfg_h->M) { std::fprintf(stderr, "kernel_run: `M` is %lld, but kernel_init was given %lld\n", (long long)M, (long long)sdfg_h->M); return 3; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, A, x, M, N, v__return);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* A, double* x, int64_t M, int64_t N, double* v__return) {
+  kernel_state_t* sdfg_h = kernel_init(M, N);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, A, x, M, N, v__return);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(const int64_t*)sdfg_args[2], *(const int64_t*)sdfg_args[3], *(double* const*)sdfg_args[4]);
 }
 #endif  // !__CUDACC_RTC__

@@ -4,13 +4,13 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_2_l34_0_k0(int64_t* __restrict__ arr_2, int64_t npt) {
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (npt)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    int64_t t___out;
-    t___out = ((int64_t)0LL);
-    arr_2[(0LL) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (npt); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+    {  // tasklet assign
+      int64_t t___out;
+      t___out = ((int64_t)0LL);
+      arr_2[(0LL) + (v__i3) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -21,27 +21,27 @@ __global__ void arr_2_l34_0_k0(int64_t* __restrict__ arr_2, int64_t npt);
 __global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __restrict__ lib_5, int64_t N) {
   double v__lib1_acc_s[1];
   double* v__lib1_acc = v__lib1_acc_s;
-  const int64_t v__l1_o0_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__l1_o0_i >= (1LL)) return;
-  const int64_t v__l1_o0 = (0LL) + v__l1_o0_i * (1LL);
-  {  // tasklet reduce_init
-    double t__o;
-    t__o = ((double)INFINITY);
-    v__lib1_acc[0] = t__o;
-  }
-  for (int64_t v__l1_r0 = (0LL); v__l1_r0 <= (N - 1LL); v__l1_r0 += (1LL)) {
-    {  // tasklet reduce_value
-      const double t__in = dev_radius[(0LL) + (v__l1_r0) * (1LL)];
-      double t__v;
-      t__v = t__in;
-      v__lib1_acc[0] = sdfg::minimum(v__lib1_acc[0], t__v);
+  for (int64_t v__l1_o0_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__l1_o0_i < (1LL); v__l1_o0_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__l1_o0 = (0LL) + v__l1_o0_i * (1LL);
+    {  // tasklet reduce_init
+      double t__o;
+      t__o = ((double)INFINITY);
+      v__lib1_acc[0] = t__o;
     }
-  }
-  {  // tasklet reduce_store
-    const double t__s = v__lib1_acc[0];
-    double t__o;
-    t__o = t__s;
-    lib_5[(0LL) + (0LL) * (1LL)] = t__o;
+    for (int64_t v__l1_r0 = (0LL); v__l1_r0 <= (N - 1LL); v__l1_r0 += (1LL)) {
+      {  // tasklet reduce_value
+        const double t__in = dev_radius[(0LL) + (v__l1_r0) * (1LL)];
+        double t__v;
+        t__v = t__in;
+        v__lib1_acc[0] = sdfg::minimum(v__lib1_acc[0], t__v);
+      }
+    }
+    {  // tasklet reduce_store
+      const double t__s = v__lib1_acc[0];
+      double t__o;
+      t__o = t__s;
+      lib_5[(0LL) + (0LL) * (1LL)] = t__o;
+    }
   }
 }
 #else
@@ -52,27 +52,27 @@ __global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __r
 __global__ void reduce_expansion_k2(double* __restrict__ dev_radius, double* __restrict__ lib_7, int64_t N) {
   double v__lib2_acc_s[1];
   double* v__lib2_acc = v__lib2_acc_s;
-  const int64_t v__l2_o0_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__l2_o0_i >= (1LL)) return;
-  const int64_t v__l2_o0 = (0LL) + v__l2_o0_i * (1LL);
-  {  // tasklet reduce_init
-    double t__o;
-    t__o = ((double)-INFINITY);
-    v__lib2_acc[0] = t__o;
-  }
-  for (int64_t v__l2_r0 = (0LL); v__l2_r0 <= (N - 1LL); v__l2_r0 += (1LL)) {
-    {  // tasklet reduce_value
-      const double t__in = dev_radius[(0LL) + (v__l2_r0) * (1LL)];
-      double t__v;
-      t__v = t__in;
-      v__lib2_acc[0] = sdfg::maximum(v__lib2_acc[0], t__v);
+  for (int64_t v__l2_o0_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__l2_o0_i < (1LL); v__l2_o0_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__l2_o0 = (0LL) + v__l2_o0_i * (1LL);
+    {  // tasklet reduce_init
+      double t__o;
+      t__o = ((double)-INFINITY);
+      v__lib2_acc[0] = t__o;
     }
-  }
-  {  // tasklet reduce_store
-    const double t__s = v__lib2_acc[0];
-    double t__o;
-    t__o = t__s;
-    lib_7[(0LL) + (0LL) * (1LL)] = t__o;
+    for (int64_t v__l2_r0 = (0LL); v__l2_r0 <= (N - 1LL); v__l2_r0 += (1LL)) {
+      {  // tasklet reduce_value
+        const double t__in = dev_radius[(0LL) + (v__l2_r0) * (1LL)];
+        double t__v;
+        t__v = t__in;
+        v__lib2_acc[0] = sdfg::maximum(v__lib2_acc[0], t__v);
+      }
+    }
+    {  // tasklet reduce_store
+      const double t__s = v__lib2_acc[0];
+      double t__o;
+      t__o = t__s;
+      lib_7[(0LL) + (0LL) * (1LL)] = t__o;
+    }
   }
 }
 #else
@@ -81,15 +81,15 @@ __global__ void reduce_expansion_k2(double* __restrict__ dev_radius, double* __r
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k3(double* __restrict__ delta_9, double* __restrict__ lib_5, double* __restrict__ lib_7, int64_t npt) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = lib_5[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = lib_7[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)));
-    delta_9[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = lib_5[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = lib_7[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)));
+      delta_9[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -98,15 +98,15 @@ __global__ void assign_single_k3(double* __restrict__ delta_9, double* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_1_l19_0_k4(double* __restrict__ arr_1, double* __restrict__ delta_9, double* __restrict__ lib_5, int64_t npt) {
-  const int64_t i_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (i_i >= (npt)) return;
-  const int64_t i = (0LL) + i_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = delta_9[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = lib_5[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i)) * t___in1));
-    arr_1[(0LL) + (i) * (1LL)] = t___out;
+  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (npt); i_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = (0LL) + i_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = delta_9[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = lib_5[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i)) * t___in1));
+      arr_1[(0LL) + (i) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -115,14 +115,14 @@ __global__ void arr_1_l19_0_k4(double* __restrict__ arr_1, double* __restrict__ 
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k5(double* __restrict__ arr_1, double* __restrict__ lib_7, int64_t npt) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = lib_7[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    arr_1[(0LL) + (npt) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = lib_7[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (npt) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -131,15 +131,15 @@ __global__ void assign_single_k5(double* __restrict__ arr_1, double* __restrict_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_2_l38_0_k6(double* __restrict__ arr_1, int64_t* __restrict__ arr_2, double* __restrict__ dev_radius, int64_t N, int64_t npt) {
-  const int64_t i_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (i_i >= (N)) return;
-  const int64_t i = (0LL) + i_i * (1LL);
-  {  // tasklet assign
-    const double t___in2 = arr_1[(0LL) + (npt) * (1LL)];
-    const double t___in1 = arr_1[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = dev_radius[(0LL) + (i) * (1LL)];
-    int64_t* t___out = arr_2 + ((0LL) + (0LL) * (1LL));
-    sdfg::atomic_sum(&t___out[(int64_t)(((sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) < ((int64_t)0LL)) ? (sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) + (((int64_t)1LL) * npt)) : sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))))) * (1LL)], ((int64_t)1LL));
+  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (N); i_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = (0LL) + i_i * (1LL);
+    {  // tasklet assign
+      const double t___in2 = arr_1[(0LL) + (npt) * (1LL)];
+      const double t___in1 = arr_1[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = dev_radius[(0LL) + (i) * (1LL)];
+      int64_t* t___out = arr_2 + ((0LL) + (0LL) * (1LL));
+      sdfg::atomic_sum(&t___out[(int64_t)(((sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) < ((int64_t)0LL)) ? (sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) + (((int64_t)1LL) * npt)) : sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))))) * (1LL)], ((int64_t)1LL));
+    }
   }
 }
 #else
@@ -148,14 +148,14 @@ __global__ void arr_2_l38_0_k6(double* __restrict__ arr_1, int64_t* __restrict__
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void ret_14_l39_0_k7(int64_t* __restrict__ arr_2, int64_t* __restrict__ ret_14, int64_t npt) {
-  const int64_t v__i15_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i15_i >= (npt)) return;
-  const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
-  {  // tasklet assign
-    const int64_t t___in0 = arr_2[(0LL) + (v__i15) * (1LL)];
-    int64_t t___out;
-    t___out = t___in0;
-    ret_14[(0LL) + (v__i15) * (1LL)] = t___out;
+  for (int64_t v__i15_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i15_i < (npt); v__i15_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
+    {  // tasklet assign
+      const int64_t t___in0 = arr_2[(0LL) + (v__i15) * (1LL)];
+      int64_t t___out;
+      t___out = t___in0;
+      ret_14[(0LL) + (v__i15) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -164,13 +164,13 @@ __global__ void ret_14_l39_0_k7(int64_t* __restrict__ arr_2, int64_t* __restrict
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_18_l46_0_k8(double* __restrict__ arr_18, int64_t npt) {
-  const int64_t v__i19_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i19_i >= (npt)) return;
-  const int64_t v__i19 = (0LL) + v__i19_i * (1LL);
-  {  // tasklet assign
-    double t___out;
-    t___out = ((double)0.0);
-    arr_18[(0LL) + (v__i19) * (1LL)] = t___out;
+  for (int64_t v__i19_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i19_i < (npt); v__i19_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i19 = (0LL) + v__i19_i * (1LL);
+    {  // tasklet assign
+      double t___out;
+      t___out = ((double)0.0);
+      arr_18[(0LL) + (v__i19) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -181,27 +181,27 @@ __global__ void arr_18_l46_0_k8(double* __restrict__ arr_18, int64_t npt);
 __global__ void reduce_expansion_k9(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N) {
   double v__lib3_acc_s[1];
   double* v__lib3_acc = v__lib3_acc_s;
-  const int64_t v__l3_o0_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__l3_o0_i >= (1LL)) return;
-  const int64_t v__l3_o0 = (0LL) + v__l3_o0_i * (1LL);
-  {  // tasklet reduce_init
-    double t__o;
-    t__o = ((double)INFINITY);
-    v__lib3_acc[0] = t__o;
-  }
-  for (int64_t v__l3_r0 = (0LL); v__l3_r0 <= (N - 1LL); v__l3_r0 += (1LL)) {
-    {  // tasklet reduce_value
-      const double t__in = dev_radius[(0LL) + (v__l3_r0) * (1LL)];
-      double t__v;
-      t__v = t__in;
-      v__lib3_acc[0] = sdfg::minimum(v__lib3_acc[0], t__v);
+  for (int64_t v__l3_o0_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__l3_o0_i < (1LL); v__l3_o0_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__l3_o0 = (0LL) + v__l3_o0_i * (1LL);
+    {  // tasklet reduce_init
+      double t__o;
+      t__o = ((double)INFINITY);
+      v__lib3_acc[0] = t__o;
     }
-  }
-  {  // tasklet reduce_store
-    const double t__s = v__lib3_acc[0];
-    double t__o;
-    t__o = t__s;
-    lib_21[(0LL) + (0LL) * (1LL)] = t__o;
+    for (int64_t v__l3_r0 = (0LL); v__l3_r0 <= (N - 1LL); v__l3_r0 += (1LL)) {
+      {  // tasklet reduce_value
+        const double t__in = dev_radius[(0LL) + (v__l3_r0) * (1LL)];
+        double t__v;
+        t__v = t__in;
+        v__lib3_acc[0] = sdfg::minimum(v__lib3_acc[0], t__v);
+      }
+    }
+    {  // tasklet reduce_store
+      const double t__s = v__lib3_acc[0];
+      double t__o;
+      t__o = t__s;
+      lib_21[(0LL) + (0LL) * (1LL)] = t__o;
+    }
   }
 }
 #else
@@ -212,27 +212,27 @@ __global__ void reduce_expansion_k9(double* __restrict__ dev_radius, double* __r
 __global__ void reduce_expansion_k10(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N) {
   double v__lib4_acc_s[1];
   double* v__lib4_acc = v__lib4_acc_s;
-  const int64_t v__l4_o0_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__l4_o0_i >= (1LL)) return;
-  const int64_t v__l4_o0 = (0LL) + v__l4_o0_i * (1LL);
-  {  // tasklet reduce_init
-    double t__o;
-    t__o = ((double)-INFINITY);
-    v__lib4_acc[0] = t__o;
-  }
-  for (int64_t v__l4_r0 = (0LL); v__l4_r0 <= (N - 1LL); v__l4_r0 += (1LL)) {
-    {  // tasklet reduce_value
-      const double t__in = dev_radius[(0LL) + (v__l4_r0) * (1LL)];
-      double t__v;
-      t__v = t__in;
-      v__lib4_acc[0] = sdfg::maximum(v__lib4_acc[0], t__v);
+  for (int64_t v__l4_o0_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__l4_o0_i < (1LL); v__l4_o0_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__l4_o0 = (0LL) + v__l4_o0_i * (1LL);
+    {  // tasklet reduce_init
+      double t__o;
+      t__o = ((double)-INFINITY);
+      v__lib4_acc[0] = t__o;
     }
-  }
-  {  // tasklet reduce_store
-    const double t__s = v__lib4_acc[0];
-    double t__o;
-    t__o = t__s;
-    lib_23[(0LL) + (0LL) * (1LL)] = t__o;
+    for (int64_t v__l4_r0 = (0LL); v__l4_r0 <= (N - 1LL); v__l4_r0 += (1LL)) {
+      {  // tasklet reduce_value
+        const double t__in = dev_radius[(0LL) + (v__l4_r0) * (1LL)];
+        double t__v;
+        t__v = t__in;
+        v__lib4_acc[0] = sdfg::maximum(v__lib4_acc[0], t__v);
+      }
+    }
+    {  // tasklet reduce_store
+      const double t__s = v__lib4_acc[0];
+      double t__o;
+      t__o = t__s;
+      lib_23[(0LL) + (0LL) * (1LL)] = t__o;
+    }
   }
 }
 #else
@@ -241,15 +241,15 @@ __global__ void reduce_expansion_k10(double* __restrict__ dev_radius, double* __
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k11(double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = lib_21[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = lib_23[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)));
-    delta_25[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = lib_21[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = lib_23[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)));
+      delta_25[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -258,15 +258,15 @@ __global__ void assign_single_k11(double* __restrict__ delta_25, double* __restr
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_17_l19_0_k12(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, int64_t npt) {
-  const int64_t i_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (i_i >= (npt)) return;
-  const int64_t i = (0LL) + i_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = delta_25[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = lib_21[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i)) * t___in1));
-    arr_17[(0LL) + (i) * (1LL)] = t___out;
+  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (npt); i_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = (0LL) + i_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = delta_25[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = lib_21[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i)) * t___in1));
+      arr_17[(0LL) + (i) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -275,14 +275,14 @@ __global__ void arr_17_l19_0_k12(double* __restrict__ arr_17, double* __restrict
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k13(double* __restrict__ arr_17, double* __restrict__ lib_23, int64_t npt) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = lib_23[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    arr_17[(0LL) + (npt) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = lib_23[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_17[(0LL) + (npt) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -291,16 +291,16 @@ __global__ void assign_single_k13(double* __restrict__ arr_17, double* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_18_l50_0_k14(double* __restrict__ arr_17, double* __restrict__ arr_18, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t N, int64_t npt) {
-  const int64_t i_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (i_i >= (N)) return;
-  const int64_t i = (0LL) + i_i * (1LL);
-  {  // tasklet assign
-    const double t___in3 = arr_17[(0LL) + (npt) * (1LL)];
-    const double t___in2 = arr_17[(0LL) + (0LL) * (1LL)];
-    const double t___in1 = dev_radius[(0LL) + (i) * (1LL)];
-    const double t___in0 = dev_data[(0LL) + (i) * (1LL)];
-    double* t___out = arr_18 + ((0LL) + (0LL) * (1LL));
-    sdfg::atomic_sum(&t___out[(int64_t)(((sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) < ((int64_t)0LL)) ? (sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) + (((int64_t)1LL) * npt)) : sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))))) * (1LL)], t___in0);
+  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (N); i_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = (0LL) + i_i * (1LL);
+    {  // tasklet assign
+      const double t___in3 = arr_17[(0LL) + (npt) * (1LL)];
+      const double t___in2 = arr_17[(0LL) + (0LL) * (1LL)];
+      const double t___in1 = dev_radius[(0LL) + (i) * (1LL)];
+      const double t___in0 = dev_data[(0LL) + (i) * (1LL)];
+      double* t___out = arr_18 + ((0LL) + (0LL) * (1LL));
+      sdfg::atomic_sum(&t___out[(int64_t)(((sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) < ((int64_t)0LL)) ? (sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) + (((int64_t)1LL) * npt)) : sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))))) * (1LL)], t___in0);
+    }
   }
 }
 #else
@@ -309,14 +309,14 @@ __global__ void arr_18_l50_0_k14(double* __restrict__ arr_17, double* __restrict
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void ret_30_l51_0_k15(double* __restrict__ arr_18, double* __restrict__ ret_30, int64_t npt) {
-  const int64_t v__i31_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i31_i >= (npt)) return;
-  const int64_t v__i31 = (0LL) + v__i31_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = arr_18[(0LL) + (v__i31) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    ret_30[(0LL) + (v__i31) * (1LL)] = t___out;
+  for (int64_t v__i31_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i31_i < (npt); v__i31_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i31 = (0LL) + v__i31_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = arr_18[(0LL) + (v__i31) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      ret_30[(0LL) + (v__i31) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -325,15 +325,15 @@ __global__ void ret_30_l51_0_k15(double* __restrict__ arr_18, double* __restrict
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_l60_0_k16(double* __restrict__ dev_return, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t npt) {
-  const int64_t v__i33_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i33_i >= (npt)) return;
-  const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
-  {  // tasklet assign
-    const int64_t t___in1 = ret_14[(0LL) + (v__i33) * (1LL)];
-    const double t___in0 = ret_30[(0LL) + (v__i33) * (1LL)];
-    double t___out;
-    t___out = (t___in0 / sdfg::cast<double, int64_t>(t___in1));
-    dev_return[(0LL) + (v__i33) * (1LL)] = t___out;
+  for (int64_t v__i33_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i33_i < (npt); v__i33_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
+    {  // tasklet assign
+      const int64_t t___in1 = ret_14[(0LL) + (v__i33) * (1LL)];
+      const double t___in0 = ret_30[(0LL) + (v__i33) * (1LL)];
+      double t___out;
+      t___out = (t___in0 / sdfg::cast<double, int64_t>(t___in1));
+      dev_return[(0LL) + (v__i33) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -342,242 +342,316 @@ __global__ void v__return_l60_0_k16(double* __restrict__ dev_return, int64_t* __
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
-extern "C" int kernel(double* data, double* radius, int64_t N, int64_t npt) {
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return cudaLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); cudaError_t sdfg_l = cudaGetLastError(); if (sdfg_l != cudaSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, cudaGetErrorString(sdfg_l)); return 1; } } while (0)
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t N;
+  int64_t npt;
   cudaStream_t stream;
-  SDFG_CHECK(cudaStreamCreate(&stream));
   cudaEvent_t sdfg_copied;
-  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
-  double* v__lib1_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
-  double* v__lib2_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
-  double* v__lib3_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
-  double* v__lib4_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
-  double* v__return = (double*)std::calloc((size_t)sdfg::imax((npt), 1), sizeof(double));
-  double* arr_1 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_1, sizeof(double) * (size_t)sdfg::imax((npt + 1LL), 1)));
-  double* arr_17 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_17, sizeof(double) * (size_t)sdfg::imax((npt + 1LL), 1)));
-  double* arr_18 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_18, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
-  int64_t* arr_2 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_2, sizeof(int64_t) * (size_t)sdfg::imax((npt), 1)));
-  double* delta_25 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&delta_25, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* delta_9 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&delta_9, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* dev_data = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_data, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_radius = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_radius, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_return = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_return, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
-  double* lib_21 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_21, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* lib_23 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_23, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* lib_5 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_5, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* lib_7 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_7, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  int64_t* ret_14 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&ret_14, sizeof(int64_t) * (size_t)sdfg::imax((npt), 1)));
-  double* ret_30 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&ret_30, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(cudaMemcpyAsync(dev_data + ((0LL) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpyAsync(dev_radius + ((0LL) + (0LL) * (1LL)), radius + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    }
-    // assign_l34_4
-    {
-      if ((npt) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((npt) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_2, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)arr_2_l34_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // reduce_l15_6
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_radius, (void*)&lib_5, (void*)&N};
-        SDFG_CHECK(cudaLaunchKernel((const void*)reduce_expansion_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // reduce_l16_8
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_radius, (void*)&lib_7, (void*)&N};
-        SDFG_CHECK(cudaLaunchKernel((const void*)reduce_expansion_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l17_10
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&delta_9, (void*)&lib_5, (void*)&lib_7, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)assign_single_k3, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l19_11
-    {
-      if ((npt) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((npt) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&delta_9, (void*)&lib_5, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)arr_1_l19_0_k4, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l20_12
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&lib_7, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)assign_single_k5, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l38_13
-    {
-      if ((N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&arr_2, (void*)&dev_radius, (void*)&N, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)arr_2_l38_0_k6, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l39_16
-    {
-      if ((npt) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((npt) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_2, (void*)&ret_14, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)ret_14_l39_0_k7, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l46_20
-    {
-      if ((npt) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((npt) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_18, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)arr_18_l46_0_k8, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // reduce_l15_22
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_radius, (void*)&lib_21, (void*)&N};
-        SDFG_CHECK(cudaLaunchKernel((const void*)reduce_expansion_k9, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // reduce_l16_24
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_radius, (void*)&lib_23, (void*)&N};
-        SDFG_CHECK(cudaLaunchKernel((const void*)reduce_expansion_k10, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l17_26
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&delta_25, (void*)&lib_21, (void*)&lib_23, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)assign_single_k11, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l19_27
-    {
-      if ((npt) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((npt) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_17, (void*)&delta_25, (void*)&lib_21, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)arr_17_l19_0_k12, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l20_28
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_17, (void*)&lib_23, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)assign_single_k13, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l50_29
-    {
-      if ((N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_17, (void*)&arr_18, (void*)&dev_data, (void*)&dev_radius, (void*)&N, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)arr_18_l50_0_k14, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l51_32
-    {
-      if ((npt) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((npt) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_18, (void*)&ret_30, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)ret_30_l51_0_k15, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l60_34
-    {
-      if ((npt) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((npt) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_return, (void*)&ret_14, (void*)&ret_30, (void*)&npt};
-        SDFG_CHECK(cudaLaunchKernel((const void*)v__return_l60_0_k16, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // offload_copy_out_return
-    {
-      SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (npt)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
-    }
-    // return_l60_35
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+  double* v__lib1_acc;
+  double* v__lib2_acc;
+  double* v__lib3_acc;
+  double* v__lib4_acc;
+  double* arr_1;
+  double* arr_17;
+  double* arr_18;
+  int64_t* arr_2;
+  double* delta_25;
+  double* delta_9;
+  double* dev_data;
+  double* dev_radius;
+  double* dev_return;
+  double* lib_21;
+  double* lib_23;
+  double* lib_5;
+  double* lib_7;
+  int64_t* ret_14;
+  double* ret_30;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(cudaFree(ret_30));
-  SDFG_RELEASE(cudaFree(ret_14));
-  SDFG_RELEASE(cudaFree(lib_7));
-  SDFG_RELEASE(cudaFree(lib_5));
-  SDFG_RELEASE(cudaFree(lib_23));
-  SDFG_RELEASE(cudaFree(lib_21));
-  SDFG_RELEASE(cudaFree(dev_return));
-  SDFG_RELEASE(cudaFree(dev_radius));
-  SDFG_RELEASE(cudaFree(dev_data));
-  SDFG_RELEASE(cudaFree(delta_9));
-  SDFG_RELEASE(cudaFree(delta_25));
-  SDFG_RELEASE(cudaFree(arr_2));
-  SDFG_RELEASE(cudaFree(arr_18));
-  SDFG_RELEASE(cudaFree(arr_17));
-  SDFG_RELEASE(cudaFree(arr_1));
-  std::free(v__return);
-  std::free(v__lib4_acc);
-  std::free(v__lib3_acc);
-  std::free(v__lib2_acc);
-  std::free(v__lib1_acc);
-  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
-  SDFG_RELEASE(cudaStreamDestroy(stream));
+  if (sdfg_h->ret_30) SDFG_RELEASE(cudaFree(sdfg_h->ret_30));
+  if (sdfg_h->ret_14) SDFG_RELEASE(cudaFree(sdfg_h->ret_14));
+  if (sdfg_h->lib_7) SDFG_RELEASE(cudaFree(sdfg_h->lib_7));
+  if (sdfg_h->lib_5) SDFG_RELEASE(cudaFree(sdfg_h->lib_5));
+  if (sdfg_h->lib_23) SDFG_RELEASE(cudaFree(sdfg_h->lib_23));
+  if (sdfg_h->lib_21) SDFG_RELEASE(cudaFree(sdfg_h->lib_21));
+  if (sdfg_h->dev_return) SDFG_RELEASE(cudaFree(sdfg_h->dev_return));
+  if (sdfg_h->dev_radius) SDFG_RELEASE(cudaFree(sdfg_h->dev_radius));
+  if (sdfg_h->dev_data) SDFG_RELEASE(cudaFree(sdfg_h->dev_data));
+  if (sdfg_h->delta_9) SDFG_RELEASE(cudaFree(sdfg_h->delta_9));
+  if (sdfg_h->delta_25) SDFG_RELEASE(cudaFree(sdfg_h->delta_25));
+  if (sdfg_h->arr_2) SDFG_RELEASE(cudaFree(sdfg_h->arr_2));
+  if (sdfg_h->arr_18) SDFG_RELEASE(cudaFree(sdfg_h->arr_18));
+  if (sdfg_h->arr_17) SDFG_RELEASE(cudaFree(sdfg_h->arr_17));
+  if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
+  std::free(sdfg_h->v__lib4_acc);
+  std::free(sdfg_h->v__lib3_acc);
+  std::free(sdfg_h->v__lib2_acc);
+  std::free(sdfg_h->v__lib1_acc);
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t N = sdfg_h->N;
+  const int64_t npt = sdfg_h->npt;
+  SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
+  sdfg_h->v__lib1_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->v__lib1_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib1_acc`\n"); return 1; }
+  sdfg_h->v__lib2_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->v__lib2_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib2_acc`\n"); return 1; }
+  sdfg_h->v__lib3_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->v__lib3_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib3_acc`\n"); return 1; }
+  sdfg_h->v__lib4_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->v__lib4_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib4_acc`\n"); return 1; }
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(double) * (size_t)sdfg::imax((npt + 1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_17, sizeof(double) * (size_t)sdfg::imax((npt + 1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_18, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_2, sizeof(int64_t) * (size_t)sdfg::imax((npt), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->delta_25, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->delta_9, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_data, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_radius, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_21, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_23, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_5, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_7, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->ret_14, sizeof(int64_t) * (size_t)sdfg::imax((npt), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->ret_30, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t N, int64_t npt) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->N = N;
+  sdfg_h->npt = npt;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int64_t N, int64_t npt, double* v__return) {
+  cudaStream_t stream = sdfg_h->stream;
+  cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const v__lib1_acc = sdfg_h->v__lib1_acc;
+  double* const v__lib2_acc = sdfg_h->v__lib2_acc;
+  double* const v__lib3_acc = sdfg_h->v__lib3_acc;
+  double* const v__lib4_acc = sdfg_h->v__lib4_acc;
+  double* const arr_1 = sdfg_h->arr_1;
+  double* const arr_17 = sdfg_h->arr_17;
+  double* const arr_18 = sdfg_h->arr_18;
+  int64_t* const arr_2 = sdfg_h->arr_2;
+  double* const delta_25 = sdfg_h->delta_25;
+  double* const delta_9 = sdfg_h->delta_9;
+  double* const dev_data = sdfg_h->dev_data;
+  double* const dev_radius = sdfg_h->dev_radius;
+  double* const dev_return = sdfg_h->dev_return;
+  double* const lib_21 = sdfg_h->lib_21;
+  double* const lib_23 = sdfg_h->lib_23;
+  double* const lib_5 = sdfg_h->lib_5;
+  double* const lib_7 = sdfg_h->lib_7;
+  int64_t* const ret_14 = sdfg_h->ret_14;
+  double* const ret_30 = sdfg_h->ret_30;
+  // offload_copy_in
+  {
+    SDFG_CHECK(cudaMemcpyAsync(dev_data + ((0LL) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_radius + ((0LL) + (0LL) * (1LL)), radius + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+  }
+  // assign_l34_4
+  {
+    if ((npt) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(arr_2_l34_0_k0, sdfg_grid, sdfg_block, 0, arr_2, npt);
+    }
+  }
+  // reduce_l15_6
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(reduce_expansion_k1, sdfg_grid, sdfg_block, 0, dev_radius, lib_5, N);
+    }
+  }
+  // reduce_l16_8
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(reduce_expansion_k2, sdfg_grid, sdfg_block, 0, dev_radius, lib_7, N);
+    }
+  }
+  // assign_l17_10
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, delta_9, lib_5, lib_7, npt);
+    }
+  }
+  // assign_l19_11
+  {
+    if ((npt) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(arr_1_l19_0_k4, sdfg_grid, sdfg_block, 0, arr_1, delta_9, lib_5, npt);
+    }
+  }
+  // assign_l20_12
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(assign_single_k5, sdfg_grid, sdfg_block, 0, arr_1, lib_7, npt);
+    }
+  }
+  // assign_l38_13
+  {
+    if ((N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(arr_2_l38_0_k6, sdfg_grid, sdfg_block, 0, arr_1, arr_2, dev_radius, N, npt);
+    }
+  }
+  // assign_l39_16
+  {
+    if ((npt) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(ret_14_l39_0_k7, sdfg_grid, sdfg_block, 0, arr_2, ret_14, npt);
+    }
+  }
+  // assign_l46_20
+  {
+    if ((npt) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(arr_18_l46_0_k8, sdfg_grid, sdfg_block, 0, arr_18, npt);
+    }
+  }
+  // reduce_l15_22
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(reduce_expansion_k9, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, N);
+    }
+  }
+  // reduce_l16_24
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(reduce_expansion_k10, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, N);
+    }
+  }
+  // assign_l17_26
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(assign_single_k11, sdfg_grid, sdfg_block, 0, delta_25, lib_21, lib_23, npt);
+    }
+  }
+  // assign_l19_27
+  {
+    if ((npt) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(arr_17_l19_0_k12, sdfg_grid, sdfg_block, 0, arr_17, delta_25, lib_21, npt);
+    }
+  }
+  // assign_l20_28
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(assign_single_k13, sdfg_grid, sdfg_block, 0, arr_17, lib_23, npt);
+    }
+  }
+  // assign_l50_29
+  {
+    if ((N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(arr_18_l50_0_k14, sdfg_grid, sdfg_block, 0, arr_17, arr_18, dev_data, dev_radius, N, npt);
+    }
+  }
+  // assign_l51_32
+  {
+    if ((npt) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(ret_30_l51_0_k15, sdfg_grid, sdfg_block, 0, arr_18, ret_30, npt);
+    }
+  }
+  // assign_l60_34
+  {
+    if ((npt) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(v__return_l60_0_k16, sdfg_grid, sdfg_block, 0, dev_return, ret_14, ret_30, npt);
+    }
+  }
+  // offload_copy_out_return
+  {
+    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (npt)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
+  }
+  // return_l60_35
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* data, double* radius, int64_t N, int64_t npt, double* v__return) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  if (npt != sdfg_h->npt) { std::fprintf(stderr, "kernel_run: `npt` is %lld, but kernel_init was given %lld\n", (long long)npt, (long long)sdfg_h->npt); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, data, radius, N, npt, v__return);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* data, double* radius, int64_t N, int64_t npt, double* v__return) {
+  kernel_state_t* sdfg_h = kernel_init(N, npt);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, data, radius, N, npt, v__return);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(const int64_t*)sdfg_args[2], *(const int64_t*)sdfg_args[3], *(double* const*)sdfg_args[4]);
 }
 #endif  // !__CUDACC_RTC__

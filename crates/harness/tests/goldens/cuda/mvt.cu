@@ -7,15 +7,15 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void x1_l12_0_k0(double* __restrict__ dev_x1, double* __restrict__ lib_1, int64_t N) {
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (N)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = lib_1[(0LL) + (v__i3) * (1LL)];
-    const double t___in0 = dev_x1[(0LL) + (v__i3) * (1LL)];
-    double t___out;
-    t___out = (t___in0 + t___in1);
-    dev_x1[(0LL) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (N); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = lib_1[(0LL) + (v__i3) * (1LL)];
+      const double t___in0 = dev_x1[(0LL) + (v__i3) * (1LL)];
+      double t___out;
+      t___out = (t___in0 + t___in1);
+      dev_x1[(0LL) + (v__i3) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -24,15 +24,15 @@ __global__ void x1_l12_0_k0(double* __restrict__ dev_x1, double* __restrict__ li
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void x2_l13_0_k1(double* __restrict__ dev_x2, double* __restrict__ lib_5, int64_t N) {
-  const int64_t v__i7_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i7_i >= (N)) return;
-  const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = lib_5[(0LL) + (v__i7) * (1LL)];
-    const double t___in0 = dev_x2[(0LL) + (v__i7) * (1LL)];
-    double t___out;
-    t___out = (t___in0 + t___in1);
-    dev_x2[(0LL) + (v__i7) * (1LL)] = t___out;
+  for (int64_t v__i7_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i7_i < (N); v__i7_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = lib_5[(0LL) + (v__i7) * (1LL)];
+      const double t___in0 = dev_x2[(0LL) + (v__i7) * (1LL)];
+      double t___out;
+      t___out = (t___in0 + t___in1);
+      dev_x2[(0LL) + (v__i7) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -41,95 +41,179 @@ __global__ void x2_l13_0_k1(double* __restrict__ dev_x2, double* __restrict__ li
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return cudaLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); cudaError_t sdfg_l = cudaGetLastError(); if (sdfg_l != cudaSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, cudaGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { cublasStatus_t sdfg_s = (call); if (sdfg_s != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
-extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* A, int64_t N) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t N;
   cudaStream_t stream;
-  SDFG_CHECK(cudaStreamCreate(&stream));
   cudaEvent_t sdfg_copied;
-  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
-  double* dev_A = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
-  double* dev_x1 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_x1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_x2 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_x2, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_y_1 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_y_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_y_2 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_y_2, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* lib_1 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* lib_5 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_5, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  double* dev_A;
+  double* dev_x1;
+  double* dev_x2;
+  double* dev_y_1;
+  double* dev_y_2;
+  double* lib_1;
+  double* lib_5;
   cublasHandle_t sdfg_blas;
-  SDFG_BLAS_CHECK(cublasCreate(&sdfg_blas));
-  SDFG_BLAS_CHECK(cublasSetStream(sdfg_blas, stream));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(cudaMemcpyAsync(dev_x2 + ((0LL) + (0LL) * (1LL)), x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
-    }
-    // matmul_l12_2
-    {
-      // gemv `matmul`: cublas
-      {
-        const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
-        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_T, (int)((N)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)((N)), dev_y_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
-      }
-    }
-    // assign_l12_4
-    {
-      if ((N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_x1, (void*)&lib_1, (void*)&N};
-        SDFG_CHECK(cudaLaunchKernel((const void*)x1_l12_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // matmul_l13_6
-    {
-      // gemv `matmul`: cublas
-      {
-        const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
-        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_N, (int)((N)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)((N)), dev_y_2 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_5 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
-      }
-    }
-    // assign_l13_8
-    {
-      if ((N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_x2, (void*)&lib_5, (void*)&N};
-        SDFG_CHECK(cudaLaunchKernel((const void*)x2_l13_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // offload_copy_out
-    {
-      SDFG_CHECK(cudaMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
-    }
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(cudaFree(lib_5));
-  SDFG_RELEASE(cudaFree(lib_1));
-  SDFG_RELEASE(cudaFree(dev_y_2));
-  SDFG_RELEASE(cudaFree(dev_y_1));
-  SDFG_RELEASE(cudaFree(dev_x2));
-  SDFG_RELEASE(cudaFree(dev_x1));
-  SDFG_RELEASE(cudaFree(dev_A));
-  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
-  SDFG_RELEASE(cudaStreamDestroy(stream));
+  if (sdfg_h->sdfg_blas && cublasDestroy(sdfg_h->sdfg_blas) != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: cublasDestroy failed\n"); status = 1; }
+  if (sdfg_h->lib_5) SDFG_RELEASE(cudaFree(sdfg_h->lib_5));
+  if (sdfg_h->lib_1) SDFG_RELEASE(cudaFree(sdfg_h->lib_1));
+  if (sdfg_h->dev_y_2) SDFG_RELEASE(cudaFree(sdfg_h->dev_y_2));
+  if (sdfg_h->dev_y_1) SDFG_RELEASE(cudaFree(sdfg_h->dev_y_1));
+  if (sdfg_h->dev_x2) SDFG_RELEASE(cudaFree(sdfg_h->dev_x2));
+  if (sdfg_h->dev_x1) SDFG_RELEASE(cudaFree(sdfg_h->dev_x1));
+  if (sdfg_h->dev_A) SDFG_RELEASE(cudaFree(sdfg_h->dev_A));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_x1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_x2, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_y_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_y_2, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_5, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_BLAS_CHECK(cublasCreate(&sdfg_h->sdfg_blas));
+  SDFG_BLAS_CHECK(cublasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t N) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->N = N;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y_1, double* y_2, double* A, int64_t N) {
+  cudaStream_t stream = sdfg_h->stream;
+  cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const dev_A = sdfg_h->dev_A;
+  double* const dev_x1 = sdfg_h->dev_x1;
+  double* const dev_x2 = sdfg_h->dev_x2;
+  double* const dev_y_1 = sdfg_h->dev_y_1;
+  double* const dev_y_2 = sdfg_h->dev_y_2;
+  double* const lib_1 = sdfg_h->lib_1;
+  double* const lib_5 = sdfg_h->lib_5;
+  cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
+  // offload_copy_in
+  {
+    SDFG_CHECK(cudaMemcpyAsync(dev_x2 + ((0LL) + (0LL) * (1LL)), x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
+  }
+  // matmul_l12_2
+  {
+    // gemv `matmul`: cublas
+    {
+      const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
+      if ((N) > 0 && (N) > 0) {
+        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_T, (int)((N)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)sdfg::imax(1, (N)), dev_y_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
+      } else if ((N) > 0) {
+        double* sdfg_y = lib_1 + ((0LL) + (0LL) * (1LL));
+        int64_t sdfg_len = (N), sdfg_inc = (1LL);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);
+      }
+    }
+  }
+  // assign_l12_4
+  {
+    if ((N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(x1_l12_0_k0, sdfg_grid, sdfg_block, 0, dev_x1, lib_1, N);
+    }
+  }
+  // matmul_l13_6
+  {
+    // gemv `matmul`: cublas
+    {
+      const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
+      if ((N) > 0 && (N) > 0) {
+        SDFG_BLAS_CHECK(cublasDgemv(sdfg_blas, CUBLAS_OP_N, (int)((N)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)sdfg::imax(1, (N)), dev_y_2 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_5 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
+      } else if ((N) > 0) {
+        double* sdfg_y = lib_5 + ((0LL) + (0LL) * (1LL));
+        int64_t sdfg_len = (N), sdfg_inc = (1LL);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);
+      }
+    }
+  }
+  // assign_l13_8
+  {
+    if ((N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(x2_l13_0_k1, sdfg_grid, sdfg_block, 0, dev_x2, lib_5, N);
+    }
+  }
+  // offload_copy_out
+  {
+    SDFG_CHECK(cudaMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* x1, double* x2, double* y_1, double* y_2, double* A, int64_t N) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, x1, x2, y_1, y_2, A, N);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* x1, double* x2, double* y_1, double* y_2, double* A, int64_t N) {
+  kernel_state_t* sdfg_h = kernel_init(N);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, x1, x2, y_1, y_2, A, N);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(double* const*)sdfg_args[2], *(double* const*)sdfg_args[3], *(double* const*)sdfg_args[4], *(const int64_t*)sdfg_args[5]);
 }
 #endif  // !__CUDACC_RTC__

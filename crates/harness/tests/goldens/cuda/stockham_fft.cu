@@ -4,13 +4,13 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_1_l18_0_k0(uint32_t* __restrict__ arr_1, int64_t R, int64_t i) {
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (R)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    uint32_t t___out;
-    t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * i));
-    arr_1[(0LL) + (i) * (R) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (R); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+    {  // tasklet assign
+      uint32_t t___out;
+      t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * i));
+      arr_1[(0LL) + (i) * (R) + (v__i3) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -19,13 +19,13 @@ __global__ void arr_1_l18_0_k0(uint32_t* __restrict__ arr_1, int64_t R, int64_t 
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_2_l20_0_k1(uint32_t* __restrict__ arr_2, int64_t R, int64_t j) {
-  const int64_t v__i6_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i6_i >= (R)) return;
-  const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
-  {  // tasklet assign
-    uint32_t t___out;
-    t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * j));
-    arr_2[(0LL) + (v__i6) * (R) + (j) * (1LL)] = t___out;
+  for (int64_t v__i6_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i6_i < (R); v__i6_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
+    {  // tasklet assign
+      uint32_t t___out;
+      t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * j));
+      arr_2[(0LL) + (v__i6) * (R) + (j) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -34,18 +34,18 @@ __global__ void arr_2_l20_0_k1(uint32_t* __restrict__ arr_2, int64_t R, int64_t 
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_9_l38_0_k2(uint32_t* __restrict__ arr_1, uint32_t* __restrict__ arr_2, sdfg::complex<double>* __restrict__ arr_9, int64_t R) {
-  const int64_t v__i10_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i10_i >= (R)) return;
-  const int64_t v__i10 = (0LL) + v__i10_i * (1LL);
-  const int64_t v__i11_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i11_i >= (R)) return;
-  const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
-  {  // tasklet assign
-    const uint32_t t___in1 = arr_2[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)];
-    const uint32_t t___in0 = arr_1[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = sdfg::exp((((((-sdfg::complex<double>(((double)0.0), ((double)2.0))) * sdfg::cast<sdfg::complex<double>, double>(((double)3.141592653589793))) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in0)) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in1)) / sdfg::cast<sdfg::complex<double>, int64_t>((((int64_t)1LL) * R))));
-    arr_9[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)] = t___out;
+  for (int64_t v__i10_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i10_i < (R); v__i10_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i10 = (0LL) + v__i10_i * (1LL);
+    for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (R); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
+      {  // tasklet assign
+        const uint32_t t___in1 = arr_2[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)];
+        const uint32_t t___in0 = arr_1[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = sdfg::exp((((((-sdfg::complex<double>(((double)0.0), ((double)2.0))) * sdfg::cast<sdfg::complex<double>, double>(((double)3.141592653589793))) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in0)) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in1)) / sdfg::cast<sdfg::complex<double>, int64_t>((((int64_t)1LL) * R))));
+        arr_9[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -54,14 +54,14 @@ __global__ void arr_9_l38_0_k2(uint32_t* __restrict__ arr_1, uint32_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void y_l39_0_k3(sdfg::complex<double>* __restrict__ dev_x, sdfg::complex<double>* __restrict__ dev_y, int64_t K, int64_t R) {
-  const int64_t v__i13_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i13_i >= (sdfg::ipow64((R), (K)))) return;
-  const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = dev_x[(0LL) + (v__i13) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    dev_y[(0LL) + (v__i13) * (1LL)] = t___out;
+  for (int64_t v__i13_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i13_i < (sdfg::ipow64((R), (K))); v__i13_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
+    {  // tasklet assign
+      const sdfg::complex<double> t___in0 = dev_x[(0LL) + (v__i13) * (1LL)];
+      sdfg::complex<double> t___out;
+      t___out = t___in0;
+      dev_y[(0LL) + (v__i13) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -70,13 +70,13 @@ __global__ void y_l39_0_k3(sdfg::complex<double>* __restrict__ dev_x, sdfg::comp
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_15_l26_0_k4(uint32_t* __restrict__ arr_15, int64_t K, int64_t R, int64_t i_17) {
-  const int64_t v__i18_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i18_i >= (sdfg::ipow64((R), (K)))) return;
-  const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
-  {  // tasklet assign
-    uint32_t t___out;
-    t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * i_17));
-    arr_15[(0LL) + (i_17) * (sdfg::ipow64((R), (K))) + (v__i18) * (1LL)] = t___out;
+  for (int64_t v__i18_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i18_i < (sdfg::ipow64((R), (K))); v__i18_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
+    {  // tasklet assign
+      uint32_t t___out;
+      t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * i_17));
+      arr_15[(0LL) + (i_17) * (sdfg::ipow64((R), (K))) + (v__i18) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -85,13 +85,13 @@ __global__ void arr_15_l26_0_k4(uint32_t* __restrict__ arr_15, int64_t K, int64_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_16_l28_0_k5(uint32_t* __restrict__ arr_16, int64_t K, int64_t R, int64_t j_21) {
-  const int64_t v__i22_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i22_i >= (R)) return;
-  const int64_t v__i22 = (0LL) + v__i22_i * (1LL);
-  {  // tasklet assign
-    uint32_t t___out;
-    t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * j_21));
-    arr_16[(0LL) + (v__i22) * (sdfg::ipow64((R), (K))) + (j_21) * (1LL)] = t___out;
+  for (int64_t v__i22_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i22_i < (R); v__i22_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i22 = (0LL) + v__i22_i * (1LL);
+    {  // tasklet assign
+      uint32_t t___out;
+      t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * j_21));
+      arr_16[(0LL) + (v__i22) * (sdfg::ipow64((R), (K))) + (j_21) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -100,20 +100,20 @@ __global__ void arr_16_l28_0_k5(uint32_t* __restrict__ arr_16, int64_t K, int64_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_29_l49_0_k6(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ tmp_29, int64_t K, int64_t R, int64_t i_28) {
-  const int64_t v__i30_i = ((int64_t)blockIdx.z * blockDim.z + threadIdx.z);
-  if (v__i30_i >= (R)) return;
-  const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
-  const int64_t v__i31_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i31_i >= (sdfg::ipow64((R), (i_28)))) return;
-  const int64_t v__i31 = (0LL) + v__i31_i * (1LL);
-  const int64_t v__i32_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i32_i >= (sdfg::ipow64((R), (K - i_28 - 1LL)))) return;
-  const int64_t v__i32 = (0LL) + v__i32_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = dev_y[(0LL) + (R * v__i31 * sdfg::ipow64((R), (K - i_28 - 1LL)) + v__i30 * sdfg::ipow64((R), (K - i_28 - 1LL)) + v__i32) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    tmp_29[(0LL) + (v__i30) * (sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))) + (v__i31) * (sdfg::ipow64((R), (K - i_28 - 1LL))) + (v__i32) * (1LL)] = t___out;
+  for (int64_t v__i30_i = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; v__i30_i < (R); v__i30_i += (int64_t)gridDim.z * blockDim.z) {
+    const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
+    for (int64_t v__i31_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i31_i < (sdfg::ipow64((R), (i_28))); v__i31_i += (int64_t)gridDim.y * blockDim.y) {
+      const int64_t v__i31 = (0LL) + v__i31_i * (1LL);
+      for (int64_t v__i32_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i32_i < (sdfg::ipow64((R), (K - i_28 - 1LL))); v__i32_i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t v__i32 = (0LL) + v__i32_i * (1LL);
+        {  // tasklet assign
+          const sdfg::complex<double> t___in0 = dev_y[(0LL) + (R * v__i31 * sdfg::ipow64((R), (K - i_28 - 1LL)) + v__i30 * sdfg::ipow64((R), (K - i_28 - 1LL)) + v__i32) * (1LL)];
+          sdfg::complex<double> t___out;
+          t___out = t___in0;
+          tmp_29[(0LL) + (v__i30) * (sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))) + (v__i31) * (sdfg::ipow64((R), (K - i_28 - 1LL))) + (v__i32) * (1LL)] = t___out;
+        }
+      }
+    }
   }
 }
 #else
@@ -122,14 +122,14 @@ __global__ void tmp_29_l49_0_k6(sdfg::complex<double>* __restrict__ dev_y, sdfg:
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void reshape_34_fill_k7(sdfg::complex<double>* __restrict__ reshape_34, sdfg::complex<double>* __restrict__ tmp_29, int64_t K, int64_t R, int64_t i_28) {
-  const int64_t v__r35_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__r35_i >= (sdfg::ipow64((R), (K)))) return;
-  const int64_t v__r35 = (0LL) + v__r35_i * (1LL);
-  {  // tasklet copy
-    const sdfg::complex<double> t___in = tmp_29[(0LL) + (sdfg::ifloordiv((sdfg::ifloordiv((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))), (sdfg::ipow64((R), (i_28))))) * (sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))) + (sdfg::imod((sdfg::ifloordiv((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))), (sdfg::ipow64((R), (i_28))))) * (sdfg::ipow64((R), (K - i_28 - 1LL))) + (sdfg::imod((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in;
-    reshape_34[(0LL) + (v__r35) * (1LL)] = t___out;
+  for (int64_t v__r35_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__r35_i < (sdfg::ipow64((R), (K))); v__r35_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__r35 = (0LL) + v__r35_i * (1LL);
+    {  // tasklet copy
+      const sdfg::complex<double> t___in = tmp_29[(0LL) + (sdfg::ifloordiv((sdfg::ifloordiv((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))), (sdfg::ipow64((R), (i_28))))) * (sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))) + (sdfg::imod((sdfg::ifloordiv((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))), (sdfg::ipow64((R), (i_28))))) * (sdfg::ipow64((R), (K - i_28 - 1LL))) + (sdfg::imod((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))) * (1LL)];
+      sdfg::complex<double> t___out;
+      t___out = t___in;
+      reshape_34[(0LL) + (v__r35) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -138,14 +138,14 @@ __global__ void reshape_34_fill_k7(sdfg::complex<double>* __restrict__ reshape_3
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_25_l49_0_k8(sdfg::complex<double>* __restrict__ arr_25, sdfg::complex<double>* __restrict__ reshape_34, int64_t K, int64_t R) {
-  const int64_t v__i37_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i37_i >= (sdfg::ipow64((R), (K)))) return;
-  const int64_t v__i37 = (0LL) + v__i37_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = reshape_34[(0LL) + (v__i37) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    arr_25[(0LL) + (v__i37) * (1LL)] = t___out;
+  for (int64_t v__i37_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i37_i < (sdfg::ipow64((R), (K))); v__i37_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i37 = (0LL) + v__i37_i * (1LL);
+    {  // tasklet assign
+      const sdfg::complex<double> t___in0 = reshape_34[(0LL) + (v__i37) * (1LL)];
+      sdfg::complex<double> t___out;
+      t___out = t___in0;
+      arr_25[(0LL) + (v__i37) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -154,18 +154,18 @@ __global__ void arr_25_l49_0_k8(sdfg::complex<double>* __restrict__ arr_25, sdfg
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_27_l53_0_k9(uint32_t* __restrict__ arr_15, uint32_t* __restrict__ arr_16, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28) {
-  const int64_t v__i39_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i39_i >= (R)) return;
-  const int64_t v__i39 = (0LL) + v__i39_i * (1LL);
-  const int64_t v__i40_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i40_i >= (sdfg::ipow64((R), (i_28)))) return;
-  const int64_t v__i40 = (0LL) + v__i40_i * (1LL);
-  {  // tasklet assign
-    const uint32_t t___in1 = arr_16[(0LL) + (v__i39) * (sdfg::ipow64((R), (K))) + (v__i40) * (1LL)];
-    const uint32_t t___in0 = arr_15[(0LL) + (v__i39) * (sdfg::ipow64((R), (K))) + (v__i40) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = sdfg::exp((((((-sdfg::complex<double>(((double)0.0), ((double)2.0))) * sdfg::cast<sdfg::complex<double>, double>(((double)3.141592653589793))) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in0)) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in1)) / sdfg::cast<sdfg::complex<double>, int64_t>((((int64_t)1LL) * ((int64_t)sdfg::pow((((int64_t)1LL) * R), ((((int64_t)1LL) * i_28) + ((int64_t)1LL))))))));
-    arr_27[(0LL) + (v__i39 * sdfg::ipow64((R), (i_28)) + v__i40) * (1LL)] = t___out;
+  for (int64_t v__i39_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i39_i < (R); v__i39_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i39 = (0LL) + v__i39_i * (1LL);
+    for (int64_t v__i40_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i40_i < (sdfg::ipow64((R), (i_28))); v__i40_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i40 = (0LL) + v__i40_i * (1LL);
+      {  // tasklet assign
+        const uint32_t t___in1 = arr_16[(0LL) + (v__i39) * (sdfg::ipow64((R), (K))) + (v__i40) * (1LL)];
+        const uint32_t t___in0 = arr_15[(0LL) + (v__i39) * (sdfg::ipow64((R), (K))) + (v__i40) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = sdfg::exp((((((-sdfg::complex<double>(((double)0.0), ((double)2.0))) * sdfg::cast<sdfg::complex<double>, double>(((double)3.141592653589793))) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in0)) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in1)) / sdfg::cast<sdfg::complex<double>, int64_t>((((int64_t)1LL) * ((int64_t)sdfg::pow((((int64_t)1LL) * R), ((((int64_t)1LL) * i_28) + ((int64_t)1LL))))))));
+        arr_27[(0LL) + (v__i39 * sdfg::ipow64((R), (i_28)) + v__i40) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -174,17 +174,17 @@ __global__ void arr_27_l53_0_k9(uint32_t* __restrict__ arr_15, uint32_t* __restr
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_26_l55_0_k10(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28, int64_t k) {
-  const int64_t v__i42_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i42_i >= (R)) return;
-  const int64_t v__i42 = (0LL) + v__i42_i * (1LL);
-  const int64_t v__i43_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i43_i >= (sdfg::ipow64((R), (i_28)))) return;
-  const int64_t v__i43 = (0LL) + v__i43_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = arr_27[(0LL) + (v__i42 * sdfg::ipow64((R), (i_28)) + v__i43) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    arr_26[(0LL) + (v__i42 * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28)) + v__i43 * sdfg::ipow64((R), (K - i_28 - 1LL)) + k) * (1LL)] = t___out;
+  for (int64_t v__i42_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i42_i < (R); v__i42_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i42 = (0LL) + v__i42_i * (1LL);
+    for (int64_t v__i43_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i43_i < (sdfg::ipow64((R), (i_28))); v__i43_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i43 = (0LL) + v__i43_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in0 = arr_27[(0LL) + (v__i42 * sdfg::ipow64((R), (i_28)) + v__i43) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = t___in0;
+        arr_26[(0LL) + (v__i42 * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28)) + v__i43 * sdfg::ipow64((R), (K - i_28 - 1LL)) + k) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -193,15 +193,15 @@ __global__ void arr_26_l55_0_k10(sdfg::complex<double>* __restrict__ arr_26, sdf
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_twid_46_l56_0_k11(sdfg::complex<double>* __restrict__ arr_25, sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R) {
-  const int64_t v__i47_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i47_i >= (sdfg::ipow64((R), (K)))) return;
-  const int64_t v__i47 = (0LL) + v__i47_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in1 = arr_26[(0LL) + (v__i47) * (1LL)];
-    const sdfg::complex<double> t___in0 = arr_25[(0LL) + (v__i47) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = (t___in0 * t___in1);
-    tmp_twid_46[(0LL) + (v__i47) * (1LL)] = t___out;
+  for (int64_t v__i47_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i47_i < (sdfg::ipow64((R), (K))); v__i47_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i47 = (0LL) + v__i47_i * (1LL);
+    {  // tasklet assign
+      const sdfg::complex<double> t___in1 = arr_26[(0LL) + (v__i47) * (1LL)];
+      const sdfg::complex<double> t___in0 = arr_25[(0LL) + (v__i47) * (1LL)];
+      sdfg::complex<double> t___out;
+      t___out = (t___in0 * t___in1);
+      tmp_twid_46[(0LL) + (v__i47) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -210,17 +210,17 @@ __global__ void tmp_twid_46_l56_0_k11(sdfg::complex<double>* __restrict__ arr_25
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_49_l58_0_k12(sdfg::complex<double>* __restrict__ tmp_49, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R) {
-  const int64_t v__i50_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i50_i >= (R)) return;
-  const int64_t v__i50 = (0LL) + v__i50_i * (1LL);
-  const int64_t v__i51_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i51_i >= (sdfg::ipow64((R), (K - 1LL)))) return;
-  const int64_t v__i51 = (0LL) + v__i51_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = tmp_twid_46[(0LL) + (v__i50 * sdfg::ipow64((R), (K - 1LL)) + v__i51) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    tmp_49[(0LL) + (v__i50) * (sdfg::ipow64((R), (K - 1LL))) + (v__i51) * (1LL)] = t___out;
+  for (int64_t v__i50_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i50_i < (R); v__i50_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i50 = (0LL) + v__i50_i * (1LL);
+    for (int64_t v__i51_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i51_i < (sdfg::ipow64((R), (K - 1LL))); v__i51_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i51 = (0LL) + v__i51_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in0 = tmp_twid_46[(0LL) + (v__i50 * sdfg::ipow64((R), (K - 1LL)) + v__i51) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = t___in0;
+        tmp_49[(0LL) + (v__i50) * (sdfg::ipow64((R), (K - 1LL))) + (v__i51) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -231,31 +231,31 @@ __global__ void tmp_49_l58_0_k12(sdfg::complex<double>* __restrict__ tmp_49, sdf
 __global__ void matmul_expansion_k13(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ lib_53, sdfg::complex<double>* __restrict__ tmp_49, int64_t K, int64_t R) {
   sdfg::complex<double> v__lib1_acc_s[1];
   sdfg::complex<double>* v__lib1_acc = v__lib1_acc_s;
-  const int64_t v__l1_o0_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__l1_o0_i >= (R)) return;
-  const int64_t v__l1_o0 = (0LL) + v__l1_o0_i * (1LL);
-  const int64_t v__l1_o1_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__l1_o1_i >= (sdfg::ipow64((R), (K - 1LL)))) return;
-  const int64_t v__l1_o1 = (0LL) + v__l1_o1_i * (1LL);
-  {  // tasklet matmul_init
-    sdfg::complex<double> t__o;
-    t__o = sdfg::complex<double>(((double)0.0), ((double)0.0));
-    v__lib1_acc[0] = t__o;
-  }
-  for (int64_t v__l1_r0 = (0LL); v__l1_r0 <= (R - 1LL); v__l1_r0 += (1LL)) {
-    {  // tasklet matmul_value
-      const sdfg::complex<double> t__b = tmp_49[(0LL) + (v__l1_r0) * (sdfg::ipow64((R), (K - 1LL))) + (v__l1_o1) * (1LL)];
-      const sdfg::complex<double> t__a = arr_9[(0LL) + (v__l1_o0) * (R) + (v__l1_r0) * (1LL)];
-      sdfg::complex<double> t__v;
-      t__v = (t__a * t__b);
-      v__lib1_acc[0] = v__lib1_acc[0] + t__v;
+  for (int64_t v__l1_o0_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__l1_o0_i < (R); v__l1_o0_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__l1_o0 = (0LL) + v__l1_o0_i * (1LL);
+    for (int64_t v__l1_o1_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__l1_o1_i < (sdfg::ipow64((R), (K - 1LL))); v__l1_o1_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__l1_o1 = (0LL) + v__l1_o1_i * (1LL);
+      {  // tasklet matmul_init
+        sdfg::complex<double> t__o;
+        t__o = sdfg::complex<double>(((double)0.0), ((double)0.0));
+        v__lib1_acc[0] = t__o;
+      }
+      for (int64_t v__l1_r0 = (0LL); v__l1_r0 <= (R - 1LL); v__l1_r0 += (1LL)) {
+        {  // tasklet matmul_value
+          const sdfg::complex<double> t__b = tmp_49[(0LL) + (v__l1_r0) * (sdfg::ipow64((R), (K - 1LL))) + (v__l1_o1) * (1LL)];
+          const sdfg::complex<double> t__a = arr_9[(0LL) + (v__l1_o0) * (R) + (v__l1_r0) * (1LL)];
+          sdfg::complex<double> t__v;
+          t__v = (t__a * t__b);
+          v__lib1_acc[0] = v__lib1_acc[0] + t__v;
+        }
+      }
+      {  // tasklet matmul_store
+        const sdfg::complex<double> t__s = v__lib1_acc[0];
+        sdfg::complex<double> t__o;
+        t__o = t__s;
+        lib_53[(0LL) + (v__l1_o0) * (sdfg::ipow64((R), (K - 1LL))) + (v__l1_o1) * (1LL)] = t__o;
+      }
     }
-  }
-  {  // tasklet matmul_store
-    const sdfg::complex<double> t__s = v__lib1_acc[0];
-    sdfg::complex<double> t__o;
-    t__o = t__s;
-    lib_53[(0LL) + (v__l1_o0) * (sdfg::ipow64((R), (K - 1LL))) + (v__l1_o1) * (1LL)] = t__o;
   }
 }
 #else
@@ -264,14 +264,14 @@ __global__ void matmul_expansion_k13(sdfg::complex<double>* __restrict__ arr_9, 
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void y_l58_0_k14(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ lib_53, int64_t K, int64_t R) {
-  const int64_t v__i55_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i55_i >= (sdfg::ipow64((R), (K)))) return;
-  const int64_t v__i55 = (0LL) + v__i55_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = lib_53[(0LL) + (sdfg::ifloordiv((v__i55), (sdfg::ipow64((R), (K - 1LL))))) * (sdfg::ipow64((R), (K - 1LL))) + (sdfg::imod((v__i55), (sdfg::ipow64((R), (K - 1LL))))) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    dev_y[(0LL) + (v__i55) * (1LL)] = t___out;
+  for (int64_t v__i55_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i55_i < (sdfg::ipow64((R), (K))); v__i55_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i55 = (0LL) + v__i55_i * (1LL);
+    {  // tasklet assign
+      const sdfg::complex<double> t___in0 = lib_53[(0LL) + (sdfg::ifloordiv((v__i55), (sdfg::ipow64((R), (K - 1LL))))) * (sdfg::ipow64((R), (K - 1LL))) + (sdfg::imod((v__i55), (sdfg::ipow64((R), (K - 1LL))))) * (1LL)];
+      sdfg::complex<double> t___out;
+      t___out = t___in0;
+      dev_y[(0LL) + (v__i55) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -280,245 +280,322 @@ __global__ void y_l58_0_k14(sdfg::complex<double>* __restrict__ dev_y, sdfg::com
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
-extern "C" int kernel(sdfg::complex<double>* x, sdfg::complex<double>* y, int64_t K, int64_t R) {
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return cudaLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); cudaError_t sdfg_l = cudaGetLastError(); if (sdfg_l != cudaSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, cudaGetErrorString(sdfg_l)); return 1; } } while (0)
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t K;
+  int64_t R;
   cudaStream_t stream;
-  SDFG_CHECK(cudaStreamCreate(&stream));
   cudaEvent_t sdfg_copied;
-  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
+  sdfg::complex<double>* v__lib1_acc;
+  uint32_t* arr_1;
+  uint32_t* arr_15;
+  uint32_t* arr_16;
+  uint32_t* arr_2;
+  sdfg::complex<double>* arr_25;
+  sdfg::complex<double>* arr_26;
+  sdfg::complex<double>* arr_27;
+  sdfg::complex<double>* arr_9;
+  sdfg::complex<double>* dev_x;
+  sdfg::complex<double>* dev_y;
+  sdfg::complex<double>* lib_53;
+  sdfg::complex<double>* reshape_34;
+  sdfg::complex<double>* tmp_29;
+  size_t sdfg_cap_tmp_29;
+  sdfg::complex<double>* tmp_49;
+  sdfg::complex<double>* tmp_twid_46;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  if (sdfg_h->tmp_twid_46) SDFG_RELEASE(cudaFree(sdfg_h->tmp_twid_46));
+  if (sdfg_h->tmp_49) SDFG_RELEASE(cudaFree(sdfg_h->tmp_49));
+  if (sdfg_h->tmp_29) SDFG_RELEASE(cudaFree(sdfg_h->tmp_29));
+  if (sdfg_h->reshape_34) SDFG_RELEASE(cudaFree(sdfg_h->reshape_34));
+  if (sdfg_h->lib_53) SDFG_RELEASE(cudaFree(sdfg_h->lib_53));
+  if (sdfg_h->dev_y) SDFG_RELEASE(cudaFree(sdfg_h->dev_y));
+  if (sdfg_h->dev_x) SDFG_RELEASE(cudaFree(sdfg_h->dev_x));
+  if (sdfg_h->arr_9) SDFG_RELEASE(cudaFree(sdfg_h->arr_9));
+  if (sdfg_h->arr_27) SDFG_RELEASE(cudaFree(sdfg_h->arr_27));
+  if (sdfg_h->arr_26) SDFG_RELEASE(cudaFree(sdfg_h->arr_26));
+  if (sdfg_h->arr_25) SDFG_RELEASE(cudaFree(sdfg_h->arr_25));
+  if (sdfg_h->arr_2) SDFG_RELEASE(cudaFree(sdfg_h->arr_2));
+  if (sdfg_h->arr_16) SDFG_RELEASE(cudaFree(sdfg_h->arr_16));
+  if (sdfg_h->arr_15) SDFG_RELEASE(cudaFree(sdfg_h->arr_15));
+  if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
+  std::free(sdfg_h->v__lib1_acc);
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
+#undef SDFG_RELEASE
+  std::free(sdfg_h);
+  return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t K = sdfg_h->K;
+  const int64_t R = sdfg_h->R;
+  SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
+  sdfg_h->v__lib1_acc = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
+  if (!sdfg_h->v__lib1_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib1_acc`\n"); return 1; }
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(uint32_t) * (size_t)sdfg::imax((R * R), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_15, sizeof(uint32_t) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_16, sizeof(uint32_t) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_2, sizeof(uint32_t) * (size_t)sdfg::imax((R * R), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_25, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_26, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_27, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * R), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_x, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_53, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - 1LL))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->reshape_34, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->tmp_49, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - 1LL))), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->tmp_twid_46, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t K, int64_t R) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->K = K;
+  sdfg_h->R = R;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::complex<double>* y, int64_t K, int64_t R) {
+  cudaStream_t stream = sdfg_h->stream;
+  cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  sdfg::complex<double>* const v__lib1_acc = sdfg_h->v__lib1_acc;
+  uint32_t* const arr_1 = sdfg_h->arr_1;
+  uint32_t* const arr_15 = sdfg_h->arr_15;
+  uint32_t* const arr_16 = sdfg_h->arr_16;
+  uint32_t* const arr_2 = sdfg_h->arr_2;
+  sdfg::complex<double>* const arr_25 = sdfg_h->arr_25;
+  sdfg::complex<double>* const arr_26 = sdfg_h->arr_26;
+  sdfg::complex<double>* const arr_27 = sdfg_h->arr_27;
+  sdfg::complex<double>* const arr_9 = sdfg_h->arr_9;
+  sdfg::complex<double>* const dev_x = sdfg_h->dev_x;
+  sdfg::complex<double>* const dev_y = sdfg_h->dev_y;
+  sdfg::complex<double>* const lib_53 = sdfg_h->lib_53;
+  sdfg::complex<double>* const reshape_34 = sdfg_h->reshape_34;
+  sdfg::complex<double>*& tmp_29 = sdfg_h->tmp_29;
+  size_t& sdfg_cap_tmp_29 = sdfg_h->sdfg_cap_tmp_29;
+  sdfg::complex<double>* const tmp_49 = sdfg_h->tmp_49;
+  sdfg::complex<double>* const tmp_twid_46 = sdfg_h->tmp_twid_46;
   int64_t i = 0;
   int64_t i_17 = 0;
   int64_t i_28 = 0;
   int64_t j = 0;
   int64_t j_21 = 0;
   int64_t k = 0;
-  sdfg::complex<double>* v__lib1_acc = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
-  uint32_t* arr_1 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_1, sizeof(uint32_t) * (size_t)sdfg::imax((R * R), 1)));
-  uint32_t* arr_15 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_15, sizeof(uint32_t) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K))), 1)));
-  uint32_t* arr_16 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_16, sizeof(uint32_t) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K))), 1)));
-  uint32_t* arr_2 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_2, sizeof(uint32_t) * (size_t)sdfg::imax((R * R), 1)));
-  sdfg::complex<double>* arr_25 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_25, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
-  sdfg::complex<double>* arr_26 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_26, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
-  sdfg::complex<double>* arr_27 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_27, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
-  sdfg::complex<double>* arr_9 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&arr_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * R), 1)));
-  sdfg::complex<double>* dev_x = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_x, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
-  sdfg::complex<double>* dev_y = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
-  sdfg::complex<double>* lib_53 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_53, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - 1LL))), 1)));
-  sdfg::complex<double>* reshape_34 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&reshape_34, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
-  sdfg::complex<double>* tmp_29 = nullptr; size_t tmp_29_cap = 0;
-  sdfg::complex<double>* tmp_49 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&tmp_49, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - 1LL))), 1)));
-  sdfg::complex<double>* tmp_twid_46 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&tmp_twid_46, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
-  auto run = [&]() -> int {
-    // offload_copy_in
+  // offload_copy_in
+  {
+    SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (sdfg::ipow64((R), (K)))), cudaMemcpyHostToDevice, stream));
+  }
+  // for_l17_5
+  for (i = (0LL); ((-R + i) < 0); i = (i + 1LL)) {
+    // assign_l18_4
     {
-      SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (sdfg::ipow64((R), (K)))), cudaMemcpyHostToDevice, stream));
-    }
-    // for_l17_5
-    for (i = (0LL); ((-R + i) < 0); i = (i + 1LL)) {
-      // assign_l18_4
-      {
-        if ((R) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((R) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_1, (void*)&R, (void*)&i};
-          SDFG_CHECK(cudaLaunchKernel((const void*)arr_1_l18_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
+      if ((R) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((R) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(arr_1_l18_0_k0, sdfg_grid, sdfg_block, 0, arr_1, R, i);
       }
     }
-    // for_l19_8
-    for (j = (0LL); ((-R + j) < 0); j = (j + 1LL)) {
-      // assign_l20_7
-      {
-        if ((R) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((R) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_2, (void*)&R, (void*)&j};
-          SDFG_CHECK(cudaLaunchKernel((const void*)arr_2_l20_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-    }
-    // assign_l38_12
+  }
+  // for_l19_8
+  for (j = (0LL); ((-R + j) < 0); j = (j + 1LL)) {
+    // assign_l20_7
     {
-      if ((R) > 0 && (R) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((R) + 32 - 1, 32)), (unsigned)(sdfg::ifloordiv((R) + 8 - 1, 8)));
-        dim3 sdfg_block(32, 8);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&arr_2, (void*)&arr_9, (void*)&R};
-        SDFG_CHECK(cudaLaunchKernel((const void*)arr_9_l38_0_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+      if ((R) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((R) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(arr_2_l20_0_k1, sdfg_grid, sdfg_block, 0, arr_2, R, j);
       }
     }
-    // assign_l39_14
+  }
+  // assign_l38_12
+  {
+    if ((R) > 0 && (R) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((R) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
+      dim3 sdfg_block(32, 8);
+      SDFG_KERNEL(arr_9_l38_0_k2, sdfg_grid, sdfg_block, 0, arr_1, arr_2, arr_9, R);
+    }
+  }
+  // assign_l39_14
+  {
+    if ((sdfg::ipow64((R), (K))) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(y_l39_0_k3, sdfg_grid, sdfg_block, 0, dev_x, dev_y, K, R);
+    }
+  }
+  // for_l25_20
+  for (i_17 = (0LL); ((-R + i_17) < 0); i_17 = (i_17 + 1LL)) {
+    // assign_l26_19
     {
       if ((sdfg::ipow64((R), (K))) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256)));
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&dev_x, (void*)&dev_y, (void*)&K, (void*)&R};
-        SDFG_CHECK(cudaLaunchKernel((const void*)y_l39_0_k3, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+        SDFG_KERNEL(arr_15_l26_0_k4, sdfg_grid, sdfg_block, 0, arr_15, K, R, i_17);
       }
     }
-    // for_l25_20
-    for (i_17 = (0LL); ((-R + i_17) < 0); i_17 = (i_17 + 1LL)) {
-      // assign_l26_19
-      {
-        if ((sdfg::ipow64((R), (K))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_15, (void*)&K, (void*)&R, (void*)&i_17};
-          SDFG_CHECK(cudaLaunchKernel((const void*)arr_15_l26_0_k4, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
+  }
+  // for_l27_24
+  for (j_21 = (0LL); ((j_21 - sdfg::ipow64((R), (K))) < 0); j_21 = (j_21 + 1LL)) {
+    // assign_l28_23
+    {
+      if ((R) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((R) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(arr_16_l28_0_k5, sdfg_grid, sdfg_block, 0, arr_16, K, R, j_21);
       }
     }
-    // for_l27_24
-    for (j_21 = (0LL); ((j_21 - sdfg::ipow64((R), (K))) < 0); j_21 = (j_21 + 1LL)) {
-      // assign_l28_23
-      {
-        if ((R) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((R) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_16, (void*)&K, (void*)&R, (void*)&j_21};
-          SDFG_CHECK(cudaLaunchKernel((const void*)arr_16_l28_0_k5, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
+  }
+  // for_l46_57
+  for (i_28 = (0LL); ((-K + i_28) < 0); i_28 = (i_28 + 1LL)) {
+    // assign_l49_33
+    {
+      if ((size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1) > sdfg_cap_tmp_29) {
+        sdfg::complex<double>* sdfg_old = tmp_29;
+        tmp_29 = nullptr;
+        sdfg_cap_tmp_29 = 0;
+        if (sdfg_old) SDFG_CHECK(cudaFree(sdfg_old));
+        SDFG_CHECK(cudaMalloc((void**)&tmp_29, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1)));
+        sdfg_cap_tmp_29 = (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1);
+      }
+      if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0 && (sdfg::ipow64((R), (K - i_28 - 1LL))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - i_28 - 1LL))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 8 - 1, 8), 65535LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 1 - 1, 1), 65535LL));
+        dim3 sdfg_block(32, 8, 1);
+        SDFG_KERNEL(tmp_29_l49_0_k6, sdfg_grid, sdfg_block, 0, dev_y, tmp_29, K, R, i_28);
       }
     }
-    // for_l46_57
-    for (i_28 = (0LL); ((-K + i_28) < 0); i_28 = (i_28 + 1LL)) {
-      // assign_l49_33
-      {
-        if ((size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1) > tmp_29_cap) {
-          if (tmp_29) SDFG_CHECK(cudaFree(tmp_29));
-          tmp_29_cap = (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1);
-          SDFG_CHECK(cudaMalloc((void**)&tmp_29, sizeof(sdfg::complex<double>) * tmp_29_cap));
-        }
-        if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0 && (sdfg::ipow64((R), (K - i_28 - 1LL))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K - i_28 - 1LL))) + 32 - 1, 32)), (unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 8 - 1, 8)), (unsigned)(sdfg::ifloordiv((R) + 1 - 1, 1)));
-          dim3 sdfg_block(32, 8, 1);
-          void* sdfg_args[] = {(void*)&dev_y, (void*)&tmp_29, (void*)&K, (void*)&R, (void*)&i_28};
-          SDFG_CHECK(cudaLaunchKernel((const void*)tmp_29_l49_0_k6, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
+    // reshape_l49_36
+    {
+      if ((size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1) > sdfg_cap_tmp_29) {
+        sdfg::complex<double>* sdfg_old = tmp_29;
+        tmp_29 = nullptr;
+        sdfg_cap_tmp_29 = 0;
+        if (sdfg_old) SDFG_CHECK(cudaFree(sdfg_old));
+        SDFG_CHECK(cudaMalloc((void**)&tmp_29, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1)));
+        sdfg_cap_tmp_29 = (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1);
       }
-      // reshape_l49_36
-      {
-        if ((size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1) > tmp_29_cap) {
-          if (tmp_29) SDFG_CHECK(cudaFree(tmp_29));
-          tmp_29_cap = (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1);
-          SDFG_CHECK(cudaMalloc((void**)&tmp_29, sizeof(sdfg::complex<double>) * tmp_29_cap));
-        }
-        if ((sdfg::ipow64((R), (K))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&reshape_34, (void*)&tmp_29, (void*)&K, (void*)&R, (void*)&i_28};
-          SDFG_CHECK(cudaLaunchKernel((const void*)reshape_34_fill_k7, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
+      if ((sdfg::ipow64((R), (K))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(reshape_34_fill_k7, sdfg_grid, sdfg_block, 0, reshape_34, tmp_29, K, R, i_28);
       }
-      // assign_l49_38
-      {
-        if ((sdfg::ipow64((R), (K))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_25, (void*)&reshape_34, (void*)&K, (void*)&R};
-          SDFG_CHECK(cudaLaunchKernel((const void*)arr_25_l49_0_k8, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
+    }
+    // assign_l49_38
+    {
+      if ((sdfg::ipow64((R), (K))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(arr_25_l49_0_k8, sdfg_grid, sdfg_block, 0, arr_25, reshape_34, K, R);
       }
-      // assign_l53_41
+    }
+    // assign_l53_41
+    {
+      if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
+        dim3 sdfg_block(32, 8);
+        SDFG_KERNEL(arr_27_l53_0_k9, sdfg_grid, sdfg_block, 0, arr_15, arr_16, arr_27, K, R, i_28);
+      }
+    }
+    // for_l54_45
+    for (k = (0LL); ((k - sdfg::ipow64((R), (K - i_28 - 1LL))) < 0); k = (k + 1LL)) {
+      // assign_l55_44
       {
         if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 32 - 1, 32)), (unsigned)(sdfg::ifloordiv((R) + 8 - 1, 8)));
+          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
           dim3 sdfg_block(32, 8);
-          void* sdfg_args[] = {(void*)&arr_15, (void*)&arr_16, (void*)&arr_27, (void*)&K, (void*)&R, (void*)&i_28};
-          SDFG_CHECK(cudaLaunchKernel((const void*)arr_27_l53_0_k9, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // for_l54_45
-      for (k = (0LL); ((k - sdfg::ipow64((R), (K - i_28 - 1LL))) < 0); k = (k + 1LL)) {
-        // assign_l55_44
-        {
-          if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0) {
-            dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 32 - 1, 32)), (unsigned)(sdfg::ifloordiv((R) + 8 - 1, 8)));
-            dim3 sdfg_block(32, 8);
-            void* sdfg_args[] = {(void*)&arr_26, (void*)&arr_27, (void*)&K, (void*)&R, (void*)&i_28, (void*)&k};
-            SDFG_CHECK(cudaLaunchKernel((const void*)arr_26_l55_0_k10, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-          }
-        }
-      }
-      // assign_l56_48
-      {
-        if ((sdfg::ipow64((R), (K))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_25, (void*)&arr_26, (void*)&tmp_twid_46, (void*)&K, (void*)&R};
-          SDFG_CHECK(cudaLaunchKernel((const void*)tmp_twid_46_l56_0_k11, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l58_52
-      {
-        if ((R) > 0 && (sdfg::ipow64((R), (K - 1LL))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K - 1LL))) + 32 - 1, 32)), (unsigned)(sdfg::ifloordiv((R) + 8 - 1, 8)));
-          dim3 sdfg_block(32, 8);
-          void* sdfg_args[] = {(void*)&tmp_49, (void*)&tmp_twid_46, (void*)&K, (void*)&R};
-          SDFG_CHECK(cudaLaunchKernel((const void*)tmp_49_l58_0_k12, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // matmul_l58_54
-      {
-        if ((R) > 0 && (sdfg::ipow64((R), (K - 1LL))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K - 1LL))) + 32 - 1, 32)), (unsigned)(sdfg::ifloordiv((R) + 8 - 1, 8)));
-          dim3 sdfg_block(32, 8);
-          void* sdfg_args[] = {(void*)&arr_9, (void*)&lib_53, (void*)&tmp_49, (void*)&K, (void*)&R};
-          SDFG_CHECK(cudaLaunchKernel((const void*)matmul_expansion_k13, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l58_56
-      {
-        if ((sdfg::ipow64((R), (K))) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_y, (void*)&lib_53, (void*)&K, (void*)&R};
-          SDFG_CHECK(cudaLaunchKernel((const void*)y_l58_0_k14, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+          SDFG_KERNEL(arr_26_l55_0_k10, sdfg_grid, sdfg_block, 0, arr_26, arr_27, K, R, i_28, k);
         }
       }
     }
-    // offload_copy_out
+    // assign_l56_48
     {
-      SDFG_CHECK(cudaMemcpyAsync(y + ((0LL) + (0LL) * (1LL)), dev_y + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (sdfg::ipow64((R), (K)))), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
+      if ((sdfg::ipow64((R), (K))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(tmp_twid_46_l56_0_k11, sdfg_grid, sdfg_block, 0, arr_25, arr_26, tmp_twid_46, K, R);
+      }
     }
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
-#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(cudaFree(tmp_twid_46));
-  SDFG_RELEASE(cudaFree(tmp_49));
-  SDFG_RELEASE(cudaFree(tmp_29));
-  SDFG_RELEASE(cudaFree(reshape_34));
-  SDFG_RELEASE(cudaFree(lib_53));
-  SDFG_RELEASE(cudaFree(dev_y));
-  SDFG_RELEASE(cudaFree(dev_x));
-  SDFG_RELEASE(cudaFree(arr_9));
-  SDFG_RELEASE(cudaFree(arr_27));
-  SDFG_RELEASE(cudaFree(arr_26));
-  SDFG_RELEASE(cudaFree(arr_25));
-  SDFG_RELEASE(cudaFree(arr_2));
-  SDFG_RELEASE(cudaFree(arr_16));
-  SDFG_RELEASE(cudaFree(arr_15));
-  SDFG_RELEASE(cudaFree(arr_1));
-  std::free(v__lib1_acc);
-  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
-  SDFG_RELEASE(cudaStreamDestroy(stream));
-#undef SDFG_RELEASE
-  return status;
+    // assign_l58_52
+    {
+      if ((R) > 0 && (sdfg::ipow64((R), (K - 1LL))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - 1LL))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
+        dim3 sdfg_block(32, 8);
+        SDFG_KERNEL(tmp_49_l58_0_k12, sdfg_grid, sdfg_block, 0, tmp_49, tmp_twid_46, K, R);
+      }
+    }
+    // matmul_l58_54
+    {
+      if ((R) > 0 && (sdfg::ipow64((R), (K - 1LL))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - 1LL))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
+        dim3 sdfg_block(32, 8);
+        SDFG_KERNEL(matmul_expansion_k13, sdfg_grid, sdfg_block, 0, arr_9, lib_53, tmp_49, K, R);
+      }
+    }
+    // assign_l58_56
+    {
+      if ((sdfg::ipow64((R), (K))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(y_l58_0_k14, sdfg_grid, sdfg_block, 0, dev_y, lib_53, K, R);
+      }
+    }
+  }
+  // offload_copy_out
+  {
+    SDFG_CHECK(cudaMemcpyAsync(y + ((0LL) + (0LL) * (1LL)), dev_y + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (sdfg::ipow64((R), (K)))), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::complex<double>* y, int64_t K, int64_t R) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (K != sdfg_h->K) { std::fprintf(stderr, "kernel_run: `K` is %lld, but kernel_init was given %lld\n", (long long)K, (long long)sdfg_h->K); return 3; }
+  if (R != sdfg_h->R) { std::fprintf(stderr, "kernel_run: `R` is %lld, but kernel_init was given %lld\n", (long long)R, (long long)sdfg_h->R); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, x, y, K, R);
+  return sdfg_status;
+}
+
+extern "C" int kernel(sdfg::complex<double>* x, sdfg::complex<double>* y, int64_t K, int64_t R) {
+  kernel_state_t* sdfg_h = kernel_init(K, R);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, x, y, K, R);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(sdfg::complex<double>* const*)sdfg_args[0], *(sdfg::complex<double>* const*)sdfg_args[1], *(const int64_t*)sdfg_args[2], *(const int64_t*)sdfg_args[3]);
 }
 #endif  // !__CUDACC_RTC__

@@ -4,15 +4,15 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void C_l13_0_k0(double* __restrict__ dev_C, double* __restrict__ dev_beta, int64_t N, int64_t i) {
-  const int64_t v__i1_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i1_i >= (i + 1LL)) return;
-  const int64_t v__i1 = (0LL) + v__i1_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = dev_beta[0];
-    const double t___in0 = dev_C[(0LL) + (i) * (N) + (v__i1) * (1LL)];
-    double t___out;
-    t___out = (t___in0 * t___in1);
-    dev_C[(0LL) + (i) * (N) + (v__i1) * (1LL)] = t___out;
+  for (int64_t v__i1_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i1_i < (i + 1LL); v__i1_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i1 = (0LL) + v__i1_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = dev_beta[0];
+      const double t___in0 = dev_C[(0LL) + (i) * (N) + (v__i1) * (1LL)];
+      double t___out;
+      t___out = (t___in0 * t___in1);
+      dev_C[(0LL) + (i) * (N) + (v__i1) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -21,17 +21,17 @@ __global__ void C_l13_0_k0(double* __restrict__ dev_C, double* __restrict__ dev_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void C_l15_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_C, double* __restrict__ dev_alpha, int64_t M, int64_t N, int64_t i, int64_t k) {
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (i + 1LL)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    const double t___in3 = dev_A[(0LL) + (v__i3) * (M) + (k) * (1LL)];
-    const double t___in2 = dev_A[(0LL) + (i) * (M) + (k) * (1LL)];
-    const double t___in1 = dev_alpha[0];
-    const double t___in0 = dev_C[(0LL) + (i) * (N) + (v__i3) * (1LL)];
-    double t___out;
-    t___out = (t___in0 + ((t___in1 * t___in2) * t___in3));
-    dev_C[(0LL) + (i) * (N) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (i + 1LL); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+    {  // tasklet assign
+      const double t___in3 = dev_A[(0LL) + (v__i3) * (M) + (k) * (1LL)];
+      const double t___in2 = dev_A[(0LL) + (i) * (M) + (k) * (1LL)];
+      const double t___in1 = dev_alpha[0];
+      const double t___in0 = dev_C[(0LL) + (i) * (N) + (v__i3) * (1LL)];
+      double t___out;
+      t___out = (t___in0 + ((t___in1 * t___in2) * t___in3));
+      dev_C[(0LL) + (i) * (N) + (v__i3) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -40,71 +40,139 @@ __global__ void C_l15_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
-extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t M, int64_t N) {
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return cudaLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); cudaError_t sdfg_l = cudaGetLastError(); if (sdfg_l != cudaSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, cudaGetErrorString(sdfg_l)); return 1; } } while (0)
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t M;
+  int64_t N;
   cudaStream_t stream;
-  SDFG_CHECK(cudaStreamCreate(&stream));
   cudaEvent_t sdfg_copied;
-  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
+  double* dev_A;
+  double* dev_C;
+  double* dev_alpha;
+  double* dev_beta;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
+#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  if (sdfg_h->dev_beta) SDFG_RELEASE(cudaFree(sdfg_h->dev_beta));
+  if (sdfg_h->dev_alpha) SDFG_RELEASE(cudaFree(sdfg_h->dev_alpha));
+  if (sdfg_h->dev_C) SDFG_RELEASE(cudaFree(sdfg_h->dev_C));
+  if (sdfg_h->dev_A) SDFG_RELEASE(cudaFree(sdfg_h->dev_A));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
+#undef SDFG_RELEASE
+  std::free(sdfg_h);
+  return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t M = sdfg_h->M;
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_C, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_alpha, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_beta, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t M, int64_t N) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->M = M;
+  sdfg_h->N = N;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, double* C, double* A, int64_t M, int64_t N) {
+  cudaStream_t stream = sdfg_h->stream;
+  cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const dev_A = sdfg_h->dev_A;
+  double* const dev_C = sdfg_h->dev_C;
+  double* const dev_alpha = sdfg_h->dev_alpha;
+  double* const dev_beta = sdfg_h->dev_beta;
   int64_t i = 0;
   int64_t k = 0;
-  double* dev_A = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
-  double* dev_C = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_C, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
-  double* dev_alpha = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_alpha, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* dev_beta = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_beta, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  auto run = [&]() -> int {
-    // offload_copy_in
+  // offload_copy_in
+  {
+    SDFG_CHECK(cudaMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpy2DAsync(dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), sizeof(double) * (1LL * (M)), (N), cudaMemcpyHostToDevice, stream));
+  }
+  // for_l12_6
+  for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
+    // assign_l13_2
     {
-      SDFG_CHECK(cudaMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpy2DAsync(dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), sizeof(double) * (1LL * (M)), (N), cudaMemcpyHostToDevice, stream));
+      if ((i + 1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((i + 1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(C_l13_0_k0, sdfg_grid, sdfg_block, 0, dev_C, dev_beta, N, i);
+      }
     }
-    // for_l12_6
-    for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
-      // assign_l13_2
+    // for_l14_5
+    for (k = (0LL); ((-M + k) < 0); k = (k + 1LL)) {
+      // assign_l15_4
       {
         if ((i + 1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((i + 1LL) + 256 - 1, 256)));
+          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((i + 1LL) + 256 - 1, 256), 2147483647LL));
           dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_C, (void*)&dev_beta, (void*)&N, (void*)&i};
-          SDFG_CHECK(cudaLaunchKernel((const void*)C_l13_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // for_l14_5
-      for (k = (0LL); ((-M + k) < 0); k = (k + 1LL)) {
-        // assign_l15_4
-        {
-          if ((i + 1LL) > 0) {
-            dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((i + 1LL) + 256 - 1, 256)));
-            dim3 sdfg_block(256);
-            void* sdfg_args[] = {(void*)&dev_A, (void*)&dev_C, (void*)&dev_alpha, (void*)&M, (void*)&N, (void*)&i, (void*)&k};
-            SDFG_CHECK(cudaLaunchKernel((const void*)C_l15_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-          }
+          SDFG_KERNEL(C_l15_0_k1, sdfg_grid, sdfg_block, 0, dev_A, dev_C, dev_alpha, M, N, i, k);
         }
       }
     }
-    // offload_copy_out
-    {
-      SDFG_CHECK(cudaMemcpy2DAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
-    }
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
-#define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(cudaFree(dev_beta));
-  SDFG_RELEASE(cudaFree(dev_alpha));
-  SDFG_RELEASE(cudaFree(dev_C));
-  SDFG_RELEASE(cudaFree(dev_A));
-  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
-  SDFG_RELEASE(cudaStreamDestroy(stream));
-#undef SDFG_RELEASE
-  return status;
+  }
+  // offload_copy_out
+  {
+    SDFG_CHECK(cudaMemcpy2DAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* alpha, double* beta, double* C, double* A, int64_t M, int64_t N) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (M != sdfg_h->M) { std::fprintf(stderr, "kernel_run: `M` is %lld, but kernel_init was given %lld\n", (long long)M, (long long)sdfg_h->M); return 3; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, alpha, beta, C, A, M, N);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* alpha, double* beta, double* C, double* A, int64_t M, int64_t N) {
+  kernel_state_t* sdfg_h = kernel_init(M, N);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, alpha, beta, C, A, M, N);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(double* const*)sdfg_args[2], *(double* const*)sdfg_args[3], *(const int64_t*)sdfg_args[4], *(const int64_t*)sdfg_args[5]);
 }
 #endif  // !__CUDACC_RTC__

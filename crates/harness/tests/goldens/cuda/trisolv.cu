@@ -7,16 +7,16 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k0(double* __restrict__ dev_L, double* __restrict__ dev_b, double* __restrict__ dev_x, double* __restrict__ lib_1, int64_t N, int64_t i) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in2 = dev_L[(0LL) + (i) * (N) + (i) * (1LL)];
-    const double t___in1 = lib_1[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = dev_b[(0LL) + (i) * (1LL)];
-    double t___out;
-    t___out = ((t___in0 - t___in1) / t___in2);
-    dev_x[(0LL) + (i) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in2 = dev_L[(0LL) + (i) * (N) + (i) * (1LL)];
+      const double t___in1 = lib_1[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = dev_b[(0LL) + (i) * (1LL)];
+      double t___out;
+      t___out = ((t___in0 - t___in1) / t___in2);
+      dev_x[(0LL) + (i) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -25,72 +25,138 @@ __global__ void assign_single_k0(double* __restrict__ dev_L, double* __restrict_
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return cudaLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); cudaError_t sdfg_l = cudaGetLastError(); if (sdfg_l != cudaSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, cudaGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { cublasStatus_t sdfg_s = (call); if (sdfg_s != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
-extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t N;
   cudaStream_t stream;
-  SDFG_CHECK(cudaStreamCreate(&stream));
   cudaEvent_t sdfg_copied;
-  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_copied, cudaEventDisableTiming));
-  int64_t i = 0;
-  double* dev_L = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_L, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
-  double* dev_b = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_b, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_x = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* lib_1 = nullptr;
-  SDFG_CHECK(cudaMalloc((void**)&lib_1, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  double* dev_L;
+  double* dev_b;
+  double* dev_x;
+  double* lib_1;
   cublasHandle_t sdfg_blas;
-  SDFG_BLAS_CHECK(cublasCreate(&sdfg_blas));
-  SDFG_BLAS_CHECK(cublasSetStream(sdfg_blas, stream));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpyAsync(dev_b + ((0LL) + (0LL) * (1LL)), b + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-      SDFG_CHECK(cudaMemcpy2DAsync(dev_L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
-    }
-    // for_l12_4
-    for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
-      // matmul_l13_2
-      {
-        // dot `matmul`: cublas
-        {
-          // The result stays on the device.
-          SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_DEVICE));
-          SDFG_BLAS_CHECK(cublasDdot(sdfg_blas, (int)((i)), dev_L + ((0LL) + (i) * (N) + (0LL) * (1LL)), (int)((1LL)), dev_x + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_1 + ((0LL) + (0LL) * (1LL))));
-          SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_HOST));
-        }
-      }
-      // assign_l13_3
-      {
-        if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_L, (void*)&dev_b, (void*)&dev_x, (void*)&lib_1, (void*)&N, (void*)&i};
-          SDFG_CHECK(cudaLaunchKernel((const void*)assign_single_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-    }
-    // offload_copy_out
-    {
-      SDFG_CHECK(cudaMemcpyAsync(x + ((0LL) + (0LL) * (1LL)), dev_x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
-    }
-    SDFG_CHECK(cudaStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(cudaFree(lib_1));
-  SDFG_RELEASE(cudaFree(dev_x));
-  SDFG_RELEASE(cudaFree(dev_b));
-  SDFG_RELEASE(cudaFree(dev_L));
-  if (cublasDestroy(sdfg_blas) != CUBLAS_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(cudaEventDestroy(sdfg_copied));
-  SDFG_RELEASE(cudaStreamDestroy(stream));
+  if (sdfg_h->sdfg_blas && cublasDestroy(sdfg_h->sdfg_blas) != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: cublasDestroy failed\n"); status = 1; }
+  if (sdfg_h->lib_1) SDFG_RELEASE(cudaFree(sdfg_h->lib_1));
+  if (sdfg_h->dev_x) SDFG_RELEASE(cudaFree(sdfg_h->dev_x));
+  if (sdfg_h->dev_b) SDFG_RELEASE(cudaFree(sdfg_h->dev_b));
+  if (sdfg_h->dev_L) SDFG_RELEASE(cudaFree(sdfg_h->dev_L));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_L, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_b, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_1, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_BLAS_CHECK(cublasCreate(&sdfg_h->sdfg_blas));
+  SDFG_BLAS_CHECK(cublasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t N) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->N = N;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* L, double* x, double* b, int64_t N) {
+  cudaStream_t stream = sdfg_h->stream;
+  cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const dev_L = sdfg_h->dev_L;
+  double* const dev_b = sdfg_h->dev_b;
+  double* const dev_x = sdfg_h->dev_x;
+  double* const lib_1 = sdfg_h->lib_1;
+  int64_t i = 0;
+  cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
+  // offload_copy_in
+  {
+    SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_b + ((0LL) + (0LL) * (1LL)), b + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpy2DAsync(dev_L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
+  }
+  // for_l12_4
+  for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
+    // matmul_l13_2
+    {
+      // dot `matmul`: cublas
+      {
+        // The result stays on the device.
+        SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_DEVICE));
+        SDFG_BLAS_CHECK(cublasDdot(sdfg_blas, (int)((i)), dev_L + ((0LL) + (i) * (N) + (0LL) * (1LL)), (int)((1LL)), dev_x + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_1 + ((0LL) + (0LL) * (1LL))));
+        SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_HOST));
+      }
+    }
+    // assign_l13_3
+    {
+      if ((1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(assign_single_k0, sdfg_grid, sdfg_block, 0, dev_L, dev_b, dev_x, lib_1, N, i);
+      }
+    }
+  }
+  // offload_copy_out
+  {
+    SDFG_CHECK(cudaMemcpyAsync(x + ((0LL) + (0LL) * (1LL)), dev_x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(cudaStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* L, double* x, double* b, int64_t N) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, L, x, b, N);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* L, double* x, double* b, int64_t N) {
+  kernel_state_t* sdfg_h = kernel_init(N);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, L, x, b, N);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(double* const*)sdfg_args[2], *(const int64_t*)sdfg_args[3]);
 }
 #endif  // !__CUDACC_RTC__

@@ -7,16 +7,16 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ arr_1, int64_t NM, int64_t NR) {
-  const int64_t v__i2_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i2_i >= (NR)) return;
-  const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (NM)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    sdfg::complex<double> t___out;
-    t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-    arr_1[(0LL) + (v__i2) * (NM) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i2_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i2_i < (NR); v__i2_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
+    for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (NM); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+      {  // tasklet assign
+        sdfg::complex<double> t___out;
+        t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
+        arr_1[(0LL) + (v__i2) * (NM) + (v__i3) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -25,16 +25,16 @@ __global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ arr_1, int64_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_5_l17_0_k1(sdfg::complex<double>* __restrict__ arr_5, int64_t NM, int64_t NR) {
-  const int64_t v__i6_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i6_i >= (NR)) return;
-  const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
-  const int64_t v__i7_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i7_i >= (NM)) return;
-  const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
-  {  // tasklet assign
-    sdfg::complex<double> t___out;
-    t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-    arr_5[(0LL) + (v__i6) * (NM) + (v__i7) * (1LL)] = t___out;
+  for (int64_t v__i6_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i6_i < (NR); v__i6_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
+    for (int64_t v__i7_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i7_i < (NM); v__i7_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
+      {  // tasklet assign
+        sdfg::complex<double> t___out;
+        t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
+        arr_5[(0LL) + (v__i6) * (NM) + (v__i7) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -43,14 +43,14 @@ __global__ void arr_5_l17_0_k1(sdfg::complex<double>* __restrict__ arr_5, int64_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ z_9, int64_t idx) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = dev_int_pts[(0LL) + (idx) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    z_9[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const sdfg::complex<double> t___in0 = dev_int_pts[(0LL) + (idx) * (1LL)];
+      sdfg::complex<double> t___out;
+      t___out = t___in0;
+      z_9[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -59,16 +59,16 @@ __global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_11_l20_0_k3(sdfg::complex<double>* __restrict__ arr_11, int64_t NR) {
-  const int64_t v__i12_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i12_i >= (NR)) return;
-  const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
-  const int64_t v__i13_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i13_i >= (NR)) return;
-  const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
-  {  // tasklet assign
-    sdfg::complex<double> t___out;
-    t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-    arr_11[(0LL) + (v__i12) * (NR) + (v__i13) * (1LL)] = t___out;
+  for (int64_t v__i12_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i12_i < (NR); v__i12_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
+    for (int64_t v__i13_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i13_i < (NR); v__i13_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
+      {  // tasklet assign
+        sdfg::complex<double> t___out;
+        t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
+        arr_11[(0LL) + (v__i12) * (NR) + (v__i13) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -77,14 +77,14 @@ __global__ void arr_11_l20_0_k3(sdfg::complex<double>* __restrict__ arr_11, int6
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k4(sdfg::complex<double>* __restrict__ z_9, sdfg::complex<double>* __restrict__ zz_15, int64_t n, int64_t slab_per_bc) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = z_9[(0LL) + (0LL) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = sdfg::pow(t___in0, sdfg::cast<sdfg::complex<double>, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * slab_per_bc)) / ((double)2.0)) - sdfg::cast<double, int64_t>((((int64_t)1LL) * n)))));
-    zz_15[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const sdfg::complex<double> t___in0 = z_9[(0LL) + (0LL) * (1LL)];
+      sdfg::complex<double> t___out;
+      t___out = sdfg::pow(t___in0, sdfg::cast<sdfg::complex<double>, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * slab_per_bc)) / ((double)2.0)) - sdfg::cast<double, int64_t>((((int64_t)1LL) * n)))));
+      zz_15[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -93,19 +93,19 @@ __global__ void assign_single_k4(sdfg::complex<double>* __restrict__ z_9, sdfg::
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_11_l23_0_k5(sdfg::complex<double>* __restrict__ arr_11, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_15, int64_t NR, int64_t n) {
-  const int64_t v__i17_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i17_i >= (NR)) return;
-  const int64_t v__i17 = (0LL) + v__i17_i * (1LL);
-  const int64_t v__i18_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i18_i >= (NR)) return;
-  const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in2 = dev_Ham[(0LL) + (n) * (NR * NR) + (v__i17) * (NR) + (v__i18) * (1LL)];
-    const sdfg::complex<double> t___in1 = zz_15[(0LL) + (0LL) * (1LL)];
-    const sdfg::complex<double> t___in0 = arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = (t___in0 + (t___in1 * t___in2));
-    arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)] = t___out;
+  for (int64_t v__i17_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i17_i < (NR); v__i17_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i17 = (0LL) + v__i17_i * (1LL);
+    for (int64_t v__i18_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i18_i < (NR); v__i18_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in2 = dev_Ham[(0LL) + (n) * (NR * NR) + (v__i17) * (NR) + (v__i18) * (1LL)];
+        const sdfg::complex<double> t___in1 = zz_15[(0LL) + (0LL) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = (t___in0 + (t___in1 * t___in2));
+        arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -114,14 +114,14 @@ __global__ void arr_11_l23_0_k5(sdfg::complex<double>* __restrict__ arr_11, sdfg
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k6(bool* __restrict__ dev_cond_23, sdfg::complex<double>* __restrict__ z_9) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = z_9[(0LL) + (0LL) * (1LL)];
-    bool t___out;
-    t___out = (sdfg::abs(t___in0) < ((double)1.0));
-    dev_cond_23[0] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const sdfg::complex<double> t___in0 = z_9[(0LL) + (0LL) * (1LL)];
+      bool t___out;
+      t___out = (sdfg::abs(t___in0) < ((double)1.0));
+      dev_cond_23[0] = t___out;
+    }
   }
 }
 #else
@@ -130,17 +130,17 @@ __global__ void assign_single_k6(bool* __restrict__ dev_cond_23, sdfg::complex<d
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void lib_21_l26_0_k7(sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR) {
-  const int64_t v__i25_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i25_i >= (NR)) return;
-  const int64_t v__i25 = (0LL) + v__i25_i * (1LL);
-  const int64_t v__i26_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i26_i >= (NM)) return;
-  const int64_t v__i26 = (0LL) + v__i26_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = (-t___in0);
-    lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)] = t___out;
+  for (int64_t v__i25_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i25_i < (NR); v__i25_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i25 = (0LL) + v__i25_i * (1LL);
+    for (int64_t v__i26_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i26_i < (NM); v__i26_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i26 = (0LL) + v__i26_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in0 = lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = (-t___in0);
+        lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -149,18 +149,18 @@ __global__ void lib_21_l26_0_k7(sdfg::complex<double>* __restrict__ lib_21, int6
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_1_l27_0_k8(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR) {
-  const int64_t v__i29_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i29_i >= (NR)) return;
-  const int64_t v__i29 = (0LL) + v__i29_i * (1LL);
-  const int64_t v__i30_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i30_i >= (NM)) return;
-  const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in1 = lib_21[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
-    const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = (t___in0 + t___in1);
-    arr_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)] = t___out;
+  for (int64_t v__i29_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i29_i < (NR); v__i29_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i29 = (0LL) + v__i29_i * (1LL);
+    for (int64_t v__i30_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i30_i < (NM); v__i30_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in1 = lib_21[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = (t___in0 + t___in1);
+        arr_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -169,19 +169,19 @@ __global__ void arr_1_l27_0_k8(sdfg::complex<double>* __restrict__ arr_1, sdfg::
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_5_l28_0_k9(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ lib_21, sdfg::complex<double>* __restrict__ z_9, int64_t NM, int64_t NR) {
-  const int64_t v__i32_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i32_i >= (NR)) return;
-  const int64_t v__i32 = (0LL) + v__i32_i * (1LL);
-  const int64_t v__i33_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i33_i >= (NM)) return;
-  const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in2 = lib_21[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)];
-    const sdfg::complex<double> t___in1 = z_9[(0LL) + (0LL) * (1LL)];
-    const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = (t___in0 + (t___in1 * t___in2));
-    arr_5[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)] = t___out;
+  for (int64_t v__i32_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i32_i < (NR); v__i32_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i32 = (0LL) + v__i32_i * (1LL);
+    for (int64_t v__i33_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i33_i < (NM); v__i33_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in2 = lib_21[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)];
+        const sdfg::complex<double> t___in1 = z_9[(0LL) + (0LL) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = (t___in0 + (t___in1 * t___in2));
+        arr_5[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -190,17 +190,17 @@ __global__ void arr_5_l28_0_k9(sdfg::complex<double>* __restrict__ arr_5, sdfg::
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_0_l29_0_k10(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ dev_return_0, int64_t NM, int64_t NR) {
-  const int64_t v__i36_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i36_i >= (NR)) return;
-  const int64_t v__i36 = (0LL) + v__i36_i * (1LL);
-  const int64_t v__i37_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i37_i >= (NM)) return;
-  const int64_t v__i37 = (0LL) + v__i37_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i36) * (NM) + (v__i37) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    dev_return_0[(0LL) + (v__i36) * (NM) + (v__i37) * (1LL)] = t___out;
+  for (int64_t v__i36_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i36_i < (NR); v__i36_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i36 = (0LL) + v__i36_i * (1LL);
+    for (int64_t v__i37_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i37_i < (NM); v__i37_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i37 = (0LL) + v__i37_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i36) * (NM) + (v__i37) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = t___in0;
+        dev_return_0[(0LL) + (v__i36) * (NM) + (v__i37) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -209,17 +209,17 @@ __global__ void v__return_0_l29_0_k10(sdfg::complex<double>* __restrict__ arr_1,
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_1_l29_0_k11(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR) {
-  const int64_t v__i39_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i39_i >= (NR)) return;
-  const int64_t v__i39 = (0LL) + v__i39_i * (1LL);
-  const int64_t v__i40_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i40_i >= (NM)) return;
-  const int64_t v__i40 = (0LL) + v__i40_i * (1LL);
-  {  // tasklet assign
-    const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i39) * (NM) + (v__i40) * (1LL)];
-    sdfg::complex<double> t___out;
-    t___out = t___in0;
-    dev_return_1[(0LL) + (v__i39) * (NM) + (v__i40) * (1LL)] = t___out;
+  for (int64_t v__i39_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i39_i < (NR); v__i39_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i39 = (0LL) + v__i39_i * (1LL);
+    for (int64_t v__i40_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i40_i < (NM); v__i40_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i40 = (0LL) + v__i40_i * (1LL);
+      {  // tasklet assign
+        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i39) * (NM) + (v__i40) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = t___in0;
+        dev_return_1[(0LL) + (v__i39) * (NM) + (v__i40) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -228,260 +228,354 @@ __global__ void v__return_1_l29_0_k11(sdfg::complex<double>* __restrict__ arr_5,
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_SOLVER_CHECK(call) do { hipsolverStatus_t sdfg_v = (call); if (sdfg_v != HIPSOLVER_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_v); return 1; } } while (0)
-extern "C" int kernel(sdfg::complex<double>* Ham, sdfg::complex<double>* int_pts, sdfg::complex<double>* Y, int64_t NM, int64_t NR, int64_t slab_per_bc) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t NM;
+  int64_t NR;
+  int64_t slab_per_bc;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
+  sdfg::complex<double>* arr_1;
+  sdfg::complex<double>* arr_11;
+  sdfg::complex<double>* arr_5;
+  bool* cond_23;
+  sdfg::complex<double>* dev_Ham;
+  sdfg::complex<double>* dev_Y;
+  bool* dev_cond_23;
+  sdfg::complex<double>* dev_int_pts;
+  sdfg::complex<double>* dev_return_0;
+  sdfg::complex<double>* dev_return_1;
+  sdfg::complex<double>* lib_21;
+  sdfg::complex<double>* z_9;
+  sdfg::complex<double>* zz_15;
+  hipsolverDnHandle_t sdfg_solver;
+  void* sdfg_work;
+  size_t sdfg_work_cap;
+  int* sdfg_info;
+  int* sdfg_failed;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  if (sdfg_h->sdfg_solver && hipsolverDnDestroy(sdfg_h->sdfg_solver) != HIPSOLVER_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipsolverDnDestroy failed\n"); status = 1; }
+  if (sdfg_h->sdfg_failed) SDFG_RELEASE(hipFree(sdfg_h->sdfg_failed));
+  if (sdfg_h->sdfg_info) SDFG_RELEASE(hipFree(sdfg_h->sdfg_info));
+  if (sdfg_h->sdfg_work) SDFG_RELEASE(hipFree(sdfg_h->sdfg_work));
+  if (sdfg_h->zz_15) SDFG_RELEASE(hipFree(sdfg_h->zz_15));
+  if (sdfg_h->z_9) SDFG_RELEASE(hipFree(sdfg_h->z_9));
+  if (sdfg_h->lib_21) SDFG_RELEASE(hipFree(sdfg_h->lib_21));
+  if (sdfg_h->dev_return_1) SDFG_RELEASE(hipFree(sdfg_h->dev_return_1));
+  if (sdfg_h->dev_return_0) SDFG_RELEASE(hipFree(sdfg_h->dev_return_0));
+  if (sdfg_h->dev_int_pts) SDFG_RELEASE(hipFree(sdfg_h->dev_int_pts));
+  if (sdfg_h->dev_cond_23) SDFG_RELEASE(hipFree(sdfg_h->dev_cond_23));
+  if (sdfg_h->dev_Y) SDFG_RELEASE(hipFree(sdfg_h->dev_Y));
+  if (sdfg_h->dev_Ham) SDFG_RELEASE(hipFree(sdfg_h->dev_Ham));
+  std::free(sdfg_h->cond_23);
+  if (sdfg_h->arr_5) SDFG_RELEASE(hipFree(sdfg_h->arr_5));
+  if (sdfg_h->arr_11) SDFG_RELEASE(hipFree(sdfg_h->arr_11));
+  if (sdfg_h->arr_1) SDFG_RELEASE(hipFree(sdfg_h->arr_1));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
+#undef SDFG_RELEASE
+  std::free(sdfg_h);
+  return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t NM = sdfg_h->NM;
+  const int64_t NR = sdfg_h->NR;
+  const int64_t slab_per_bc = sdfg_h->slab_per_bc;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_11, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_5, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  sdfg_h->cond_23 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
+  if (!sdfg_h->cond_23) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_23`\n"); return 1; }
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_Ham, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR * slab_per_bc + NR * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_Y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_cond_23, sizeof(bool) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_int_pts, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((32LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_0, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_21, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->z_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->zz_15, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_SOLVER_CHECK(hipsolverDnCreate(&sdfg_h->sdfg_solver));
+  SDFG_SOLVER_CHECK(hipsolverDnSetStream(sdfg_h->sdfg_solver, sdfg_h->stream));
+  // `info` of the last factorization, and the first failure of a run
+  // (call site, info), both on the device.
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->sdfg_info, sizeof(int)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->sdfg_failed, 2 * sizeof(int)));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t NM, int64_t NR, int64_t slab_per_bc) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->NM = NM;
+  sdfg_h->NR = NR;
+  sdfg_h->slab_per_bc = slab_per_bc;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg::complex<double>* int_pts, sdfg::complex<double>* Y, int64_t NM, int64_t NR, int64_t slab_per_bc, sdfg::complex<double>* v__return_0, sdfg::complex<double>* v__return_1) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  sdfg::complex<double>* const arr_1 = sdfg_h->arr_1;
+  sdfg::complex<double>* const arr_11 = sdfg_h->arr_11;
+  sdfg::complex<double>* const arr_5 = sdfg_h->arr_5;
+  bool* const cond_23 = sdfg_h->cond_23;
+  sdfg::complex<double>* const dev_Ham = sdfg_h->dev_Ham;
+  sdfg::complex<double>* const dev_Y = sdfg_h->dev_Y;
+  bool* const dev_cond_23 = sdfg_h->dev_cond_23;
+  sdfg::complex<double>* const dev_int_pts = sdfg_h->dev_int_pts;
+  sdfg::complex<double>* const dev_return_0 = sdfg_h->dev_return_0;
+  sdfg::complex<double>* const dev_return_1 = sdfg_h->dev_return_1;
+  sdfg::complex<double>* const lib_21 = sdfg_h->lib_21;
+  sdfg::complex<double>* const z_9 = sdfg_h->z_9;
+  sdfg::complex<double>* const zz_15 = sdfg_h->zz_15;
   int64_t idx = 0;
   int64_t n = 0;
-  sdfg::complex<double>* v__return_0 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((NM * NR), 1), sizeof(sdfg::complex<double>));
-  sdfg::complex<double>* v__return_1 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((NM * NR), 1), sizeof(sdfg::complex<double>));
-  sdfg::complex<double>* arr_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&arr_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  sdfg::complex<double>* arr_11 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&arr_11, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR), 1)));
-  sdfg::complex<double>* arr_5 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&arr_5, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  bool* cond_23 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
-  sdfg::complex<double>* dev_Ham = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_Ham, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR * slab_per_bc + NR * NR), 1)));
-  sdfg::complex<double>* dev_Y = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_Y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  bool* dev_cond_23 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_cond_23, sizeof(bool) * (size_t)sdfg::imax((1LL), 1)));
-  sdfg::complex<double>* dev_int_pts = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_int_pts, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((32LL), 1)));
-  sdfg::complex<double>* dev_return_0 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_return_0, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  sdfg::complex<double>* dev_return_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_return_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  sdfg::complex<double>* lib_21 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&lib_21, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  sdfg::complex<double>* z_9 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&z_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
-  sdfg::complex<double>* zz_15 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&zz_15, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
-  hipsolverDnHandle_t sdfg_solver;
-  SDFG_SOLVER_CHECK(hipsolverDnCreate(&sdfg_solver));
-  SDFG_SOLVER_CHECK(hipsolverDnSetStream(sdfg_solver, stream));
-  // The solver's workspace grows to the largest request; `info` stays on the device.
-  void* sdfg_work = nullptr;
-  size_t sdfg_work_cap = 0;
-  int* sdfg_info = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&sdfg_info, sizeof(int)));
-  auto run = [&]() -> int {
-    // offload_copy_in
+  hipsolverDnHandle_t sdfg_solver = sdfg_h->sdfg_solver;
+  void*& sdfg_work = sdfg_h->sdfg_work;
+  size_t& sdfg_work_cap = sdfg_h->sdfg_work_cap;
+  int* const sdfg_info = sdfg_h->sdfg_info;
+  int* const sdfg_failed = sdfg_h->sdfg_failed;
+  SDFG_CHECK(hipMemsetAsync(sdfg_failed, 0, 2 * sizeof(int), stream));
+  // offload_copy_in
+  {
+    SDFG_CHECK(hipMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (32LL)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpy2DAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), hipMemcpyHostToDevice, stream));
+    for (int64_t sdfg_c0 = 0; sdfg_c0 < (slab_per_bc + 1LL); ++sdfg_c0) {
+    SDFG_CHECK(hipMemcpy2DAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)) + sdfg_c0 * (NR * NR), sizeof(sdfg::complex<double>) * (NR), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)) + sdfg_c0 * (NR * NR), sizeof(sdfg::complex<double>) * (NR), sizeof(sdfg::complex<double>) * (1LL * (NR)), (NR), hipMemcpyHostToDevice, stream));
+    }
+  }
+  // assign_l16_4
+  {
+    if ((NR) > 0 && (NM) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(arr_1_l16_0_k0, sdfg_grid, sdfg_block, 0, arr_1, NM, NR);
+    }
+  }
+  // assign_l17_8
+  {
+    if ((NR) > 0 && (NM) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(arr_5_l17_0_k1, sdfg_grid, sdfg_block, 0, arr_5, NM, NR);
+    }
+  }
+  // for_l18_35
+  for (idx = (0LL); ((idx - 32LL) < 0); idx = (idx + 1LL)) {
+    // assign_l19_10
     {
-      SDFG_CHECK(hipMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (32LL)), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpy2DAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), hipMemcpyHostToDevice, stream));
-      for (int64_t sdfg_c0 = 0; sdfg_c0 < (slab_per_bc + 1LL); ++sdfg_c0) {
-      SDFG_CHECK(hipMemcpy2DAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)) + sdfg_c0 * (NR * NR), sizeof(sdfg::complex<double>) * (NR), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)) + sdfg_c0 * (NR * NR), sizeof(sdfg::complex<double>) * (NR), sizeof(sdfg::complex<double>) * (1LL * (NR)), (NR), hipMemcpyHostToDevice, stream));
+      if ((1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, dev_int_pts, z_9, idx);
       }
     }
-    // assign_l16_4
+    // assign_l20_14
     {
-      if ((NR) > 0 && (NM) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NM) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
+      if ((NR) > 0 && (NR) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
         dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&NM, (void*)&NR};
-        SDFG_CHECK(hipLaunchKernel((const void*)arr_1_l16_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+        SDFG_KERNEL(arr_11_l20_0_k3, sdfg_grid, sdfg_block, 0, arr_11, NR);
       }
     }
-    // assign_l17_8
-    {
-      if ((NR) > 0 && (NM) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NM) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
-        dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&arr_5, (void*)&NM, (void*)&NR};
-        SDFG_CHECK(hipLaunchKernel((const void*)arr_5_l17_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // for_l18_35
-    for (idx = (0LL); ((idx - 32LL) < 0); idx = (idx + 1LL)) {
-      // assign_l19_10
+    // for_l21_20
+    for (n = (0LL); ((n - slab_per_bc - 1LL) < 0); n = (n + 1LL)) {
+      // assign_l22_16
       {
         if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
+          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
           dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_int_pts, (void*)&z_9, (void*)&idx};
-          SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+          SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, z_9, zz_15, n, slab_per_bc);
         }
       }
-      // assign_l20_14
+      // assign_l23_19
       {
         if ((NR) > 0 && (NR) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NR) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
+          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
           dim3 sdfg_block(64, 4);
-          void* sdfg_args[] = {(void*)&arr_11, (void*)&NR};
-          SDFG_CHECK(hipLaunchKernel((const void*)arr_11_l20_0_k3, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // for_l21_20
-      for (n = (0LL); ((n - slab_per_bc - 1LL) < 0); n = (n + 1LL)) {
-        // assign_l22_16
-        {
-          if ((1LL) > 0) {
-            dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-            dim3 sdfg_block(256);
-            void* sdfg_args[] = {(void*)&z_9, (void*)&zz_15, (void*)&n, (void*)&slab_per_bc};
-            SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k4, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-          }
-        }
-        // assign_l23_19
-        {
-          if ((NR) > 0 && (NR) > 0) {
-            dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NR) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
-            dim3 sdfg_block(64, 4);
-            void* sdfg_args[] = {(void*)&arr_11, (void*)&dev_Ham, (void*)&zz_15, (void*)&NR, (void*)&n};
-            SDFG_CHECK(hipLaunchKernel((const void*)arr_11_l23_0_k5, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-          }
-        }
-      }
-      // solve_l24_22
-      {
-        // solve `solve`: hipsolverDn
-        {
-          sdfg::complex<double>* sdfg_a = arr_11 + ((0LL) + (0LL) * (NR) + (0LL) * (1LL));
-          sdfg::complex<double>* sdfg_b = dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
-          sdfg::complex<double>* sdfg_x = lib_21 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
-          int64_t sdfg_n = (NR), sdfg_m = (NM), sdfg_lda = (NR), sdfg_ldb = (NM), sdfg_ldx = (NM);
-          // One workspace: getrf's scratch, the factors, the right-hand
-          // sides (column-major) and the pivots.
-          int sdfg_lwork = 0;
-          SDFG_SOLVER_CHECK(hipsolverDnZgetrf_bufferSize(sdfg_solver, (int)sdfg_n, (int)sdfg_n, (hipDoubleComplex*)sdfg_a, (int)sdfg_lda, &sdfg_lwork));
-          size_t sdfg_need = sizeof(sdfg::complex<double>) * ((size_t)sdfg_lwork + (size_t)(sdfg_n * sdfg_n) + (size_t)(sdfg_n * sdfg_m)) + sizeof(int) * (size_t)sdfg_n;
-          if (sdfg_need > sdfg_work_cap) {
-            if (sdfg_work) SDFG_CHECK(hipFree(sdfg_work));
-            sdfg_work_cap = sdfg_need;
-            SDFG_CHECK(hipMalloc(&sdfg_work, sdfg_work_cap));
-          }
-          sdfg::complex<double>* sdfg_scratch = (sdfg::complex<double>*)sdfg_work;
-          sdfg::complex<double>* sdfg_lu = sdfg_scratch + sdfg_lwork;
-          sdfg::complex<double>* sdfg_rhs = sdfg_lu + sdfg_n * sdfg_n;
-          int* sdfg_pivots = (int*)(sdfg_rhs + sdfg_n * sdfg_m);
-          if (sdfg_n > 0) SDFG_CHECK(hipMemcpy2DAsync(sdfg_lu, sizeof(sdfg::complex<double>) * sdfg_n, sdfg_a, sizeof(sdfg::complex<double>) * sdfg_lda, sizeof(sdfg::complex<double>) * sdfg_n, sdfg_n, hipMemcpyDeviceToDevice, stream));
-          if (sdfg_n > 0 && sdfg_m > 0) {
-            int64_t sdfg_rows = sdfg_n, sdfg_cols = sdfg_m, sdfg_ldd = sdfg_n, sdfg_lds = sdfg_ldb;
-            const sdfg::complex<double>* sdfg_src = sdfg_b;
-            dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));
-            dim3 sdfg_block(32, 8);
-            void* sdfg_args[] = {(void*)&sdfg_rhs, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols};
-            SDFG_CHECK(hipLaunchKernel((const void*)sdfg::transpose<sdfg::complex<double>>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-          }
-          SDFG_SOLVER_CHECK(hipsolverDnZgetrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, (hipDoubleComplex*)sdfg_lu, (int)sdfg_n, (hipDoubleComplex*)sdfg_scratch, sdfg_pivots, sdfg_info));
-          SDFG_SOLVER_CHECK(hipsolverDnZgetrs(sdfg_solver, HIPSOLVER_OP_T, (int)sdfg_n, (int)sdfg_m, (hipDoubleComplex*)sdfg_lu, (int)sdfg_n, sdfg_pivots, (hipDoubleComplex*)sdfg_rhs, (int)sdfg_n, sdfg_info));
-          if (sdfg_m > 0 && sdfg_n > 0) {
-            int64_t sdfg_rows = sdfg_m, sdfg_cols = sdfg_n, sdfg_ldd = sdfg_ldx, sdfg_lds = sdfg_n;
-            const sdfg::complex<double>* sdfg_src = sdfg_rhs;
-            dim3 sdfg_grid((unsigned)sdfg::ifloordiv(sdfg_cols + 31, 32), (unsigned)sdfg::ifloordiv(sdfg_rows + 7, 8));
-            dim3 sdfg_block(32, 8);
-            void* sdfg_args[] = {(void*)&sdfg_x, (void*)&sdfg_ldd, (void*)&sdfg_src, (void*)&sdfg_lds, (void*)&sdfg_rows, (void*)&sdfg_cols};
-            SDFG_CHECK(hipLaunchKernel((const void*)sdfg::transpose<sdfg::complex<double>>, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-          }
-        }
-      }
-      // assign_l25_24
-      {
-        if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_cond_23, (void*)&z_9};
-          SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k6, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // if_l25_28_to_host
-      {
-        SDFG_CHECK(hipMemcpyAsync(cond_23 + (0), dev_cond_23 + (0), sizeof(bool) * (1LL), hipMemcpyDeviceToHost, stream));
-        SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-        SDFG_CHECK(hipEventSynchronize(sdfg_copied));
-      }
-      // if_l25_28
-      if (((((int64_t)cond_23[0])) != 0)) {
-        // assign_l26_27
-        {
-          if ((NR) > 0 && (NM) > 0) {
-            dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NM) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
-            dim3 sdfg_block(64, 4);
-            void* sdfg_args[] = {(void*)&lib_21, (void*)&NM, (void*)&NR};
-            SDFG_CHECK(hipLaunchKernel((const void*)lib_21_l26_0_k7, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-          }
-        }
-      }
-      // assign_l27_31
-      {
-        if ((NR) > 0 && (NM) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NM) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
-          dim3 sdfg_block(64, 4);
-          void* sdfg_args[] = {(void*)&arr_1, (void*)&lib_21, (void*)&NM, (void*)&NR};
-          SDFG_CHECK(hipLaunchKernel((const void*)arr_1_l27_0_k8, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l28_34
-      {
-        if ((NR) > 0 && (NM) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NM) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
-          dim3 sdfg_block(64, 4);
-          void* sdfg_args[] = {(void*)&arr_5, (void*)&lib_21, (void*)&z_9, (void*)&NM, (void*)&NR};
-          SDFG_CHECK(hipLaunchKernel((const void*)arr_5_l28_0_k9, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+          SDFG_KERNEL(arr_11_l23_0_k5, sdfg_grid, sdfg_block, 0, arr_11, dev_Ham, zz_15, NR, n);
         }
       }
     }
-    // assign_l29_38
+    // solve_l24_22
     {
-      if ((NR) > 0 && (NM) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NM) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
-        dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&dev_return_0, (void*)&NM, (void*)&NR};
-        SDFG_CHECK(hipLaunchKernel((const void*)v__return_0_l29_0_k10, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+      // solve `solve`: hipsolverDn
+      {
+        sdfg::complex<double>* sdfg_a = arr_11 + ((0LL) + (0LL) * (NR) + (0LL) * (1LL));
+        sdfg::complex<double>* sdfg_b = dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
+        sdfg::complex<double>* sdfg_x = lib_21 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
+        int64_t sdfg_n = (NR), sdfg_m = (NM), sdfg_lda = (NR), sdfg_ldb = (NM), sdfg_ldx = (NM);
+        int sdfg_ldn = (int)sdfg::imax(1, sdfg_n);
+        // One workspace: getrf's scratch, the factors, the right-hand
+        // sides (column-major) and the pivots.
+        int sdfg_lwork = 0;
+        SDFG_SOLVER_CHECK(hipsolverDnZgetrf_bufferSize(sdfg_solver, (int)sdfg_n, (int)sdfg_n, (hipDoubleComplex*)sdfg_a, (int)sdfg::imax(1, sdfg_lda), &sdfg_lwork));
+        size_t sdfg_need = sizeof(sdfg::complex<double>) * ((size_t)sdfg_lwork + (size_t)(sdfg_n * sdfg_n) + (size_t)(sdfg_n * sdfg_m)) + sizeof(int) * (size_t)sdfg_n;
+        if (sdfg_need > sdfg_work_cap) {
+          void* sdfg_old = sdfg_work;
+          sdfg_work = nullptr;
+          sdfg_work_cap = 0;
+          if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+          SDFG_CHECK(hipMalloc(&sdfg_work, sdfg_need));
+          sdfg_work_cap = sdfg_need;
+        }
+        sdfg::complex<double>* sdfg_scratch = (sdfg::complex<double>*)sdfg_work;
+        sdfg::complex<double>* sdfg_lu = sdfg_scratch + sdfg_lwork;
+        sdfg::complex<double>* sdfg_rhs = sdfg_lu + sdfg_n * sdfg_n;
+        int* sdfg_pivots = (int*)(sdfg_rhs + sdfg_n * sdfg_m);
+        if (sdfg_n > 0) SDFG_CHECK(hipMemcpy2DAsync(sdfg_lu, sizeof(sdfg::complex<double>) * sdfg_n, sdfg_a, sizeof(sdfg::complex<double>) * sdfg_lda, sizeof(sdfg::complex<double>) * sdfg_n, sdfg_n, hipMemcpyDeviceToDevice, stream));
+        if (sdfg_n > 0 && sdfg_m > 0) {
+          int64_t sdfg_rows = sdfg_n, sdfg_cols = sdfg_m, sdfg_ldd = sdfg_n, sdfg_lds = sdfg_ldb;
+          const sdfg::complex<double>* sdfg_src = sdfg_b;
+          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_cols + 31, 32), 65535), (unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_rows + 7, 8), 65535));
+          dim3 sdfg_block(32, 8);
+          SDFG_KERNEL(sdfg::transpose<sdfg::complex<double>>, sdfg_grid, sdfg_block, 0, sdfg_rhs, sdfg_ldd, sdfg_src, sdfg_lds, sdfg_rows, sdfg_cols);
+        }
+        SDFG_SOLVER_CHECK(hipsolverDnZgetrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, (hipDoubleComplex*)sdfg_lu, sdfg_ldn, (hipDoubleComplex*)sdfg_scratch, sdfg_pivots, sdfg_info));
+        SDFG_KERNEL(sdfg::note_failure, dim3(1), dim3(1), 0, sdfg_info, sdfg_failed, 1);
+        SDFG_SOLVER_CHECK(hipsolverDnZgetrs(sdfg_solver, HIPSOLVER_OP_T, (int)sdfg_n, (int)sdfg_m, (hipDoubleComplex*)sdfg_lu, sdfg_ldn, sdfg_pivots, (hipDoubleComplex*)sdfg_rhs, sdfg_ldn, sdfg_info));
+        if (sdfg_m > 0 && sdfg_n > 0) {
+          int64_t sdfg_rows = sdfg_m, sdfg_cols = sdfg_n, sdfg_ldd = sdfg_ldx, sdfg_lds = sdfg_n;
+          const sdfg::complex<double>* sdfg_src = sdfg_rhs;
+          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_cols + 31, 32), 65535), (unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_rows + 7, 8), 65535));
+          dim3 sdfg_block(32, 8);
+          SDFG_KERNEL(sdfg::transpose<sdfg::complex<double>>, sdfg_grid, sdfg_block, 0, sdfg_x, sdfg_ldd, sdfg_src, sdfg_lds, sdfg_rows, sdfg_cols);
+        }
       }
     }
-    // assign_l29_41
+    // assign_l25_24
     {
-      if ((NR) > 0 && (NM) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NM) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NR) + 4 - 1, 4)));
-        dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&arr_5, (void*)&dev_return_1, (void*)&NM, (void*)&NR};
-        SDFG_CHECK(hipLaunchKernel((const void*)v__return_1_l29_0_k11, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+      if ((1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, dev_cond_23, z_9);
       }
     }
-    // offload_copy_out_return
+    // if_l25_28_to_host
     {
-      SDFG_CHECK(hipMemcpy2DAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipMemcpy2DAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), hipMemcpyDeviceToHost, stream));
+      SDFG_CHECK(hipMemcpyAsync(cond_23 + (0), dev_cond_23 + (0), sizeof(bool) * (1LL), hipMemcpyDeviceToHost, stream));
       SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
       SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
-    // return_l29_42
+    // if_l25_28
+    if (((((int64_t)cond_23[0])) != 0)) {
+      // assign_l26_27
+      {
+        if ((NR) > 0 && (NM) > 0) {
+          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
+          dim3 sdfg_block(64, 4);
+          SDFG_KERNEL(lib_21_l26_0_k7, sdfg_grid, sdfg_block, 0, lib_21, NM, NR);
+        }
+      }
+    }
+    // assign_l27_31
+    {
+      if ((NR) > 0 && (NM) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
+        dim3 sdfg_block(64, 4);
+        SDFG_KERNEL(arr_1_l27_0_k8, sdfg_grid, sdfg_block, 0, arr_1, lib_21, NM, NR);
+      }
+    }
+    // assign_l28_34
+    {
+      if ((NR) > 0 && (NM) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
+        dim3 sdfg_block(64, 4);
+        SDFG_KERNEL(arr_5_l28_0_k9, sdfg_grid, sdfg_block, 0, arr_5, lib_21, z_9, NM, NR);
+      }
+    }
+  }
+  // assign_l29_38
+  {
+    if ((NR) > 0 && (NM) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(v__return_0_l29_0_k10, sdfg_grid, sdfg_block, 0, arr_1, dev_return_0, NM, NR);
+    }
+  }
+  // assign_l29_41
+  {
+    if ((NR) > 0 && (NM) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(v__return_1_l29_0_k11, sdfg_grid, sdfg_block, 0, arr_5, dev_return_1, NM, NR);
+    }
+  }
+  // offload_copy_out_return
+  {
+    SDFG_CHECK(hipMemcpy2DAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpy2DAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  // return_l29_42
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg::complex<double>* int_pts, sdfg::complex<double>* Y, int64_t NM, int64_t NR, int64_t slab_per_bc, sdfg::complex<double>* v__return_0, sdfg::complex<double>* v__return_1) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (NM != sdfg_h->NM) { std::fprintf(stderr, "kernel_run: `NM` is %lld, but kernel_init was given %lld\n", (long long)NM, (long long)sdfg_h->NM); return 3; }
+  if (NR != sdfg_h->NR) { std::fprintf(stderr, "kernel_run: `NR` is %lld, but kernel_init was given %lld\n", (long long)NR, (long long)sdfg_h->NR); return 3; }
+  if (slab_per_bc != sdfg_h->slab_per_bc) { std::fprintf(stderr, "kernel_run: `slab_per_bc` is %lld, but kernel_init was given %lld\n", (long long)slab_per_bc, (long long)sdfg_h->slab_per_bc); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, Ham, int_pts, Y, NM, NR, slab_per_bc, v__return_0, v__return_1);
+  if (sdfg_status != 0) return sdfg_status;
+  static const char* const sdfg_sites[] = {"", "the LU factorization (getrf) of `arr_11` for the solve `solve` failed: the matrix is singular"};
+  int sdfg_failed[2] = {0, 0};
+  {
+    hipStream_t stream = sdfg_h->stream;
+    SDFG_CHECK(hipMemcpyAsync(sdfg_failed, sdfg_h->sdfg_failed, sizeof(sdfg_failed), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
-#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(zz_15));
-  SDFG_RELEASE(hipFree(z_9));
-  SDFG_RELEASE(hipFree(lib_21));
-  SDFG_RELEASE(hipFree(dev_return_1));
-  SDFG_RELEASE(hipFree(dev_return_0));
-  SDFG_RELEASE(hipFree(dev_int_pts));
-  SDFG_RELEASE(hipFree(dev_cond_23));
-  SDFG_RELEASE(hipFree(dev_Y));
-  SDFG_RELEASE(hipFree(dev_Ham));
-  std::free(cond_23);
-  SDFG_RELEASE(hipFree(arr_5));
-  SDFG_RELEASE(hipFree(arr_11));
-  SDFG_RELEASE(hipFree(arr_1));
-  std::free(v__return_1);
-  std::free(v__return_0);
-  SDFG_RELEASE(hipFree(sdfg_work));
-  SDFG_RELEASE(hipFree(sdfg_info));
-  if (hipsolverDnDestroy(sdfg_solver) != HIPSOLVER_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
-#undef SDFG_RELEASE
-  return status;
+  }
+  if (sdfg_failed[0] > 0 && sdfg_failed[0] <= 1) {
+    std::fprintf(stderr, "kernel: %s (info = %d)\n", sdfg_sites[sdfg_failed[0]], sdfg_failed[1]);
+    return 2;
+  }
+  return sdfg_status;
+}
+
+extern "C" int kernel(sdfg::complex<double>* Ham, sdfg::complex<double>* int_pts, sdfg::complex<double>* Y, int64_t NM, int64_t NR, int64_t slab_per_bc, sdfg::complex<double>* v__return_0, sdfg::complex<double>* v__return_1) {
+  kernel_state_t* sdfg_h = kernel_init(NM, NR, slab_per_bc);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, Ham, int_pts, Y, NM, NR, slab_per_bc, v__return_0, v__return_1);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1], *(const int64_t*)sdfg_args[2]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(sdfg::complex<double>* const*)sdfg_args[0], *(sdfg::complex<double>* const*)sdfg_args[1], *(sdfg::complex<double>* const*)sdfg_args[2], *(const int64_t*)sdfg_args[3], *(const int64_t*)sdfg_args[4], *(const int64_t*)sdfg_args[5], *(sdfg::complex<double>* const*)sdfg_args[6], *(sdfg::complex<double>* const*)sdfg_args[7]);
 }
 #endif  // !__CUDACC_RTC__

@@ -7,17 +7,17 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void A_l14_0_k0(double* __restrict__ dev_A, double* __restrict__ lib_1, int64_t NP, int64_t NQ, int64_t r) {
-  const int64_t v__i3_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i3_i >= (NQ)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  const int64_t v__i4_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i4_i >= (NP)) return;
-  const int64_t v__i4 = (0LL) + v__i4_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = lib_1[(0LL) + (v__i3) * (NP) + (v__i4) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    dev_A[(0LL) + (r) * (NP * NQ) + (v__i3) * (NP) + (v__i4) * (1LL)] = t___out;
+  for (int64_t v__i3_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i3_i < (NQ); v__i3_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+    for (int64_t v__i4_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i4_i < (NP); v__i4_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i4 = (0LL) + v__i4_i * (1LL);
+      {  // tasklet assign
+        const double t___in0 = lib_1[(0LL) + (v__i3) * (NP) + (v__i4) * (1LL)];
+        double t___out;
+        t___out = t___in0;
+        dev_A[(0LL) + (r) * (NP * NQ) + (v__i3) * (NP) + (v__i4) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -26,70 +26,143 @@ __global__ void A_l14_0_k0(double* __restrict__ dev_A, double* __restrict__ lib_
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { hipblasStatus_t sdfg_s = (call); if (sdfg_s != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
-extern "C" int kernel(double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t NP;
+  int64_t NQ;
+  int64_t NR;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
-  int64_t r = 0;
-  double* dev_A = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((NP * NQ * NR), 1)));
-  double* dev_C4 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_C4, sizeof(double) * (size_t)sdfg::imax((NP * NP), 1)));
-  double* lib_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&lib_1, sizeof(double) * (size_t)sdfg::imax((NP * NQ), 1)));
+  double* dev_A;
+  double* dev_C4;
+  double* lib_1;
   hipblasHandle_t sdfg_blas;
-  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_blas));
-  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_blas, stream));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(hipMemcpy2DAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NP), hipMemcpyHostToDevice, stream));
-      for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
-      SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), hipMemcpyHostToDevice, stream));
-      }
-    }
-    // for_l13_6
-    for (r = (0LL); ((-NR + r) < 0); r = (r + 1LL)) {
-      // matmul_l14_2
-      {
-        // gemm `matmul`: hipblas
-        {
-          const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
-          SDFG_BLAS_CHECK(hipblasDgemm(sdfg_blas, HIPBLAS_OP_N, HIPBLAS_OP_N, (int)((NP)), (int)((NQ)), (int)((NP)), &sdfg_alpha, dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), (int)((NP)), dev_A + ((0LL) + (r) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), (int)((NP)), &sdfg_beta, lib_1 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), (int)((NP))));
-        }
-      }
-      // assign_l14_5
-      {
-        if ((NQ) > 0 && (NP) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NP) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NQ) + 4 - 1, 4)));
-          dim3 sdfg_block(64, 4);
-          void* sdfg_args[] = {(void*)&dev_A, (void*)&lib_1, (void*)&NP, (void*)&NQ, (void*)&r};
-          SDFG_CHECK(hipLaunchKernel((const void*)A_l14_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-    }
-    // offload_copy_out
-    {
-      for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
-      SDFG_CHECK(hipMemcpy2DAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), hipMemcpyDeviceToHost, stream));
-      }
-      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
-    }
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(lib_1));
-  SDFG_RELEASE(hipFree(dev_C4));
-  SDFG_RELEASE(hipFree(dev_A));
-  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
+  if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
+  if (sdfg_h->lib_1) SDFG_RELEASE(hipFree(sdfg_h->lib_1));
+  if (sdfg_h->dev_C4) SDFG_RELEASE(hipFree(sdfg_h->dev_C4));
+  if (sdfg_h->dev_A) SDFG_RELEASE(hipFree(sdfg_h->dev_A));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t NP = sdfg_h->NP;
+  const int64_t NQ = sdfg_h->NQ;
+  const int64_t NR = sdfg_h->NR;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((NP * NQ * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_C4, sizeof(double) * (size_t)sdfg::imax((NP * NP), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_1, sizeof(double) * (size_t)sdfg::imax((NP * NQ), 1)));
+  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_h->sdfg_blas));
+  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t NP, int64_t NQ, int64_t NR) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->NP = NP;
+  sdfg_h->NQ = NQ;
+  sdfg_h->NR = NR;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const dev_A = sdfg_h->dev_A;
+  double* const dev_C4 = sdfg_h->dev_C4;
+  double* const lib_1 = sdfg_h->lib_1;
+  int64_t r = 0;
+  hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
+  // offload_copy_in
+  {
+    SDFG_CHECK(hipMemcpy2DAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NP), hipMemcpyHostToDevice, stream));
+    for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
+    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), hipMemcpyHostToDevice, stream));
+    }
+  }
+  // for_l13_6
+  for (r = (0LL); ((-NR + r) < 0); r = (r + 1LL)) {
+    // matmul_l14_2
+    {
+      // gemm `matmul`: hipblas
+      {
+        const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
+        if ((NP) > 0 && (NQ) > 0) SDFG_BLAS_CHECK(hipblasDgemm(sdfg_blas, HIPBLAS_OP_N, HIPBLAS_OP_N, (int)((NP)), (int)((NQ)), (int)((NP)), &sdfg_alpha, dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), (int)sdfg::imax(1, (NP)), dev_A + ((0LL) + (r) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), (int)sdfg::imax(1, (NP)), &sdfg_beta, lib_1 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), (int)sdfg::imax(1, (NP))));
+      }
+    }
+    // assign_l14_5
+    {
+      if ((NQ) > 0 && (NP) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NP) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NQ) + 4 - 1, 4), 65535LL));
+        dim3 sdfg_block(64, 4);
+        SDFG_KERNEL(A_l14_0_k0, sdfg_grid, sdfg_block, 0, dev_A, lib_1, NP, NQ, r);
+      }
+    }
+  }
+  // offload_copy_out
+  {
+    for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
+    SDFG_CHECK(hipMemcpy2DAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), hipMemcpyDeviceToHost, stream));
+    }
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (NP != sdfg_h->NP) { std::fprintf(stderr, "kernel_run: `NP` is %lld, but kernel_init was given %lld\n", (long long)NP, (long long)sdfg_h->NP); return 3; }
+  if (NQ != sdfg_h->NQ) { std::fprintf(stderr, "kernel_run: `NQ` is %lld, but kernel_init was given %lld\n", (long long)NQ, (long long)sdfg_h->NQ); return 3; }
+  if (NR != sdfg_h->NR) { std::fprintf(stderr, "kernel_run: `NR` is %lld, but kernel_init was given %lld\n", (long long)NR, (long long)sdfg_h->NR); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, A, C4, NP, NQ, NR);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* A, double* C4, int64_t NP, int64_t NQ, int64_t NR) {
+  kernel_state_t* sdfg_h = kernel_init(NP, NQ, NR);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, A, C4, NP, NQ, NR);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1], *(const int64_t*)sdfg_args[2]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(const int64_t*)sdfg_args[2], *(const int64_t*)sdfg_args[3], *(const int64_t*)sdfg_args[4]);
 }
 #endif  // !__CUDACC_RTC__

@@ -7,14 +7,14 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restrict__ dev_r) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = dev_r[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = (-t___in0);
-    alpha_2[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = dev_r[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = (-t___in0);
+      alpha_2[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -23,13 +23,13 @@ __global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k1(double* __restrict__ beta_4) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    double t___out;
-    t___out = ((double)1.0);
-    beta_4[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      double t___out;
+      t___out = ((double)1.0);
+      beta_4[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -38,14 +38,14 @@ __global__ void assign_single_k1(double* __restrict__ beta_4);
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k2(double* __restrict__ arr_1, double* __restrict__ dev_r) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = dev_r[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = (-t___in0);
-    arr_1[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = dev_r[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = (-t___in0);
+      arr_1[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -54,15 +54,15 @@ __global__ void assign_single_k2(double* __restrict__ arr_1, double* __restrict_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restrict__ beta_4) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = alpha_2[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = beta_4[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = (t___in0 * (((double)1.0) - (t___in1 * t___in1)));
-    beta_4[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = alpha_2[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = beta_4[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = (t___in0 * (((double)1.0) - (t___in1 * t___in1)));
+      beta_4[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -71,14 +71,14 @@ __global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_8_l19_0_k4(double* __restrict__ arr_8, double* __restrict__ dev_r, int64_t k) {
-  const int64_t i_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (i_i >= (k)) return;
-  const int64_t i = (0LL) + i_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = dev_r[(0LL) + (-i + k - 1LL) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    arr_8[(0LL) + (i) * (1LL)] = t___out;
+  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (k); i_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = (0LL) + i_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = dev_r[(0LL) + (-i + k - 1LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_8[(0LL) + (i) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -87,14 +87,14 @@ __global__ void arr_8_l19_0_k4(double* __restrict__ arr_8, double* __restrict__ 
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void ret_10_l20_0_k5(double* __restrict__ arr_8, double* __restrict__ ret_10, int64_t k) {
-  const int64_t v__i11_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i11_i >= (k)) return;
-  const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = arr_8[(0LL) + (v__i11) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    ret_10[(0LL) + (v__i11) * (1LL)] = t___out;
+  for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (k); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = arr_8[(0LL) + (v__i11) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      ret_10[(0LL) + (v__i11) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -103,16 +103,16 @@ __global__ void ret_10_l20_0_k5(double* __restrict__ arr_8, double* __restrict__
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ lib_13, int64_t k) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in2 = beta_4[(0LL) + (0LL) * (1LL)];
-    const double t___in1 = lib_13[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = dev_r[(0LL) + (k) * (1LL)];
-    double t___out;
-    t___out = ((-(t___in0 + t___in1)) / t___in2);
-    alpha_2[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in2 = beta_4[(0LL) + (0LL) * (1LL)];
+      const double t___in1 = lib_13[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = dev_r[(0LL) + (k) * (1LL)];
+      double t___out;
+      t___out = ((-(t___in0 + t___in1)) / t___in2);
+      alpha_2[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -121,14 +121,14 @@ __global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_16_l19_0_k7(double* __restrict__ arr_1, double* __restrict__ arr_16, int64_t k) {
-  const int64_t i_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (i_i >= (k)) return;
-  const int64_t i = (0LL) + i_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = arr_1[(0LL) + (-i + k - 1LL) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    arr_16[(0LL) + (i) * (1LL)] = t___out;
+  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (k); i_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = (0LL) + i_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = arr_1[(0LL) + (-i + k - 1LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_16[(0LL) + (i) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -137,14 +137,14 @@ __global__ void arr_16_l19_0_k7(double* __restrict__ arr_1, double* __restrict__
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void ret_18_l20_0_k8(double* __restrict__ arr_16, double* __restrict__ ret_18, int64_t k) {
-  const int64_t v__i19_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i19_i >= (k)) return;
-  const int64_t v__i19 = (0LL) + v__i19_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = arr_16[(0LL) + (v__i19) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    ret_18[(0LL) + (v__i19) * (1LL)] = t___out;
+  for (int64_t v__i19_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i19_i < (k); v__i19_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i19 = (0LL) + v__i19_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = arr_16[(0LL) + (v__i19) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      ret_18[(0LL) + (v__i19) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -153,16 +153,16 @@ __global__ void ret_18_l20_0_k8(double* __restrict__ arr_16, double* __restrict_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_1_l32_0_k9(double* __restrict__ alpha_2, double* __restrict__ arr_1, double* __restrict__ ret_18, int64_t k) {
-  const int64_t v__i21_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i21_i >= (k)) return;
-  const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
-  {  // tasklet assign
-    const double t___in2 = ret_18[(0LL) + (v__i21) * (1LL)];
-    const double t___in1 = alpha_2[(0LL) + (0LL) * (1LL)];
-    const double t___in0 = arr_1[(0LL) + (v__i21) * (1LL)];
-    double t___out;
-    t___out = (t___in0 + (t___in1 * t___in2));
-    arr_1[(0LL) + (v__i21) * (1LL)] = t___out;
+  for (int64_t v__i21_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i21_i < (k); v__i21_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
+    {  // tasklet assign
+      const double t___in2 = ret_18[(0LL) + (v__i21) * (1LL)];
+      const double t___in1 = alpha_2[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = arr_1[(0LL) + (v__i21) * (1LL)];
+      double t___out;
+      t___out = (t___in0 + (t___in1 * t___in2));
+      arr_1[(0LL) + (v__i21) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -171,14 +171,14 @@ __global__ void arr_1_l32_0_k9(double* __restrict__ alpha_2, double* __restrict_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k10(double* __restrict__ alpha_2, double* __restrict__ arr_1, int64_t k) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = alpha_2[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    arr_1[(0LL) + (k) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = alpha_2[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (k) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -187,14 +187,14 @@ __global__ void assign_single_k10(double* __restrict__ alpha_2, double* __restri
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_l34_0_k11(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t N) {
-  const int64_t v__i25_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i25_i >= (N)) return;
-  const int64_t v__i25 = (0LL) + v__i25_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = arr_1[(0LL) + (v__i25) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    dev_return[(0LL) + (v__i25) * (1LL)] = t___out;
+  for (int64_t v__i25_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i25_i < (N); v__i25_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i25 = (0LL) + v__i25_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = arr_1[(0LL) + (v__i25) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      dev_return[(0LL) + (v__i25) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -203,228 +203,319 @@ __global__ void v__return_l34_0_k11(double* __restrict__ arr_1, double* __restri
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { hipblasStatus_t sdfg_s = (call); if (sdfg_s != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
-extern "C" int kernel(double* r, int64_t N) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t N;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
-  int64_t k = 0;
-  double* v__return = (double*)std::calloc((size_t)sdfg::imax((N), 1), sizeof(double));
-  double* alpha_2 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&alpha_2, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* arr_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&arr_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* arr_16 = nullptr; size_t arr_16_cap = 0;
-  double* arr_8 = nullptr; size_t arr_8_cap = 0;
-  double* beta_4 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&beta_4, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* dev_r = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_r, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_return = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_return, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* lib_13 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&lib_13, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* ret_10 = nullptr; size_t ret_10_cap = 0;
-  double* ret_18 = nullptr; size_t ret_18_cap = 0;
+  double* alpha_2;
+  double* arr_1;
+  double* arr_16;
+  size_t sdfg_cap_arr_16;
+  double* arr_8;
+  size_t sdfg_cap_arr_8;
+  double* beta_4;
+  double* dev_r;
+  double* dev_return;
+  double* lib_13;
+  double* ret_10;
+  size_t sdfg_cap_ret_10;
+  double* ret_18;
+  size_t sdfg_cap_ret_18;
   hipblasHandle_t sdfg_blas;
-  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_blas));
-  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_blas, stream));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(hipMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    }
-    // assign_l26_3
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&alpha_2, (void*)&dev_r};
-        SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l27_5
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&beta_4};
-        SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // assign_l28_6
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&dev_r};
-        SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // for_l29_24
-    for (k = (1LL); ((-N + k) < 0); k = (k + 1LL)) {
-      // assign_l30_7
-      {
-        if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&alpha_2, (void*)&beta_4};
-          SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k3, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l19_9
-      {
-        if ((size_t)sdfg::imax((k), 1) > arr_8_cap) {
-          if (arr_8) SDFG_CHECK(hipFree(arr_8));
-          arr_8_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&arr_8, sizeof(double) * arr_8_cap));
-        }
-        if ((k) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((k) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_8, (void*)&dev_r, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)arr_8_l19_0_k4, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l20_12
-      {
-        if ((size_t)sdfg::imax((k), 1) > arr_8_cap) {
-          if (arr_8) SDFG_CHECK(hipFree(arr_8));
-          arr_8_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&arr_8, sizeof(double) * arr_8_cap));
-        }
-        if ((size_t)sdfg::imax((k), 1) > ret_10_cap) {
-          if (ret_10) SDFG_CHECK(hipFree(ret_10));
-          ret_10_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&ret_10, sizeof(double) * ret_10_cap));
-        }
-        if ((k) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((k) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_8, (void*)&ret_10, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)ret_10_l20_0_k5, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // matmul_l31_14
-      {
-        if ((size_t)sdfg::imax((k), 1) > ret_10_cap) {
-          if (ret_10) SDFG_CHECK(hipFree(ret_10));
-          ret_10_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&ret_10, sizeof(double) * ret_10_cap));
-        }
-        // dot `matmul`: hipblas
-        {
-          // The result stays on the device.
-          SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_DEVICE));
-          SDFG_BLAS_CHECK(hipblasDdot(sdfg_blas, (int)((k)), ret_10 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), arr_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_13 + ((0LL) + (0LL) * (1LL))));
-          SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_HOST));
-        }
-      }
-      // assign_l31_15
-      {
-        if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&alpha_2, (void*)&beta_4, (void*)&dev_r, (void*)&lib_13, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k6, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l19_17
-      {
-        if ((size_t)sdfg::imax((k), 1) > arr_16_cap) {
-          if (arr_16) SDFG_CHECK(hipFree(arr_16));
-          arr_16_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&arr_16, sizeof(double) * arr_16_cap));
-        }
-        if ((k) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((k) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_1, (void*)&arr_16, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)arr_16_l19_0_k7, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l20_20
-      {
-        if ((size_t)sdfg::imax((k), 1) > arr_16_cap) {
-          if (arr_16) SDFG_CHECK(hipFree(arr_16));
-          arr_16_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&arr_16, sizeof(double) * arr_16_cap));
-        }
-        if ((size_t)sdfg::imax((k), 1) > ret_18_cap) {
-          if (ret_18) SDFG_CHECK(hipFree(ret_18));
-          ret_18_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&ret_18, sizeof(double) * ret_18_cap));
-        }
-        if ((k) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((k) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_16, (void*)&ret_18, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)ret_18_l20_0_k8, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l32_22
-      {
-        if ((size_t)sdfg::imax((k), 1) > ret_18_cap) {
-          if (ret_18) SDFG_CHECK(hipFree(ret_18));
-          ret_18_cap = (size_t)sdfg::imax((k), 1);
-          SDFG_CHECK(hipMalloc((void**)&ret_18, sizeof(double) * ret_18_cap));
-        }
-        if ((k) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((k) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&alpha_2, (void*)&arr_1, (void*)&ret_18, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)arr_1_l32_0_k9, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l33_23
-      {
-        if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&alpha_2, (void*)&arr_1, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k10, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-    }
-    // assign_l34_26
-    {
-      if ((N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 256 - 1, 256)));
-        dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&dev_return, (void*)&N};
-        SDFG_CHECK(hipLaunchKernel((const void*)v__return_l34_0_k11, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // offload_copy_out_return
-    {
-      SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
-    }
-    // return_l34_27
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(ret_18));
-  SDFG_RELEASE(hipFree(ret_10));
-  SDFG_RELEASE(hipFree(lib_13));
-  SDFG_RELEASE(hipFree(dev_return));
-  SDFG_RELEASE(hipFree(dev_r));
-  SDFG_RELEASE(hipFree(beta_4));
-  SDFG_RELEASE(hipFree(arr_8));
-  SDFG_RELEASE(hipFree(arr_16));
-  SDFG_RELEASE(hipFree(arr_1));
-  SDFG_RELEASE(hipFree(alpha_2));
-  std::free(v__return);
-  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
+  if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
+  if (sdfg_h->ret_18) SDFG_RELEASE(hipFree(sdfg_h->ret_18));
+  if (sdfg_h->ret_10) SDFG_RELEASE(hipFree(sdfg_h->ret_10));
+  if (sdfg_h->lib_13) SDFG_RELEASE(hipFree(sdfg_h->lib_13));
+  if (sdfg_h->dev_return) SDFG_RELEASE(hipFree(sdfg_h->dev_return));
+  if (sdfg_h->dev_r) SDFG_RELEASE(hipFree(sdfg_h->dev_r));
+  if (sdfg_h->beta_4) SDFG_RELEASE(hipFree(sdfg_h->beta_4));
+  if (sdfg_h->arr_8) SDFG_RELEASE(hipFree(sdfg_h->arr_8));
+  if (sdfg_h->arr_16) SDFG_RELEASE(hipFree(sdfg_h->arr_16));
+  if (sdfg_h->arr_1) SDFG_RELEASE(hipFree(sdfg_h->arr_1));
+  if (sdfg_h->alpha_2) SDFG_RELEASE(hipFree(sdfg_h->alpha_2));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->alpha_2, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->beta_4, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_r, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_13, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_h->sdfg_blas));
+  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t N) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->N = N;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__return) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const alpha_2 = sdfg_h->alpha_2;
+  double* const arr_1 = sdfg_h->arr_1;
+  double*& arr_16 = sdfg_h->arr_16;
+  size_t& sdfg_cap_arr_16 = sdfg_h->sdfg_cap_arr_16;
+  double*& arr_8 = sdfg_h->arr_8;
+  size_t& sdfg_cap_arr_8 = sdfg_h->sdfg_cap_arr_8;
+  double* const beta_4 = sdfg_h->beta_4;
+  double* const dev_r = sdfg_h->dev_r;
+  double* const dev_return = sdfg_h->dev_return;
+  double* const lib_13 = sdfg_h->lib_13;
+  double*& ret_10 = sdfg_h->ret_10;
+  size_t& sdfg_cap_ret_10 = sdfg_h->sdfg_cap_ret_10;
+  double*& ret_18 = sdfg_h->ret_18;
+  size_t& sdfg_cap_ret_18 = sdfg_h->sdfg_cap_ret_18;
+  int64_t k = 0;
+  hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
+  // offload_copy_in
+  {
+    SDFG_CHECK(hipMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
+  }
+  // assign_l26_3
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(assign_single_k0, sdfg_grid, sdfg_block, 0, alpha_2, dev_r);
+    }
+  }
+  // assign_l27_5
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, beta_4);
+    }
+  }
+  // assign_l28_6
+  {
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, arr_1, dev_r);
+    }
+  }
+  // for_l29_24
+  for (k = (1LL); ((-N + k) < 0); k = (k + 1LL)) {
+    // assign_l30_7
+    {
+      if ((1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, alpha_2, beta_4);
+      }
+    }
+    // assign_l19_9
+    {
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_8) {
+        double* sdfg_old = arr_8;
+        arr_8 = nullptr;
+        sdfg_cap_arr_8 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&arr_8, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_arr_8 = (size_t)sdfg::imax((k), 1);
+      }
+      if ((k) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(arr_8_l19_0_k4, sdfg_grid, sdfg_block, 0, arr_8, dev_r, k);
+      }
+    }
+    // assign_l20_12
+    {
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_8) {
+        double* sdfg_old = arr_8;
+        arr_8 = nullptr;
+        sdfg_cap_arr_8 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&arr_8, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_arr_8 = (size_t)sdfg::imax((k), 1);
+      }
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_ret_10) {
+        double* sdfg_old = ret_10;
+        ret_10 = nullptr;
+        sdfg_cap_ret_10 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&ret_10, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_ret_10 = (size_t)sdfg::imax((k), 1);
+      }
+      if ((k) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(ret_10_l20_0_k5, sdfg_grid, sdfg_block, 0, arr_8, ret_10, k);
+      }
+    }
+    // matmul_l31_14
+    {
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_ret_10) {
+        double* sdfg_old = ret_10;
+        ret_10 = nullptr;
+        sdfg_cap_ret_10 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&ret_10, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_ret_10 = (size_t)sdfg::imax((k), 1);
+      }
+      // dot `matmul`: hipblas
+      {
+        // The result stays on the device.
+        SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_DEVICE));
+        SDFG_BLAS_CHECK(hipblasDdot(sdfg_blas, (int)((k)), ret_10 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), arr_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_13 + ((0LL) + (0LL) * (1LL))));
+        SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_HOST));
+      }
+    }
+    // assign_l31_15
+    {
+      if ((1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, lib_13, k);
+      }
+    }
+    // assign_l19_17
+    {
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_16) {
+        double* sdfg_old = arr_16;
+        arr_16 = nullptr;
+        sdfg_cap_arr_16 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&arr_16, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_arr_16 = (size_t)sdfg::imax((k), 1);
+      }
+      if ((k) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(arr_16_l19_0_k7, sdfg_grid, sdfg_block, 0, arr_1, arr_16, k);
+      }
+    }
+    // assign_l20_20
+    {
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_16) {
+        double* sdfg_old = arr_16;
+        arr_16 = nullptr;
+        sdfg_cap_arr_16 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&arr_16, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_arr_16 = (size_t)sdfg::imax((k), 1);
+      }
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_ret_18) {
+        double* sdfg_old = ret_18;
+        ret_18 = nullptr;
+        sdfg_cap_ret_18 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&ret_18, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_ret_18 = (size_t)sdfg::imax((k), 1);
+      }
+      if ((k) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(ret_18_l20_0_k8, sdfg_grid, sdfg_block, 0, arr_16, ret_18, k);
+      }
+    }
+    // assign_l32_22
+    {
+      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_ret_18) {
+        double* sdfg_old = ret_18;
+        ret_18 = nullptr;
+        sdfg_cap_ret_18 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&ret_18, sizeof(double) * (size_t)sdfg::imax((k), 1)));
+        sdfg_cap_ret_18 = (size_t)sdfg::imax((k), 1);
+      }
+      if ((k) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(arr_1_l32_0_k9, sdfg_grid, sdfg_block, 0, alpha_2, arr_1, ret_18, k);
+      }
+    }
+    // assign_l33_23
+    {
+      if ((1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(assign_single_k10, sdfg_grid, sdfg_block, 0, alpha_2, arr_1, k);
+      }
+    }
+  }
+  // assign_l34_26
+  {
+    if ((N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(v__return_l34_0_k11, sdfg_grid, sdfg_block, 0, arr_1, dev_return, N);
+    }
+  }
+  // offload_copy_out_return
+  {
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  // return_l34_27
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__return) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, r, N, v__return);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* r, int64_t N, double* v__return) {
+  kernel_state_t* sdfg_h = kernel_init(N);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, r, N, v__return);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(const int64_t*)sdfg_args[1], *(double* const*)sdfg_args[2]);
 }
 #endif  // !__CUDACC_RTC__

@@ -4,19 +4,19 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_1_l12_0_k0(int32_t* __restrict__ dev_path, int32_t* __restrict__ tmp_1, int64_t N, int64_t k) {
-  const int64_t v__i2_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i2_i >= (N)) return;
-  const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (N)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in2 = dev_path[(0LL) + (k) * (N) + (v__i3) * (1LL)];
-    const int32_t t___in1 = dev_path[(0LL) + (v__i2) * (N) + (k) * (1LL)];
-    const int32_t t___in0 = dev_path[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)];
-    int32_t t___out;
-    t___out = sdfg::minimum(t___in0, (t___in1 + t___in2));
-    tmp_1[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i2_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i2_i < (N); v__i2_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
+    for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (N); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+      {  // tasklet assign
+        const int32_t t___in2 = dev_path[(0LL) + (k) * (N) + (v__i3) * (1LL)];
+        const int32_t t___in1 = dev_path[(0LL) + (v__i2) * (N) + (k) * (1LL)];
+        const int32_t t___in0 = dev_path[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)];
+        int32_t t___out;
+        t___out = sdfg::minimum(t___in0, (t___in1 + t___in2));
+        tmp_1[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -25,17 +25,17 @@ __global__ void tmp_1_l12_0_k0(int32_t* __restrict__ dev_path, int32_t* __restri
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void path_l12_0_k1(int32_t* __restrict__ dev_path, int32_t* __restrict__ tmp_1, int64_t N) {
-  const int64_t v__i5_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i5_i >= (N)) return;
-  const int64_t v__i5 = (0LL) + v__i5_i * (1LL);
-  const int64_t v__i6_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i6_i >= (N)) return;
-  const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in0 = tmp_1[(0LL) + (v__i5) * (N) + (v__i6) * (1LL)];
-    int32_t t___out;
-    t___out = t___in0;
-    dev_path[(0LL) + (v__i5) * (N) + (v__i6) * (1LL)] = t___out;
+  for (int64_t v__i5_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i5_i < (N); v__i5_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i5 = (0LL) + v__i5_i * (1LL);
+    for (int64_t v__i6_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i6_i < (N); v__i6_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
+      {  // tasklet assign
+        const int32_t t___in0 = tmp_1[(0LL) + (v__i5) * (N) + (v__i6) * (1LL)];
+        int32_t t___out;
+        t___out = t___in0;
+        dev_path[(0LL) + (v__i5) * (N) + (v__i6) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -44,58 +44,120 @@ __global__ void path_l12_0_k1(int32_t* __restrict__ dev_path, int32_t* __restric
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
-extern "C" int kernel(int32_t* path, int64_t N) {
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t N;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
-  int64_t k = 0;
-  int32_t* dev_path = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_path, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
-  int32_t* tmp_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&tmp_1, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(hipMemcpy2DAsync(dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), hipMemcpyHostToDevice, stream));
-    }
-    // for_l11_8
-    for (k = (0LL); ((-N + k) < 0); k = (k + 1LL)) {
-      // assign_l12_4
-      {
-        if ((N) > 0 && (N) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((N) + 4 - 1, 4)));
-          dim3 sdfg_block(64, 4);
-          void* sdfg_args[] = {(void*)&dev_path, (void*)&tmp_1, (void*)&N, (void*)&k};
-          SDFG_CHECK(hipLaunchKernel((const void*)tmp_1_l12_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l12_7
-      {
-        if ((N) > 0 && (N) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((N) + 4 - 1, 4)));
-          dim3 sdfg_block(64, 4);
-          void* sdfg_args[] = {(void*)&dev_path, (void*)&tmp_1, (void*)&N};
-          SDFG_CHECK(hipLaunchKernel((const void*)path_l12_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-    }
-    // offload_copy_out
-    {
-      SDFG_CHECK(hipMemcpy2DAsync(path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
-    }
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+  int32_t* dev_path;
+  int32_t* tmp_1;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(tmp_1));
-  SDFG_RELEASE(hipFree(dev_path));
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
+  if (sdfg_h->tmp_1) SDFG_RELEASE(hipFree(sdfg_h->tmp_1));
+  if (sdfg_h->dev_path) SDFG_RELEASE(hipFree(sdfg_h->dev_path));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_path, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_1, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t N) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->N = N;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, int32_t* path, int64_t N) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  int32_t* const dev_path = sdfg_h->dev_path;
+  int32_t* const tmp_1 = sdfg_h->tmp_1;
+  int64_t k = 0;
+  // offload_copy_in
+  {
+    SDFG_CHECK(hipMemcpy2DAsync(dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), hipMemcpyHostToDevice, stream));
+  }
+  // for_l11_8
+  for (k = (0LL); ((-N + k) < 0); k = (k + 1LL)) {
+    // assign_l12_4
+    {
+      if ((N) > 0 && (N) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) + 4 - 1, 4), 65535LL));
+        dim3 sdfg_block(64, 4);
+        SDFG_KERNEL(tmp_1_l12_0_k0, sdfg_grid, sdfg_block, 0, dev_path, tmp_1, N, k);
+      }
+    }
+    // assign_l12_7
+    {
+      if ((N) > 0 && (N) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) + 4 - 1, 4), 65535LL));
+        dim3 sdfg_block(64, 4);
+        SDFG_KERNEL(path_l12_0_k1, sdfg_grid, sdfg_block, 0, dev_path, tmp_1, N);
+      }
+    }
+  }
+  // offload_copy_out
+  {
+    SDFG_CHECK(hipMemcpy2DAsync(path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, int32_t* path, int64_t N) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, path, N);
+  return sdfg_status;
+}
+
+extern "C" int kernel(int32_t* path, int64_t N) {
+  kernel_state_t* sdfg_h = kernel_init(N);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, path, N);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(int32_t* const*)sdfg_args[0], *(const int64_t*)sdfg_args[1]);
 }
 #endif  // !__CUDACC_RTC__

@@ -7,18 +7,18 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_1_l11_0_k0(double* __restrict__ dev_A, double* __restrict__ dev_alpha, double* __restrict__ tmp_1, int64_t NI, int64_t NK) {
-  const int64_t v__i2_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i2_i >= (NI)) return;
-  const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (NK)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    const double t___in1 = dev_A[(0LL) + (v__i2) * (NK) + (v__i3) * (1LL)];
-    const double t___in0 = dev_alpha[0];
-    double t___out;
-    t___out = (t___in0 * t___in1);
-    tmp_1[(0LL) + (v__i2) * (NK) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i2_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i2_i < (NI); v__i2_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
+    for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (NK); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+      {  // tasklet assign
+        const double t___in1 = dev_A[(0LL) + (v__i2) * (NK) + (v__i3) * (1LL)];
+        const double t___in0 = dev_alpha[0];
+        double t___out;
+        t___out = (t___in0 * t___in1);
+        tmp_1[(0LL) + (v__i2) * (NK) + (v__i3) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -27,19 +27,19 @@ __global__ void tmp_1_l11_0_k0(double* __restrict__ dev_A, double* __restrict__ 
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void C_l11_0_k1(double* __restrict__ dev_C, double* __restrict__ dev_beta, double* __restrict__ lib_5, int64_t NI, int64_t NJ) {
-  const int64_t v__i7_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i7_i >= (NI)) return;
-  const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
-  const int64_t v__i8_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i8_i >= (NJ)) return;
-  const int64_t v__i8 = (0LL) + v__i8_i * (1LL);
-  {  // tasklet assign
-    const double t___in2 = dev_C[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)];
-    const double t___in1 = dev_beta[0];
-    const double t___in0 = lib_5[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)];
-    double t___out;
-    t___out = (t___in0 + (t___in1 * t___in2));
-    dev_C[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)] = t___out;
+  for (int64_t v__i7_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i7_i < (NI); v__i7_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
+    for (int64_t v__i8_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i8_i < (NJ); v__i8_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i8 = (0LL) + v__i8_i * (1LL);
+      {  // tasklet assign
+        const double t___in2 = dev_C[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)];
+        const double t___in1 = dev_beta[0];
+        const double t___in0 = lib_5[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)];
+        double t___out;
+        t___out = (t___in0 + (t___in1 * t___in2));
+        dev_C[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -48,86 +48,162 @@ __global__ void C_l11_0_k1(double* __restrict__ dev_C, double* __restrict__ dev_
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { hipblasStatus_t sdfg_s = (call); if (sdfg_s != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
-extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double* B, int64_t NI, int64_t NJ, int64_t NK) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t NI;
+  int64_t NJ;
+  int64_t NK;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
-  double* dev_A = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
-  double* dev_B = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_B, sizeof(double) * (size_t)sdfg::imax((NJ * NK), 1)));
-  double* dev_C = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_C, sizeof(double) * (size_t)sdfg::imax((NI * NJ), 1)));
-  double* dev_alpha = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_alpha, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* dev_beta = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_beta, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  double* lib_5 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&lib_5, sizeof(double) * (size_t)sdfg::imax((NI * NJ), 1)));
-  double* tmp_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&tmp_1, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
+  double* dev_A;
+  double* dev_B;
+  double* dev_C;
+  double* dev_alpha;
+  double* dev_beta;
+  double* lib_5;
+  double* tmp_1;
   hipblasHandle_t sdfg_blas;
-  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_blas));
-  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_blas, stream));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(hipMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpy2DAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpy2DAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NK), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NK), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NK), sizeof(double) * (1LL * (NK)), (NI), hipMemcpyHostToDevice, stream));
-    }
-    // assign_l11_4
-    {
-      if ((NI) > 0 && (NK) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NK) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NI) + 4 - 1, 4)));
-        dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&dev_A, (void*)&dev_alpha, (void*)&tmp_1, (void*)&NI, (void*)&NK};
-        SDFG_CHECK(hipLaunchKernel((const void*)tmp_1_l11_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // matmul_l11_6
-    {
-      // gemm `matmul`: hipblas
-      {
-        const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
-        SDFG_BLAS_CHECK(hipblasDgemm(sdfg_blas, HIPBLAS_OP_N, HIPBLAS_OP_N, (int)((NJ)), (int)((NI)), (int)((NK)), &sdfg_alpha, dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), (int)((NJ)), tmp_1 + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), (int)((NK)), &sdfg_beta, lib_5 + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), (int)((NJ))));
-      }
-    }
-    // assign_l11_9
-    {
-      if ((NI) > 0 && (NJ) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((NJ) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((NI) + 4 - 1, 4)));
-        dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&dev_C, (void*)&dev_beta, (void*)&lib_5, (void*)&NI, (void*)&NJ};
-        SDFG_CHECK(hipLaunchKernel((const void*)C_l11_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
-    }
-    // offload_copy_out
-    {
-      SDFG_CHECK(hipMemcpy2DAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
-    }
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(tmp_1));
-  SDFG_RELEASE(hipFree(lib_5));
-  SDFG_RELEASE(hipFree(dev_beta));
-  SDFG_RELEASE(hipFree(dev_alpha));
-  SDFG_RELEASE(hipFree(dev_C));
-  SDFG_RELEASE(hipFree(dev_B));
-  SDFG_RELEASE(hipFree(dev_A));
-  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
+  if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
+  if (sdfg_h->tmp_1) SDFG_RELEASE(hipFree(sdfg_h->tmp_1));
+  if (sdfg_h->lib_5) SDFG_RELEASE(hipFree(sdfg_h->lib_5));
+  if (sdfg_h->dev_beta) SDFG_RELEASE(hipFree(sdfg_h->dev_beta));
+  if (sdfg_h->dev_alpha) SDFG_RELEASE(hipFree(sdfg_h->dev_alpha));
+  if (sdfg_h->dev_C) SDFG_RELEASE(hipFree(sdfg_h->dev_C));
+  if (sdfg_h->dev_B) SDFG_RELEASE(hipFree(sdfg_h->dev_B));
+  if (sdfg_h->dev_A) SDFG_RELEASE(hipFree(sdfg_h->dev_A));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t NI = sdfg_h->NI;
+  const int64_t NJ = sdfg_h->NJ;
+  const int64_t NK = sdfg_h->NK;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_B, sizeof(double) * (size_t)sdfg::imax((NJ * NK), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_C, sizeof(double) * (size_t)sdfg::imax((NI * NJ), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_alpha, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_beta, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_5, sizeof(double) * (size_t)sdfg::imax((NI * NJ), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_1, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
+  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_h->sdfg_blas));
+  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t NI, int64_t NJ, int64_t NK) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->NI = NI;
+  sdfg_h->NJ = NJ;
+  sdfg_h->NK = NK;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, double* C, double* A, double* B, int64_t NI, int64_t NJ, int64_t NK) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const dev_A = sdfg_h->dev_A;
+  double* const dev_B = sdfg_h->dev_B;
+  double* const dev_C = sdfg_h->dev_C;
+  double* const dev_alpha = sdfg_h->dev_alpha;
+  double* const dev_beta = sdfg_h->dev_beta;
+  double* const lib_5 = sdfg_h->lib_5;
+  double* const tmp_1 = sdfg_h->tmp_1;
+  hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
+  // offload_copy_in
+  {
+    SDFG_CHECK(hipMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpy2DAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpy2DAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NK), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NK), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NK), sizeof(double) * (1LL * (NK)), (NI), hipMemcpyHostToDevice, stream));
+  }
+  // assign_l11_4
+  {
+    if ((NI) > 0 && (NK) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NK) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NI) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(tmp_1_l11_0_k0, sdfg_grid, sdfg_block, 0, dev_A, dev_alpha, tmp_1, NI, NK);
+    }
+  }
+  // matmul_l11_6
+  {
+    // gemm `matmul`: hipblas
+    {
+      const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
+      if ((NJ) > 0 && (NI) > 0) SDFG_BLAS_CHECK(hipblasDgemm(sdfg_blas, HIPBLAS_OP_N, HIPBLAS_OP_N, (int)((NJ)), (int)((NI)), (int)((NK)), &sdfg_alpha, dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), (int)sdfg::imax(1, (NJ)), tmp_1 + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), (int)sdfg::imax(1, (NK)), &sdfg_beta, lib_5 + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), (int)sdfg::imax(1, (NJ))));
+    }
+  }
+  // assign_l11_9
+  {
+    if ((NI) > 0 && (NJ) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NJ) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NI) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(C_l11_0_k1, sdfg_grid, sdfg_block, 0, dev_C, dev_beta, lib_5, NI, NJ);
+    }
+  }
+  // offload_copy_out
+  {
+    SDFG_CHECK(hipMemcpy2DAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* alpha, double* beta, double* C, double* A, double* B, int64_t NI, int64_t NJ, int64_t NK) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (NI != sdfg_h->NI) { std::fprintf(stderr, "kernel_run: `NI` is %lld, but kernel_init was given %lld\n", (long long)NI, (long long)sdfg_h->NI); return 3; }
+  if (NJ != sdfg_h->NJ) { std::fprintf(stderr, "kernel_run: `NJ` is %lld, but kernel_init was given %lld\n", (long long)NJ, (long long)sdfg_h->NJ); return 3; }
+  if (NK != sdfg_h->NK) { std::fprintf(stderr, "kernel_run: `NK` is %lld, but kernel_init was given %lld\n", (long long)NK, (long long)sdfg_h->NK); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, alpha, beta, C, A, B, NI, NJ, NK);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* alpha, double* beta, double* C, double* A, double* B, int64_t NI, int64_t NJ, int64_t NK) {
+  kernel_state_t* sdfg_h = kernel_init(NI, NJ, NK);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, alpha, beta, C, A, B, NI, NJ, NK);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1], *(const int64_t*)sdfg_args[2]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(double* const*)sdfg_args[2], *(double* const*)sdfg_args[3], *(double* const*)sdfg_args[4], *(const int64_t*)sdfg_args[5], *(const int64_t*)sdfg_args[6], *(const int64_t*)sdfg_args[7]);
 }
 #endif  // !__CUDACC_RTC__

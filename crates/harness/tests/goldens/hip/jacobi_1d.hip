@@ -4,16 +4,16 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void B_l12_0_k0(double* __restrict__ dev_A, double* __restrict__ dev_B, int64_t N) {
-  const int64_t v__i1_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i1_i >= (N - 2LL)) return;
-  const int64_t v__i1 = (0LL) + v__i1_i * (1LL);
-  {  // tasklet assign
-    const double t___in2 = dev_A[(0LL) + (v__i1 + 2LL) * (1LL)];
-    const double t___in1 = dev_A[(0LL) + (v__i1 + 1LL) * (1LL)];
-    const double t___in0 = dev_A[(0LL) + (v__i1) * (1LL)];
-    double t___out;
-    t___out = (((double)0.33333) * ((t___in0 + t___in1) + t___in2));
-    dev_B[(0LL) + (v__i1 + 1LL) * (1LL)] = t___out;
+  for (int64_t v__i1_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i1_i < (N - 2LL); v__i1_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i1 = (0LL) + v__i1_i * (1LL);
+    {  // tasklet assign
+      const double t___in2 = dev_A[(0LL) + (v__i1 + 2LL) * (1LL)];
+      const double t___in1 = dev_A[(0LL) + (v__i1 + 1LL) * (1LL)];
+      const double t___in0 = dev_A[(0LL) + (v__i1) * (1LL)];
+      double t___out;
+      t___out = (((double)0.33333) * ((t___in0 + t___in1) + t___in2));
+      dev_B[(0LL) + (v__i1 + 1LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -22,16 +22,16 @@ __global__ void B_l12_0_k0(double* __restrict__ dev_A, double* __restrict__ dev_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void A_l13_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_B, int64_t N) {
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (N - 2LL)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    const double t___in2 = dev_B[(0LL) + (v__i3 + 2LL) * (1LL)];
-    const double t___in1 = dev_B[(0LL) + (v__i3 + 1LL) * (1LL)];
-    const double t___in0 = dev_B[(0LL) + (v__i3) * (1LL)];
-    double t___out;
-    t___out = (((double)0.33333) * ((t___in0 + t___in1) + t___in2));
-    dev_A[(0LL) + (v__i3 + 1LL) * (1LL)] = t___out;
+  for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (N - 2LL); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+    {  // tasklet assign
+      const double t___in2 = dev_B[(0LL) + (v__i3 + 2LL) * (1LL)];
+      const double t___in1 = dev_B[(0LL) + (v__i3 + 1LL) * (1LL)];
+      const double t___in0 = dev_B[(0LL) + (v__i3) * (1LL)];
+      double t___out;
+      t___out = (((double)0.33333) * ((t___in0 + t___in1) + t___in2));
+      dev_A[(0LL) + (v__i3 + 1LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -40,60 +40,125 @@ __global__ void A_l13_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
-extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t N;
+  int64_t TSTEPS;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
-  int64_t t = 0;
-  double* dev_A = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_A, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* dev_B = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_B, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  auto run = [&]() -> int {
-    // offload_copy_in
-    {
-      SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    }
-    // for_l11_5
-    for (t = (1LL); ((-TSTEPS + t) < 0); t = (t + 1LL)) {
-      // assign_l12_2
-      {
-        if ((N - 2LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N - 2LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_A, (void*)&dev_B, (void*)&N};
-          SDFG_CHECK(hipLaunchKernel((const void*)B_l12_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l13_4
-      {
-        if ((N - 2LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N - 2LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_A, (void*)&dev_B, (void*)&N};
-          SDFG_CHECK(hipLaunchKernel((const void*)A_l13_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-    }
-    // offload_copy_out
-    {
-      SDFG_CHECK(hipMemcpyAsync(B + ((0LL) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipMemcpyAsync(A + ((0LL) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
-    }
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
+  double* dev_A;
+  double* dev_B;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(dev_B));
-  SDFG_RELEASE(hipFree(dev_A));
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
+  if (sdfg_h->dev_B) SDFG_RELEASE(hipFree(sdfg_h->dev_B));
+  if (sdfg_h->dev_A) SDFG_RELEASE(hipFree(sdfg_h->dev_A));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
+  std::free(sdfg_h);
   return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_B, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t N, int64_t TSTEPS) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->N = N;
+  sdfg_h->TSTEPS = TSTEPS;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, int64_t TSTEPS) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const dev_A = sdfg_h->dev_A;
+  double* const dev_B = sdfg_h->dev_B;
+  int64_t t = 0;
+  // offload_copy_in
+  {
+    SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
+  }
+  // for_l11_5
+  for (t = (1LL); ((-TSTEPS + t) < 0); t = (t + 1LL)) {
+    // assign_l12_2
+    {
+      if ((N - 2LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N - 2LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(B_l12_0_k0, sdfg_grid, sdfg_block, 0, dev_A, dev_B, N);
+      }
+    }
+    // assign_l13_4
+    {
+      if ((N - 2LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N - 2LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(A_l13_0_k1, sdfg_grid, sdfg_block, 0, dev_A, dev_B, N);
+      }
+    }
+  }
+  // offload_copy_out
+  {
+    SDFG_CHECK(hipMemcpyAsync(B + ((0LL) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(A + ((0LL) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, int64_t TSTEPS) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  if (TSTEPS != sdfg_h->TSTEPS) { std::fprintf(stderr, "kernel_run: `TSTEPS` is %lld, but kernel_init was given %lld\n", (long long)TSTEPS, (long long)sdfg_h->TSTEPS); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, A, B, N, TSTEPS);
+  return sdfg_status;
+}
+
+extern "C" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {
+  kernel_state_t* sdfg_h = kernel_init(N, TSTEPS);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, A, B, N, TSTEPS);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(double* const*)sdfg_args[0], *(double* const*)sdfg_args[1], *(const int64_t*)sdfg_args[2], *(const int64_t*)sdfg_args[3]);
 }
 #endif  // !__CUDACC_RTC__

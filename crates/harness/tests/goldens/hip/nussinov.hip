@@ -4,16 +4,16 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void arr_1_l21_0_k0(int32_t* __restrict__ arr_1, int64_t N) {
-  const int64_t v__i2_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i2_i >= (N)) return;
-  const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
-  const int64_t v__i3_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i3_i >= (N)) return;
-  const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-  {  // tasklet assign
-    int32_t t___out;
-    t___out = ((int32_t)0LL);
-    arr_1[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)] = t___out;
+  for (int64_t v__i2_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i2_i < (N); v__i2_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
+    for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (N); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+      {  // tasklet assign
+        int32_t t___out;
+        t___out = ((int32_t)0LL);
+        arr_1[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -22,15 +22,15 @@ __global__ void arr_1_l21_0_k0(int32_t* __restrict__ arr_1, int64_t N);
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k1(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_5, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in1 = arr_1[(0LL) + (i) * (N) + (j - 1LL) * (1LL)];
-    const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-    int32_t t___out;
-    t___out = sdfg::maximum(t___in0, t___in1);
-    tmp_5[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in1 = arr_1[(0LL) + (i) * (N) + (j - 1LL) * (1LL)];
+      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
+      int32_t t___out;
+      t___out = sdfg::maximum(t___in0, t___in1);
+      tmp_5[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -39,14 +39,14 @@ __global__ void assign_single_k1(int32_t* __restrict__ arr_1, int32_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k2(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_5, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in0 = tmp_5[(0LL) + (0LL) * (1LL)];
-    int32_t t___out;
-    t___out = t___in0;
-    arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in0 = tmp_5[(0LL) + (0LL) * (1LL)];
+      int32_t t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -55,15 +55,15 @@ __global__ void assign_single_k2(int32_t* __restrict__ arr_1, int32_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k3(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_9, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j) * (1LL)];
-    const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-    int32_t t___out;
-    t___out = sdfg::maximum(t___in0, t___in1);
-    tmp_9[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j) * (1LL)];
+      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
+      int32_t t___out;
+      t___out = sdfg::maximum(t___in0, t___in1);
+      tmp_9[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -72,14 +72,14 @@ __global__ void assign_single_k3(int32_t* __restrict__ arr_1, int32_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k4(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_9, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in0 = tmp_9[(0LL) + (0LL) * (1LL)];
-    int32_t t___out;
-    t___out = t___in0;
-    arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in0 = tmp_9[(0LL) + (0LL) * (1LL)];
+      int32_t t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -88,13 +88,13 @@ __global__ void assign_single_k4(int32_t* __restrict__ arr_1, int32_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k5(int64_t* __restrict__ ret_15) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    int64_t t___out;
-    t___out = ((int64_t)1LL);
-    ret_15[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      int64_t t___out;
+      t___out = ((int64_t)1LL);
+      ret_15[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -103,13 +103,13 @@ __global__ void assign_single_k5(int64_t* __restrict__ ret_15);
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k6(int64_t* __restrict__ ret_15) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    int64_t t___out;
-    t___out = ((int64_t)0LL);
-    ret_15[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      int64_t t___out;
+      t___out = ((int64_t)0LL);
+      ret_15[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -118,16 +118,16 @@ __global__ void assign_single_k6(int64_t* __restrict__ ret_15);
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k7(int32_t* __restrict__ arr_1, int64_t* __restrict__ ret_15, int64_t* __restrict__ tmp_19, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int64_t t___in2 = ret_15[(0LL) + (0LL) * (1LL)];
-    const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
-    const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-    int64_t t___out;
-    t___out = sdfg::maximum(sdfg::cast<int64_t, int32_t>(t___in0), (sdfg::cast<int64_t, int32_t>(t___in1) + t___in2));
-    tmp_19[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int64_t t___in2 = ret_15[(0LL) + (0LL) * (1LL)];
+      const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
+      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
+      int64_t t___out;
+      t___out = sdfg::maximum(sdfg::cast<int64_t, int32_t>(t___in0), (sdfg::cast<int64_t, int32_t>(t___in1) + t___in2));
+      tmp_19[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -136,14 +136,14 @@ __global__ void assign_single_k7(int32_t* __restrict__ arr_1, int64_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k8(int32_t* __restrict__ arr_1, int64_t* __restrict__ tmp_19, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int64_t t___in0 = tmp_19[(0LL) + (0LL) * (1LL)];
-    int32_t t___out;
-    t___out = sdfg::cast<int32_t, int64_t>(t___in0);
-    arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int64_t t___in0 = tmp_19[(0LL) + (0LL) * (1LL)];
+      int32_t t___out;
+      t___out = sdfg::cast<int32_t, int64_t>(t___in0);
+      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -152,15 +152,15 @@ __global__ void assign_single_k8(int32_t* __restrict__ arr_1, int64_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k9(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_22, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
-    const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-    int32_t t___out;
-    t___out = sdfg::maximum(t___in0, t___in1);
-    tmp_22[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
+      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
+      int32_t t___out;
+      t___out = sdfg::maximum(t___in0, t___in1);
+      tmp_22[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -169,14 +169,14 @@ __global__ void assign_single_k9(int32_t* __restrict__ arr_1, int32_t* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k10(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_22, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in0 = tmp_22[(0LL) + (0LL) * (1LL)];
-    int32_t t___out;
-    t___out = t___in0;
-    arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in0 = tmp_22[(0LL) + (0LL) * (1LL)];
+      int32_t t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -185,16 +185,16 @@ __global__ void assign_single_k10(int32_t* __restrict__ arr_1, int32_t* __restri
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k11(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_27, int64_t N, int64_t i, int64_t j, int64_t k) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in2 = arr_1[(0LL) + (k + 1LL) * (N) + (j) * (1LL)];
-    const int32_t t___in1 = arr_1[(0LL) + (i) * (N) + (k) * (1LL)];
-    const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-    int32_t t___out;
-    t___out = sdfg::maximum(t___in0, (t___in1 + t___in2));
-    tmp_27[(0LL) + (0LL) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in2 = arr_1[(0LL) + (k + 1LL) * (N) + (j) * (1LL)];
+      const int32_t t___in1 = arr_1[(0LL) + (i) * (N) + (k) * (1LL)];
+      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
+      int32_t t___out;
+      t___out = sdfg::maximum(t___in0, (t___in1 + t___in2));
+      tmp_27[(0LL) + (0LL) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -203,14 +203,14 @@ __global__ void assign_single_k11(int32_t* __restrict__ arr_1, int32_t* __restri
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k12(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_27, int64_t N, int64_t i, int64_t j) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in0 = tmp_27[(0LL) + (0LL) * (1LL)];
-    int32_t t___out;
-    t___out = t___in0;
-    arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const int32_t t___in0 = tmp_27[(0LL) + (0LL) * (1LL)];
+      int32_t t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -219,17 +219,17 @@ __global__ void assign_single_k12(int32_t* __restrict__ arr_1, int32_t* __restri
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_l36_0_k13(int32_t* __restrict__ arr_1, int32_t* __restrict__ dev_return, int64_t N) {
-  const int64_t v__i33_i = ((int64_t)blockIdx.y * blockDim.y + threadIdx.y);
-  if (v__i33_i >= (N)) return;
-  const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
-  const int64_t v__i34_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i34_i >= (N)) return;
-  const int64_t v__i34 = (0LL) + v__i34_i * (1LL);
-  {  // tasklet assign
-    const int32_t t___in0 = arr_1[(0LL) + (v__i33) * (N) + (v__i34) * (1LL)];
-    int32_t t___out;
-    t___out = t___in0;
-    dev_return[(0LL) + (v__i33) * (N) + (v__i34) * (1LL)] = t___out;
+  for (int64_t v__i33_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i33_i < (N); v__i33_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
+    for (int64_t v__i34_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i34_i < (N); v__i34_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i34 = (0LL) + v__i34_i * (1LL);
+      {  // tasklet assign
+        const int32_t t___in0 = arr_1[(0LL) + (v__i33) * (N) + (v__i34) * (1LL)];
+        int32_t t___out;
+        t___out = t___in0;
+        dev_return[(0LL) + (v__i33) * (N) + (v__i34) * (1LL)] = t___out;
+      }
+    }
   }
 }
 #else
@@ -238,223 +238,280 @@ __global__ void v__return_l36_0_k13(int32_t* __restrict__ arr_1, int32_t* __rest
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
-extern "C" int kernel(int32_t* seq, int64_t N) {
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t N;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
+  int32_t* arr_1;
+  bool* cond_13;
+  int32_t* dev_return;
+  int64_t* ret_15;
+  int64_t* tmp_19;
+  int32_t* tmp_22;
+  int32_t* tmp_27;
+  int32_t* tmp_5;
+  int32_t* tmp_9;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  if (sdfg_h->tmp_9) SDFG_RELEASE(hipFree(sdfg_h->tmp_9));
+  if (sdfg_h->tmp_5) SDFG_RELEASE(hipFree(sdfg_h->tmp_5));
+  if (sdfg_h->tmp_27) SDFG_RELEASE(hipFree(sdfg_h->tmp_27));
+  if (sdfg_h->tmp_22) SDFG_RELEASE(hipFree(sdfg_h->tmp_22));
+  if (sdfg_h->tmp_19) SDFG_RELEASE(hipFree(sdfg_h->tmp_19));
+  if (sdfg_h->ret_15) SDFG_RELEASE(hipFree(sdfg_h->ret_15));
+  if (sdfg_h->dev_return) SDFG_RELEASE(hipFree(sdfg_h->dev_return));
+  std::free(sdfg_h->cond_13);
+  if (sdfg_h->arr_1) SDFG_RELEASE(hipFree(sdfg_h->arr_1));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
+#undef SDFG_RELEASE
+  std::free(sdfg_h);
+  return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t N = sdfg_h->N;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_1, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
+  sdfg_h->cond_13 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
+  if (!sdfg_h->cond_13) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_13`\n"); return 1; }
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->ret_15, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_19, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_22, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_27, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_5, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_9, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t N) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->N = N;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t* v__return) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  int32_t* const arr_1 = sdfg_h->arr_1;
+  bool* const cond_13 = sdfg_h->cond_13;
+  int32_t* const dev_return = sdfg_h->dev_return;
+  int64_t* const ret_15 = sdfg_h->ret_15;
+  int64_t* const tmp_19 = sdfg_h->tmp_19;
+  int32_t* const tmp_22 = sdfg_h->tmp_22;
+  int32_t* const tmp_27 = sdfg_h->tmp_27;
+  int32_t* const tmp_5 = sdfg_h->tmp_5;
+  int32_t* const tmp_9 = sdfg_h->tmp_9;
   int64_t i = 0;
   int64_t j = 0;
   int64_t k = 0;
-  int32_t* v__return = (int32_t*)std::calloc((size_t)sdfg::imax((N * N), 1), sizeof(int32_t));
-  int32_t* arr_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&arr_1, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
-  bool* cond_13 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
-  int32_t* dev_return = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_return, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
-  int64_t* ret_15 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&ret_15, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
-  int64_t* tmp_19 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&tmp_19, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
-  int32_t* tmp_22 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&tmp_22, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
-  int32_t* tmp_27 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&tmp_27, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
-  int32_t* tmp_5 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&tmp_5, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
-  int32_t* tmp_9 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&tmp_9, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
-  auto run = [&]() -> int {
-    // assign_l21_4
-    {
-      if ((N) > 0 && (N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((N) + 4 - 1, 4)));
-        dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&N};
-        SDFG_CHECK(hipLaunchKernel((const void*)arr_1_l21_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-      }
+  // assign_l21_4
+  {
+    if ((N) > 0 && (N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(arr_1_l21_0_k0, sdfg_grid, sdfg_block, 0, arr_1, N);
     }
-    // for_l22_32
-    for (i = (N - 1LL); ((-i - 1LL) < 0); i = (i - 1LL)) {
-      // for_l23_31
-      for (j = (i + 1LL); ((-N + j) < 0); j = (j + 1LL)) {
-        // if_l24_8
-        if (((-j + 1LL) <= 0)) {
-          // assign_l25_6
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-              dim3 sdfg_block(256);
-              void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_5, (void*)&N, (void*)&i, (void*)&j};
-              SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-            }
-          }
-          // assign_l25_7
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-              dim3 sdfg_block(256);
-              void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_5, (void*)&N, (void*)&i, (void*)&j};
-              SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-            }
+  }
+  // for_l22_32
+  for (i = (N - 1LL); ((-i - 1LL) < 0); i = (i - 1LL)) {
+    // for_l23_31
+    for (j = (i + 1LL); ((-N + j) < 0); j = (j + 1LL)) {
+      // if_l24_8
+      if (((-j + 1LL) <= 0)) {
+        // assign_l25_6
+        {
+          if ((1LL) > 0) {
+            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+            dim3 sdfg_block(256);
+            SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, arr_1, tmp_5, N, i, j);
           }
         }
-        // if_l26_12
-        if (((-N + i + 1LL) < 0)) {
-          // assign_l27_10
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-              dim3 sdfg_block(256);
-              void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_9, (void*)&N, (void*)&i, (void*)&j};
-              SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k3, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-            }
-          }
-          // assign_l27_11
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-              dim3 sdfg_block(256);
-              void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_9, (void*)&N, (void*)&i, (void*)&j};
-              SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k4, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-            }
+        // assign_l25_7
+        {
+          if ((1LL) > 0) {
+            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+            dim3 sdfg_block(256);
+            SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, arr_1, tmp_5, N, i, j);
           }
         }
-        // if_l28_26
-        if ((((-N + i + 1LL) < 0) && ((-j + 1LL) <= 0))) {
-          // if_l29_25
-          if (((i - j + 1LL) < 0)) {
-            // assign_l13_14
-            {
-              SDFG_CHECK(hipStreamSynchronize(stream));
-              {  // tasklet assign
-                const int32_t t___in1 = seq[(0LL) + (j) * (1LL)];
-                const int32_t t___in0 = seq[(0LL) + (i) * (1LL)];
-                bool t___out;
-                t___out = ((t___in0 + t___in1) == ((int32_t)3LL));
-                cond_13[0] = t___out;
-              }
+      }
+      // if_l26_12
+      if (((-N + i + 1LL) < 0)) {
+        // assign_l27_10
+        {
+          if ((1LL) > 0) {
+            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+            dim3 sdfg_block(256);
+            SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, arr_1, tmp_9, N, i, j);
+          }
+        }
+        // assign_l27_11
+        {
+          if ((1LL) > 0) {
+            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+            dim3 sdfg_block(256);
+            SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, arr_1, tmp_9, N, i, j);
+          }
+        }
+      }
+      // if_l28_26
+      if ((((-N + i + 1LL) < 0) && ((-j + 1LL) <= 0))) {
+        // if_l29_25
+        if (((i - j + 1LL) < 0)) {
+          // assign_l13_14
+          {
+            SDFG_CHECK(hipStreamSynchronize(stream));
+            {  // tasklet assign
+              const int32_t t___in1 = seq[(0LL) + (j) * (1LL)];
+              const int32_t t___in0 = seq[(0LL) + (i) * (1LL)];
+              bool t___out;
+              t___out = ((t___in0 + t___in1) == ((int32_t)3LL));
+              cond_13[0] = t___out;
             }
-            // if_l13_18
-            if (((((int64_t)cond_13[0])) != 0)) {
-              // assign_l14_16
-              {
-                if ((1LL) > 0) {
-                  dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-                  dim3 sdfg_block(256);
-                  void* sdfg_args[] = {(void*)&ret_15};
-                  SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k5, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-                }
-              }
-            } else {
-              // assign_l16_17
-              {
-                if ((1LL) > 0) {
-                  dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-                  dim3 sdfg_block(256);
-                  void* sdfg_args[] = {(void*)&ret_15};
-                  SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k6, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-                }
-              }
-            }
-            // assign_l30_20
-            {
-              if ((1LL) > 0) {
-                dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-                dim3 sdfg_block(256);
-                void* sdfg_args[] = {(void*)&arr_1, (void*)&ret_15, (void*)&tmp_19, (void*)&N, (void*)&i, (void*)&j};
-                SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k7, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-              }
-            }
-            // assign_l30_21
+          }
+          // if_l13_18
+          if (((((int64_t)cond_13[0])) != 0)) {
+            // assign_l14_16
             {
               if ((1LL) > 0) {
-                dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
+                dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
                 dim3 sdfg_block(256);
-                void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_19, (void*)&N, (void*)&i, (void*)&j};
-                SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k8, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+                SDFG_KERNEL(assign_single_k5, sdfg_grid, sdfg_block, 0, ret_15);
               }
             }
           } else {
-            // assign_l33_23
+            // assign_l16_17
             {
               if ((1LL) > 0) {
-                dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
+                dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
                 dim3 sdfg_block(256);
-                void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_22, (void*)&N, (void*)&i, (void*)&j};
-                SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k9, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-              }
-            }
-            // assign_l33_24
-            {
-              if ((1LL) > 0) {
-                dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-                dim3 sdfg_block(256);
-                void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_22, (void*)&N, (void*)&i, (void*)&j};
-                SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k10, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+                SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, ret_15);
               }
             }
           }
-        }
-        // for_l34_30
-        for (k = (i + 1LL); ((-j + k) < 0); k = (k + 1LL)) {
-          // assign_l35_28
+          // assign_l30_20
           {
             if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
+              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
               dim3 sdfg_block(256);
-              void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_27, (void*)&N, (void*)&i, (void*)&j, (void*)&k};
-              SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k11, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+              SDFG_KERNEL(assign_single_k7, sdfg_grid, sdfg_block, 0, arr_1, ret_15, tmp_19, N, i, j);
             }
           }
-          // assign_l35_29
+          // assign_l30_21
           {
             if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
+              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
               dim3 sdfg_block(256);
-              void* sdfg_args[] = {(void*)&arr_1, (void*)&tmp_27, (void*)&N, (void*)&i, (void*)&j};
-              SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k12, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+              SDFG_KERNEL(assign_single_k8, sdfg_grid, sdfg_block, 0, arr_1, tmp_19, N, i, j);
+            }
+          }
+        } else {
+          // assign_l33_23
+          {
+            if ((1LL) > 0) {
+              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+              dim3 sdfg_block(256);
+              SDFG_KERNEL(assign_single_k9, sdfg_grid, sdfg_block, 0, arr_1, tmp_22, N, i, j);
+            }
+          }
+          // assign_l33_24
+          {
+            if ((1LL) > 0) {
+              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+              dim3 sdfg_block(256);
+              SDFG_KERNEL(assign_single_k10, sdfg_grid, sdfg_block, 0, arr_1, tmp_22, N, i, j);
             }
           }
         }
       }
-    }
-    // assign_l36_35
-    {
-      if ((N) > 0 && (N) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((N) + 64 - 1, 64)), (unsigned)(sdfg::ifloordiv((N) + 4 - 1, 4)));
-        dim3 sdfg_block(64, 4);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&dev_return, (void*)&N};
-        SDFG_CHECK(hipLaunchKernel((const void*)v__return_l36_0_k13, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+      // for_l34_30
+      for (k = (i + 1LL); ((-j + k) < 0); k = (k + 1LL)) {
+        // assign_l35_28
+        {
+          if ((1LL) > 0) {
+            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+            dim3 sdfg_block(256);
+            SDFG_KERNEL(assign_single_k11, sdfg_grid, sdfg_block, 0, arr_1, tmp_27, N, i, j, k);
+          }
+        }
+        // assign_l35_29
+        {
+          if ((1LL) > 0) {
+            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+            dim3 sdfg_block(256);
+            SDFG_KERNEL(assign_single_k12, sdfg_grid, sdfg_block, 0, arr_1, tmp_27, N, i, j);
+          }
+        }
       }
     }
-    // offload_copy_out_return
-    {
-      SDFG_CHECK(hipMemcpy2DAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  // assign_l36_35
+  {
+    if ((N) > 0 && (N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) + 4 - 1, 4), 65535LL));
+      dim3 sdfg_block(64, 4);
+      SDFG_KERNEL(v__return_l36_0_k13, sdfg_grid, sdfg_block, 0, arr_1, dev_return, N);
     }
-    // return_l36_36
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
-#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(tmp_9));
-  SDFG_RELEASE(hipFree(tmp_5));
-  SDFG_RELEASE(hipFree(tmp_27));
-  SDFG_RELEASE(hipFree(tmp_22));
-  SDFG_RELEASE(hipFree(tmp_19));
-  SDFG_RELEASE(hipFree(ret_15));
-  SDFG_RELEASE(hipFree(dev_return));
-  std::free(cond_13);
-  SDFG_RELEASE(hipFree(arr_1));
-  std::free(v__return);
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
-#undef SDFG_RELEASE
-  return status;
+  }
+  // offload_copy_out_return
+  {
+    SDFG_CHECK(hipMemcpy2DAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  // return_l36_36
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t* v__return) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, seq, N, v__return);
+  return sdfg_status;
+}
+
+extern "C" int kernel(int32_t* seq, int64_t N, int32_t* v__return) {
+  kernel_state_t* sdfg_h = kernel_init(N);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, seq, N, v__return);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(int32_t* const*)sdfg_args[0], *(const int64_t*)sdfg_args[1], *(int32_t* const*)sdfg_args[2]);
 }
 #endif  // !__CUDACC_RTC__

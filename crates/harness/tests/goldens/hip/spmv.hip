@@ -7,14 +7,14 @@
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void cols_8_l19_0_k0(uint32_t* __restrict__ cols_8, uint32_t* __restrict__ dev_A_col, int64_t v__data6, int64_t v__data7) {
-  const int64_t v__i9_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i9_i >= (-v__data6 + v__data7)) return;
-  const int64_t v__i9 = (0LL) + v__i9_i * (1LL);
-  {  // tasklet assign
-    const uint32_t t___in0 = dev_A_col[(0LL) + (v__data6 + v__i9) * (1LL)];
-    uint32_t t___out;
-    t___out = t___in0;
-    cols_8[(0LL) + (v__i9) * (1LL)] = t___out;
+  for (int64_t v__i9_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i9_i < (-v__data6 + v__data7); v__i9_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i9 = (0LL) + v__i9_i * (1LL);
+    {  // tasklet assign
+      const uint32_t t___in0 = dev_A_col[(0LL) + (v__data6 + v__i9) * (1LL)];
+      uint32_t t___out;
+      t___out = t___in0;
+      cols_8[(0LL) + (v__i9) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -23,14 +23,14 @@ __global__ void cols_8_l19_0_k0(uint32_t* __restrict__ cols_8, uint32_t* __restr
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void vals_11_l20_0_k1(double* __restrict__ dev_A_val, double* __restrict__ vals_11, int64_t v__data6, int64_t v__data7) {
-  const int64_t v__i12_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i12_i >= (-v__data6 + v__data7)) return;
-  const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = dev_A_val[(0LL) + (v__data6 + v__i12) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    vals_11[(0LL) + (v__i12) * (1LL)] = t___out;
+  for (int64_t v__i12_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i12_i < (-v__data6 + v__data7); v__i12_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = dev_A_val[(0LL) + (v__data6 + v__i12) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      vals_11[(0LL) + (v__i12) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -39,15 +39,15 @@ __global__ void vals_11_l20_0_k1(double* __restrict__ dev_A_val, double* __restr
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_14_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restrict__ dev_x, double* __restrict__ tmp_14, int64_t N, int64_t v__data6, int64_t v__data7) {
-  const int64_t v__i15_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i15_i >= (-v__data6 + v__data7)) return;
-  const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
-  {  // tasklet assign
-    const double* t___ptr0 = dev_x + ((0LL) + (0LL) * (1LL));
-    const uint32_t t___in0 = cols_8[(0LL) + (v__i15) * (1LL)];
-    double t___out;
-    t___out = t___ptr0[(int64_t)(sdfg::cast<int64_t, uint32_t>(t___in0)) * (1LL)];
-    tmp_14[(0LL) + (v__i15) * (1LL)] = t___out;
+  for (int64_t v__i15_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i15_i < (-v__data6 + v__data7); v__i15_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
+    {  // tasklet assign
+      const double* t___ptr0 = dev_x + ((0LL) + (0LL) * (1LL));
+      const uint32_t t___in0 = cols_8[(0LL) + (v__i15) * (1LL)];
+      double t___out;
+      t___out = t___ptr0[(int64_t)(sdfg::cast<int64_t, uint32_t>(t___in0)) * (1LL)];
+      tmp_14[(0LL) + (v__i15) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -56,14 +56,14 @@ __global__ void tmp_14_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restric
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict__ lib_17, int64_t i) {
-  const int64_t v__s_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__s_i >= (1LL)) return;
-  const int64_t v__s = (0LL) + v__s_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = lib_17[(0LL) + (0LL) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    arr_1[(0LL) + (i) * (1LL)] = t___out;
+  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = lib_17[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (i) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -72,14 +72,14 @@ __global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict_
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_l22_0_k4(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M) {
-  const int64_t v__i21_i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x);
-  if (v__i21_i >= (M)) return;
-  const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
-  {  // tasklet assign
-    const double t___in0 = arr_1[(0LL) + (v__i21) * (1LL)];
-    double t___out;
-    t___out = t___in0;
-    dev_return[(0LL) + (v__i21) * (1LL)] = t___out;
+  for (int64_t v__i21_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i21_i < (M); v__i21_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
+    {  // tasklet assign
+      const double t___in0 = arr_1[(0LL) + (v__i21) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      dev_return[(0LL) + (v__i21) * (1LL)] = t___out;
+    }
   }
 }
 #else
@@ -88,183 +88,286 @@ __global__ void v__return_l22_0_k4(double* __restrict__ arr_1, double* __restric
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
+#if !defined(SDFG_LAUNCH)
+#include <tuple>
+#include <utility>
+namespace sdfg {
+template <class... P, class... A>
+inline hipError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, hipStream_t stream, A&&... args) {
+  std::tuple<P...> typed(std::forward<A>(args)...);
+  return std::apply([&](P&... p) { void* ptrs[] = {(void*)&p..., nullptr}; return hipLaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }, typed);
+}
+}  // namespace sdfg
+#define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); hipError_t sdfg_l = hipGetLastError(); if (sdfg_l != hipSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, hipGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { hipblasStatus_t sdfg_s = (call); if (sdfg_s != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
-extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x, int64_t M, int64_t N, int64_t nnz) {
+// Everything that outlives one run: made by kernel_init, released by kernel_exit.
+struct kernel_state_t {
+  int64_t M;
+  int64_t N;
+  int64_t nnz;
   hipStream_t stream;
-  SDFG_CHECK(hipStreamCreate(&stream));
   hipEvent_t sdfg_copied;
-  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_copied, hipEventDisableTiming));
+  double* arr_1;
+  uint32_t* cols_8;
+  size_t sdfg_cap_cols_8;
+  uint32_t* dev_A_col;
+  double* dev_A_val;
+  double* dev_return;
+  double* dev_x;
+  double* lib_17;
+  uint32_t* local_2;
+  uint32_t* local_3;
+  double* tmp_14;
+  size_t sdfg_cap_tmp_14;
+  double* vals_11;
+  size_t sdfg_cap_vals_11;
+  hipblasHandle_t sdfg_blas;
+};
+
+extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
+  if (!sdfg_h) return 0;
+  int status = 0;
+#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
+  if (sdfg_h->vals_11) SDFG_RELEASE(hipFree(sdfg_h->vals_11));
+  if (sdfg_h->tmp_14) SDFG_RELEASE(hipFree(sdfg_h->tmp_14));
+  std::free(sdfg_h->local_3);
+  std::free(sdfg_h->local_2);
+  if (sdfg_h->lib_17) SDFG_RELEASE(hipFree(sdfg_h->lib_17));
+  if (sdfg_h->dev_x) SDFG_RELEASE(hipFree(sdfg_h->dev_x));
+  if (sdfg_h->dev_return) SDFG_RELEASE(hipFree(sdfg_h->dev_return));
+  if (sdfg_h->dev_A_val) SDFG_RELEASE(hipFree(sdfg_h->dev_A_val));
+  if (sdfg_h->dev_A_col) SDFG_RELEASE(hipFree(sdfg_h->dev_A_col));
+  if (sdfg_h->cols_8) SDFG_RELEASE(hipFree(sdfg_h->cols_8));
+  if (sdfg_h->arr_1) SDFG_RELEASE(hipFree(sdfg_h->arr_1));
+  if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
+  if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
+#undef SDFG_RELEASE
+  std::free(sdfg_h);
+  return status;
+}
+
+static int kernel_setup(kernel_state_t* sdfg_h) {
+  const int64_t M = sdfg_h->M;
+  const int64_t N = sdfg_h->N;
+  const int64_t nnz = sdfg_h->nnz;
+  SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
+  SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A_col, sizeof(uint32_t) * (size_t)sdfg::imax((nnz), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A_val, sizeof(double) * (size_t)sdfg::imax((nnz), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((M), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_17, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  sdfg_h->local_2 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
+  if (!sdfg_h->local_2) { std::fprintf(stderr, "kernel_init: out of host memory for `local_2`\n"); return 1; }
+  sdfg_h->local_3 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
+  if (!sdfg_h->local_3) { std::fprintf(stderr, "kernel_init: out of host memory for `local_3`\n"); return 1; }
+  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_h->sdfg_blas));
+  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
+  return 0;
+}
+
+extern "C" kernel_state_t* kernel_init(int64_t M, int64_t N, int64_t nnz) {
+  kernel_state_t* sdfg_h = (kernel_state_t*)std::calloc(1, sizeof(kernel_state_t));
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_init: out of host memory\n"); return nullptr; }
+  sdfg_h->M = M;
+  sdfg_h->N = N;
+  sdfg_h->nnz = nnz;
+  if (kernel_setup(sdfg_h) != 0) { kernel_exit(sdfg_h); return nullptr; }
+  return sdfg_h;
+}
+
+static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col, double* A_val, double* x, int64_t M, int64_t N, int64_t nnz, double* v__return) {
+  hipStream_t stream = sdfg_h->stream;
+  hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
+  (void)sdfg_copied;
+  double* const arr_1 = sdfg_h->arr_1;
+  uint32_t*& cols_8 = sdfg_h->cols_8;
+  size_t& sdfg_cap_cols_8 = sdfg_h->sdfg_cap_cols_8;
+  uint32_t* const dev_A_col = sdfg_h->dev_A_col;
+  double* const dev_A_val = sdfg_h->dev_A_val;
+  double* const dev_return = sdfg_h->dev_return;
+  double* const dev_x = sdfg_h->dev_x;
+  double* const lib_17 = sdfg_h->lib_17;
+  uint32_t* const local_2 = sdfg_h->local_2;
+  uint32_t* const local_3 = sdfg_h->local_3;
+  double*& tmp_14 = sdfg_h->tmp_14;
+  size_t& sdfg_cap_tmp_14 = sdfg_h->sdfg_cap_tmp_14;
+  double*& vals_11 = sdfg_h->vals_11;
+  size_t& sdfg_cap_vals_11 = sdfg_h->sdfg_cap_vals_11;
   int64_t v__data6 = 0;
   int64_t v__data7 = 0;
   int64_t i = 0;
-  double* v__return = (double*)std::calloc((size_t)sdfg::imax((M), 1), sizeof(double));
-  double* arr_1 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&arr_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
-  uint32_t* cols_8 = nullptr; size_t cols_8_cap = 0;
-  uint32_t* dev_A_col = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_A_col, sizeof(uint32_t) * (size_t)sdfg::imax((nnz), 1)));
-  double* dev_A_val = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_A_val, sizeof(double) * (size_t)sdfg::imax((nnz), 1)));
-  double* dev_return = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_return, sizeof(double) * (size_t)sdfg::imax((M), 1)));
-  double* dev_x = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  double* lib_17 = nullptr;
-  SDFG_CHECK(hipMalloc((void**)&lib_17, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  uint32_t* local_2 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
-  uint32_t* local_3 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
-  double* tmp_14 = nullptr; size_t tmp_14_cap = 0;
-  double* vals_11 = nullptr; size_t vals_11_cap = 0;
-  hipblasHandle_t sdfg_blas;
-  SDFG_BLAS_CHECK(hipblasCreate(&sdfg_blas));
-  SDFG_BLAS_CHECK(hipblasSetStream(sdfg_blas, stream));
-  auto run = [&]() -> int {
-    // offload_copy_in
+  hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
+  // offload_copy_in
+  {
+    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
+  }
+  // for_l14_20
+  for (i = (0LL); ((-M + i) < 0); i = (i + 1LL)) {
+    // assign_l17_4
     {
-      SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
-      SDFG_CHECK(hipMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
-    }
-    // for_l14_20
-    for (i = (0LL); ((-M + i) < 0); i = (i + 1LL)) {
-      // assign_l17_4
-      {
-        SDFG_CHECK(hipStreamSynchronize(stream));
-        {  // tasklet assign
-          const uint32_t t___in0 = A_row[(0LL) + (i) * (1LL)];
-          uint32_t t___out;
-          t___out = t___in0;
-          local_2[0] = t___out;
-        }
-      }
-      // assign_l18_5
-      {
-        SDFG_CHECK(hipStreamSynchronize(stream));
-        {  // tasklet assign
-          const uint32_t t___in0 = A_row[(0LL) + (i + 1LL) * (1LL)];
-          uint32_t t___out;
-          t___out = t___in0;
-          local_3[0] = t___out;
-        }
-      }
-      v__data6 = (((int64_t)local_2[0]));
-      v__data7 = (((int64_t)local_3[0]));
-      // assign_l19_10
-      {
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > cols_8_cap) {
-          if (cols_8) SDFG_CHECK(hipFree(cols_8));
-          cols_8_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(hipMalloc((void**)&cols_8, sizeof(uint32_t) * cols_8_cap));
-        }
-        if ((-v__data6 + v__data7) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&cols_8, (void*)&dev_A_col, (void*)&v__data6, (void*)&v__data7};
-          SDFG_CHECK(hipLaunchKernel((const void*)cols_8_l19_0_k0, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l20_13
-      {
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > vals_11_cap) {
-          if (vals_11) SDFG_CHECK(hipFree(vals_11));
-          vals_11_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(hipMalloc((void**)&vals_11, sizeof(double) * vals_11_cap));
-        }
-        if ((-v__data6 + v__data7) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&dev_A_val, (void*)&vals_11, (void*)&v__data6, (void*)&v__data7};
-          SDFG_CHECK(hipLaunchKernel((const void*)vals_11_l20_0_k1, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // assign_l21_16
-      {
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > cols_8_cap) {
-          if (cols_8) SDFG_CHECK(hipFree(cols_8));
-          cols_8_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(hipMalloc((void**)&cols_8, sizeof(uint32_t) * cols_8_cap));
-        }
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > tmp_14_cap) {
-          if (tmp_14) SDFG_CHECK(hipFree(tmp_14));
-          tmp_14_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(hipMalloc((void**)&tmp_14, sizeof(double) * tmp_14_cap));
-        }
-        if ((-v__data6 + v__data7) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&cols_8, (void*)&dev_x, (void*)&tmp_14, (void*)&N, (void*)&v__data6, (void*)&v__data7};
-          SDFG_CHECK(hipLaunchKernel((const void*)tmp_14_l21_0_k2, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
-      }
-      // matmul_l21_18
-      {
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > tmp_14_cap) {
-          if (tmp_14) SDFG_CHECK(hipFree(tmp_14));
-          tmp_14_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(hipMalloc((void**)&tmp_14, sizeof(double) * tmp_14_cap));
-        }
-        if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > vals_11_cap) {
-          if (vals_11) SDFG_CHECK(hipFree(vals_11));
-          vals_11_cap = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-          SDFG_CHECK(hipMalloc((void**)&vals_11, sizeof(double) * vals_11_cap));
-        }
-        // dot `matmul`: hipblas
-        {
-          // The result stays on the device.
-          SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_DEVICE));
-          SDFG_BLAS_CHECK(hipblasDdot(sdfg_blas, (int)((-v__data6 + v__data7)), vals_11 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), tmp_14 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_17 + ((0LL) + (0LL) * (1LL))));
-          SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_HOST));
-        }
-      }
-      // assign_l21_19
-      {
-        if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((1LL) + 256 - 1, 256)));
-          dim3 sdfg_block(256);
-          void* sdfg_args[] = {(void*)&arr_1, (void*)&lib_17, (void*)&i};
-          SDFG_CHECK(hipLaunchKernel((const void*)assign_single_k3, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
-        }
+      SDFG_CHECK(hipStreamSynchronize(stream));
+      {  // tasklet assign
+        const uint32_t t___in0 = A_row[(0LL) + (i) * (1LL)];
+        uint32_t t___out;
+        t___out = t___in0;
+        local_2[0] = t___out;
       }
     }
-    // assign_l22_22
+    // assign_l18_5
     {
-      if ((M) > 0) {
-        dim3 sdfg_grid((unsigned)(sdfg::ifloordiv((M) + 256 - 1, 256)));
+      SDFG_CHECK(hipStreamSynchronize(stream));
+      {  // tasklet assign
+        const uint32_t t___in0 = A_row[(0LL) + (i + 1LL) * (1LL)];
+        uint32_t t___out;
+        t___out = t___in0;
+        local_3[0] = t___out;
+      }
+    }
+    v__data6 = (((int64_t)local_2[0]));
+    v__data7 = (((int64_t)local_3[0]));
+    // assign_l19_10
+    {
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_cols_8) {
+        uint32_t* sdfg_old = cols_8;
+        cols_8 = nullptr;
+        sdfg_cap_cols_8 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&cols_8, sizeof(uint32_t) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_cols_8 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+      }
+      if ((-v__data6 + v__data7) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        void* sdfg_args[] = {(void*)&arr_1, (void*)&dev_return, (void*)&M};
-        SDFG_CHECK(hipLaunchKernel((const void*)v__return_l22_0_k4, sdfg_grid, sdfg_block, sdfg_args, 0, stream));
+        SDFG_KERNEL(cols_8_l19_0_k0, sdfg_grid, sdfg_block, 0, cols_8, dev_A_col, v__data6, v__data7);
       }
     }
-    // offload_copy_out_return
+    // assign_l20_13
     {
-      SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), hipMemcpyDeviceToHost, stream));
-      SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_vals_11) {
+        double* sdfg_old = vals_11;
+        vals_11 = nullptr;
+        sdfg_cap_vals_11 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&vals_11, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_vals_11 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+      }
+      if ((-v__data6 + v__data7) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(vals_11_l20_0_k1, sdfg_grid, sdfg_block, 0, dev_A_val, vals_11, v__data6, v__data7);
+      }
     }
-    // return_l22_23
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-    SDFG_CHECK(hipStreamSynchronize(stream));
-    return 0;
-  };
-  int status = run();
-#define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  SDFG_RELEASE(hipFree(vals_11));
-  SDFG_RELEASE(hipFree(tmp_14));
-  std::free(local_3);
-  std::free(local_2);
-  SDFG_RELEASE(hipFree(lib_17));
-  SDFG_RELEASE(hipFree(dev_x));
-  SDFG_RELEASE(hipFree(dev_return));
-  SDFG_RELEASE(hipFree(dev_A_val));
-  SDFG_RELEASE(hipFree(dev_A_col));
-  SDFG_RELEASE(hipFree(cols_8));
-  SDFG_RELEASE(hipFree(arr_1));
-  std::free(v__return);
-  if (hipblasDestroy(sdfg_blas) != HIPBLAS_STATUS_SUCCESS) status = 1;
-  SDFG_RELEASE(hipEventDestroy(sdfg_copied));
-  SDFG_RELEASE(hipStreamDestroy(stream));
-#undef SDFG_RELEASE
-  return status;
+    // assign_l21_16
+    {
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_cols_8) {
+        uint32_t* sdfg_old = cols_8;
+        cols_8 = nullptr;
+        sdfg_cap_cols_8 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&cols_8, sizeof(uint32_t) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_cols_8 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+      }
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_tmp_14) {
+        double* sdfg_old = tmp_14;
+        tmp_14 = nullptr;
+        sdfg_cap_tmp_14 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&tmp_14, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_tmp_14 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+      }
+      if ((-v__data6 + v__data7) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(tmp_14_l21_0_k2, sdfg_grid, sdfg_block, 0, cols_8, dev_x, tmp_14, N, v__data6, v__data7);
+      }
+    }
+    // matmul_l21_18
+    {
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_tmp_14) {
+        double* sdfg_old = tmp_14;
+        tmp_14 = nullptr;
+        sdfg_cap_tmp_14 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&tmp_14, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_tmp_14 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+      }
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_vals_11) {
+        double* sdfg_old = vals_11;
+        vals_11 = nullptr;
+        sdfg_cap_vals_11 = 0;
+        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
+        SDFG_CHECK(hipMalloc((void**)&vals_11, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_vals_11 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+      }
+      // dot `matmul`: hipblas
+      {
+        // The result stays on the device.
+        SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_DEVICE));
+        SDFG_BLAS_CHECK(hipblasDdot(sdfg_blas, (int)((-v__data6 + v__data7)), vals_11 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), tmp_14 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_17 + ((0LL) + (0LL) * (1LL))));
+        SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_HOST));
+      }
+    }
+    // assign_l21_19
+    {
+      if ((1LL) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, arr_1, lib_17, i);
+      }
+    }
+  }
+  // assign_l22_22
+  {
+    if ((M) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(v__return_l22_0_k4, sdfg_grid, sdfg_block, 0, arr_1, dev_return, M);
+    }
+  }
+  // offload_copy_out_return
+  {
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
+    SDFG_CHECK(hipEventSynchronize(sdfg_copied));
+  }
+  // return_l22_23
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+  SDFG_CHECK(hipStreamSynchronize(stream));
+  return 0;
+}
+
+extern "C" int kernel_run(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col, double* A_val, double* x, int64_t M, int64_t N, int64_t nnz, double* v__return) {
+  if (!sdfg_h) { std::fprintf(stderr, "kernel_run: no state (kernel_init failed or was not called)\n"); return 1; }
+  if (M != sdfg_h->M) { std::fprintf(stderr, "kernel_run: `M` is %lld, but kernel_init was given %lld\n", (long long)M, (long long)sdfg_h->M); return 3; }
+  if (N != sdfg_h->N) { std::fprintf(stderr, "kernel_run: `N` is %lld, but kernel_init was given %lld\n", (long long)N, (long long)sdfg_h->N); return 3; }
+  if (nnz != sdfg_h->nnz) { std::fprintf(stderr, "kernel_run: `nnz` is %lld, but kernel_init was given %lld\n", (long long)nnz, (long long)sdfg_h->nnz); return 3; }
+  int sdfg_status = kernel_body(sdfg_h, A_row, A_col, A_val, x, M, N, nnz, v__return);
+  return sdfg_status;
+}
+
+extern "C" int kernel(uint32_t* A_row, uint32_t* A_col, double* A_val, double* x, int64_t M, int64_t N, int64_t nnz, double* v__return) {
+  kernel_state_t* sdfg_h = kernel_init(M, N, nnz);
+  if (!sdfg_h) return 1;
+  int status = kernel_run(sdfg_h, A_row, A_col, A_val, x, M, N, nnz, v__return);
+  int released = kernel_exit(sdfg_h);
+  return status != 0 ? status : released;
+}
+
+extern "C" kernel_state_t* kernel_init_packed(void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_init(*(const int64_t*)sdfg_args[0], *(const int64_t*)sdfg_args[1], *(const int64_t*)sdfg_args[2]);
+}
+
+extern "C" int kernel_run_packed(kernel_state_t* sdfg_h, void* const* sdfg_args) {
+  (void)sdfg_args;
+  return kernel_run(sdfg_h, *(uint32_t* const*)sdfg_args[0], *(uint32_t* const*)sdfg_args[1], *(double* const*)sdfg_args[2], *(double* const*)sdfg_args[3], *(const int64_t*)sdfg_args[4], *(const int64_t*)sdfg_args[5], *(const int64_t*)sdfg_args[6], *(double* const*)sdfg_args[7]);
 }
 #endif  // !__CUDACC_RTC__

@@ -1,0 +1,250 @@
+//! The child process a unit runs in on the emulated GPU.
+//!
+//! Generated code that faults must not take the harness down with it, and
+//! the sanitizers' runtimes must be loaded before anything else (they are
+//! preloaded into the child). So the emulated GPU writes a request into a
+//! directory and starts a *runner*: any binary that passes its arguments to
+//! [`dispatch`] first thing in `main` (`sdfgc`, `cargo xtask`, and
+//! `sdfg-exec-child` do). The runner loads the library with the
+//! [`loader`](crate::loader), calls `init`, `run` and `exit`, and writes the
+//! outputs and what the emulation counted back into the directory.
+//!
+//! The directory holds `request.json` ([`Request`]), `in/K.npy` for each
+//! array parameter `K` (by position), and, once the runner is done,
+//! `out/K.npy` and `result.json` ([`Response`]).
+
+use crate::loader::Loaded;
+use crate::{Argument, Compiled, Counts, ExecError, Live};
+use sdfg_codegen::{Parameter, ParameterKind};
+use sdfg_ir::{DType, SymExpr};
+use sdfg_sim::npy;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The first argument that makes a runner serve a request.
+pub const CHILD_FLAG: &str = "__sdfg-exec-child";
+
+/// What the runner is asked to do.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Request {
+    /// The compiled unit.
+    pub library: PathBuf,
+    /// The one-shot entry point's name.
+    pub entry: String,
+    /// One slot per parameter, in order.
+    pub slots: Vec<Slot>,
+}
+
+/// One parameter with the value the call gives it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Slot {
+    /// The parameter's name.
+    pub name: String,
+    /// `container`, `symbol` or `return`.
+    pub kind: String,
+    /// Its dtype.
+    pub dtype: DType,
+    /// The array's shape (for containers and return values).
+    pub shape: Vec<usize>,
+    /// The symbol's value.
+    pub value: Option<i64>,
+}
+
+/// What the runner did.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Response {
+    /// `NAME_init` gave no state.
+    pub init_failed: bool,
+    /// What `NAME_run` returned.
+    pub status: i32,
+    /// What `NAME_exit` returned.
+    pub exit_status: i32,
+    /// The emulation's counts over the run.
+    pub counts: Option<Counts>,
+    /// What was live after `NAME_exit`.
+    pub live_after_exit: Option<Live>,
+}
+
+impl Request {
+    /// The request for `compiled` with `arguments`.
+    pub fn new(compiled: &Compiled, arguments: &[Argument]) -> Request {
+        let slots = compiled
+            .parameters
+            .iter()
+            .zip(arguments)
+            .map(|(p, a)| {
+                let (kind, dtype) = match p.kind {
+                    ParameterKind::Container(t) => ("container", t),
+                    ParameterKind::Symbol(t) => ("symbol", t),
+                    ParameterKind::Return(t) => ("return", t),
+                };
+                let (shape, value) = match a {
+                    Argument::Array(v) => (v.shape.clone(), None),
+                    Argument::Symbol(v) => (Vec::new(), Some(*v)),
+                };
+                Slot {
+                    name: p.name.clone(),
+                    kind: kind.to_owned(),
+                    dtype,
+                    shape,
+                    value,
+                }
+            })
+            .collect();
+        Request {
+            library: compiled.library.clone(),
+            entry: compiled.entry.clone(),
+            slots,
+        }
+    }
+
+    /// The compiled unit the request names, its shapes made concrete.
+    fn compiled(&self) -> Result<Compiled, ExecError> {
+        let parameters = self
+            .slots
+            .iter()
+            .map(|s| {
+                let kind = match s.kind.as_str() {
+                    "container" => ParameterKind::Container(s.dtype),
+                    "symbol" => ParameterKind::Symbol(s.dtype),
+                    "return" => ParameterKind::Return(s.dtype),
+                    other => {
+                        return Err(ExecError::io(
+                            "request.json",
+                            format!("unknown parameter kind `{other}`"),
+                        ));
+                    }
+                };
+                let shape = s
+                    .shape
+                    .iter()
+                    .map(|n| i64::try_from(*n).map(SymExpr::int))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| ExecError::io("request.json", e))?;
+                Ok(Parameter {
+                    name: s.name.clone(),
+                    kind,
+                    shape,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Compiled {
+            library: self.library.clone(),
+            entry: self.entry.clone(),
+            parameters,
+        })
+    }
+}
+
+/// Writes the request and the input arrays into `dir`.
+pub fn write_request(
+    dir: &Path,
+    request: &Request,
+    arguments: &[Argument],
+) -> Result<(), ExecError> {
+    let inputs = dir.join("in");
+    std::fs::create_dir_all(&inputs).map_err(|e| ExecError::io(inputs.display(), e))?;
+    for (k, a) in arguments.iter().enumerate() {
+        if let Argument::Array(v) = a {
+            npy::write(&inputs.join(format!("{k}.npy")), v)
+                .map_err(|e| ExecError::io("writing an input", e))?;
+        }
+    }
+    let text =
+        serde_json::to_string_pretty(request).map_err(|e| ExecError::io("request.json", e))?;
+    std::fs::write(dir.join("request.json"), text).map_err(|e| ExecError::io("request.json", e))
+}
+
+/// Reads what the runner wrote into `dir` back into `arguments`.
+pub fn read_response(dir: &Path, arguments: &mut [Argument]) -> Result<Response, ExecError> {
+    let path = dir.join("result.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| ExecError::io(path.display(), e))?;
+    let response: Response =
+        serde_json::from_str(&text).map_err(|e| ExecError::io(path.display(), e))?;
+    if !response.init_failed {
+        for (k, a) in arguments.iter_mut().enumerate() {
+            if let Argument::Array(v) = a {
+                *v = npy::read(&dir.join("out").join(format!("{k}.npy")))
+                    .map_err(|e| ExecError::io("reading an output", e))?;
+            }
+        }
+    }
+    Ok(response)
+}
+
+/// Serves a request when `args` (the program's arguments after its name)
+/// start with [`CHILD_FLAG`]; returns the exit code, or `None` when they do
+/// not, so that `main` goes on as usual.
+pub fn dispatch(args: &[String]) -> Option<i32> {
+    if args.first().map(String::as_str) != Some(CHILD_FLAG) {
+        return None;
+    }
+    let Some(dir) = args.get(1) else {
+        eprintln!("{CHILD_FLAG}: expected the request's directory");
+        return Some(2);
+    };
+    Some(match serve(Path::new(dir)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{CHILD_FLAG}: {e}");
+            2
+        }
+    })
+}
+
+fn serve(dir: &Path) -> Result<(), ExecError> {
+    let path = dir.join("request.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| ExecError::io(path.display(), e))?;
+    let request: Request =
+        serde_json::from_str(&text).map_err(|e| ExecError::io(path.display(), e))?;
+    let compiled = request.compiled()?;
+    let mut arguments = Vec::with_capacity(request.slots.len());
+    for (k, s) in request.slots.iter().enumerate() {
+        arguments.push(match s.value {
+            Some(v) => Argument::Symbol(v),
+            None => Argument::Array(
+                npy::read(&dir.join("in").join(format!("{k}.npy")))
+                    .map_err(|e| ExecError::io("reading an input", e))?,
+            ),
+        });
+    }
+    let loaded = Loaded::open(&compiled)?;
+    let mut response = Response::default();
+    match loaded.init(&arguments) {
+        Err(ExecError::Init { .. }) => response.init_failed = true,
+        Err(e) => return Err(e),
+        Ok(state) => {
+            // Counted from here: what one run does.
+            loaded.emulation_reset();
+            response.status = loaded.run(&state, &mut arguments)?;
+            response.counts = report(&loaded)?.map(|(c, _)| c);
+            response.exit_status = loaded.exit(state);
+        }
+    }
+    response.live_after_exit = report(&loaded)?.map(|(_, l)| l);
+    let outputs = dir.join("out");
+    std::fs::create_dir_all(&outputs).map_err(|e| ExecError::io(outputs.display(), e))?;
+    for (k, a) in arguments.iter().enumerate() {
+        if let Argument::Array(v) = a {
+            npy::write(&outputs.join(format!("{k}.npy")), v)
+                .map_err(|e| ExecError::io("writing an output", e))?;
+        }
+    }
+    let text =
+        serde_json::to_string_pretty(&response).map_err(|e| ExecError::io("result.json", e))?;
+    std::fs::write(dir.join("result.json"), text).map_err(|e| ExecError::io("result.json", e))
+}
+
+/// The emulation's counts and live objects, in an emulated build.
+fn report(loaded: &Loaded) -> Result<Option<(Counts, Live)>, ExecError> {
+    let Some(text) = loaded.emulation_report() else {
+        return Ok(None);
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ExecError::io("the emulation's report", e))?;
+    let counts: Counts = serde_json::from_value(value.clone())
+        .map_err(|e| ExecError::io("the emulation's report", e))?;
+    let live: Live = serde_json::from_value(value.get("live").cloned().unwrap_or_default())
+        .map_err(|e| ExecError::io("the emulation's report", e))?;
+    Ok(Some((counts, live)))
+}

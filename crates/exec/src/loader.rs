@@ -1,0 +1,333 @@
+//! Loading a compiled unit and calling its entry points.
+//!
+//! This module is the only one in the workspace that uses `unsafe`: it opens
+//! a shared library with `libloading` and calls the packed entry points
+//! every emitted unit exports (`docs/codegen.md`, "The entry points"):
+//!
+//! ```c
+//! NAME_state_t* NAME_init_packed(void* const* symbols);
+//! int NAME_run_packed(NAME_state_t* state, void* const* arguments);
+//! int NAME_exit(NAME_state_t* state);
+//! ```
+//!
+//! where element `k` of each array is the *address* of parameter `k`'s value
+//! (a pointer for a container, an integer of the symbol's type for a
+//! symbol), as the runtimes' `LaunchKernel` takes kernel arguments. Before
+//! any call, [`check_arguments`](crate::check_arguments) has made sure that
+//! each argument has its parameter's kind and dtype and exactly the elements
+//! the program will index, so the program reads and writes only memory these
+//! arguments own.
+
+#![allow(unsafe_code)]
+
+use crate::{Argument, Compiled, ExecError, check_arguments};
+use sdfg_codegen::ParameterKind;
+use sdfg_ir::DType;
+use sdfg_sim::value::Elements;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ptr::NonNull;
+
+type InitFn = unsafe extern "C" fn(*const *mut c_void) -> *mut c_void;
+type RunFn = unsafe extern "C" fn(*mut c_void, *const *mut c_void) -> c_int;
+type ExitFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+type ReportFn = unsafe extern "C" fn() -> *const c_char;
+type ResetFn = unsafe extern "C" fn();
+
+/// A loaded unit: its library and entry points.
+pub struct Loaded {
+    compiled: Compiled,
+    init: InitFn,
+    run: RunFn,
+    exit: ExitFn,
+    report: Option<ReportFn>,
+    reset: Option<ResetFn>,
+    // Dropped last: the function pointers above point into it.
+    _library: libloading::Library,
+}
+
+/// The state `NAME_init` made, released by [`Loaded::exit`].
+pub struct State<'a> {
+    handle: NonNull<c_void>,
+    symbols: Vec<Argument>,
+    loaded: &'a Loaded,
+}
+
+impl Loaded {
+    /// Opens the library of `compiled` and finds its entry points.
+    pub fn open(compiled: &Compiled) -> Result<Loaded, ExecError> {
+        let load_error = |message: String| ExecError::Load {
+            library: compiled.library.clone(),
+            message,
+        };
+        // SAFETY: opening a library runs its static initializers. The library
+        // is an emitted translation unit compiled by a `Device`; its
+        // initializers are those of the C++ runtime (or the emulation's
+        // headers), which have no preconditions.
+        let library = unsafe { libloading::Library::new(&compiled.library) }
+            .map_err(|e| load_error(e.to_string()))?;
+        let entry = &compiled.entry;
+        // SAFETY (all four lookups): the types are those `sdfg-codegen`
+        // emits for these names (see the module documentation); a library
+        // that exports the names with other types was not emitted by it.
+        let init = unsafe { library.get::<InitFn>(format!("{entry}_init_packed").as_bytes()) }
+            .map(|s| *s)
+            .map_err(|e| load_error(e.to_string()))?;
+        let run = unsafe { library.get::<RunFn>(format!("{entry}_run_packed").as_bytes()) }
+            .map(|s| *s)
+            .map_err(|e| load_error(e.to_string()))?;
+        let exit = unsafe { library.get::<ExitFn>(format!("{entry}_exit").as_bytes()) }
+            .map(|s| *s)
+            .map_err(|e| load_error(e.to_string()))?;
+        // The emulated runtime's report, present only in emulated builds.
+        let report = unsafe { library.get::<ReportFn>(b"sdfg_emulation_report") }
+            .ok()
+            .map(|s| *s);
+        let reset = unsafe { library.get::<ResetFn>(b"sdfg_emulation_reset") }
+            .ok()
+            .map(|s| *s);
+        Ok(Loaded {
+            compiled: compiled.clone(),
+            init,
+            run,
+            exit,
+            report,
+            reset,
+            _library: library,
+        })
+    }
+
+    /// Calls `NAME_init` with the symbols among `arguments` (all of them,
+    /// checked against the parameters first).
+    pub fn init(&self, arguments: &[Argument]) -> Result<State<'_>, ExecError> {
+        let parameters = &self.compiled.parameters;
+        check_arguments(parameters, arguments)?;
+        let symbols: Vec<(DType, i64)> = parameters
+            .iter()
+            .zip(arguments)
+            .filter_map(|(p, a)| match (p.kind, a) {
+                (ParameterKind::Symbol(t), Argument::Symbol(v)) => Some((t, *v)),
+                _ => None,
+            })
+            .collect();
+        let mut values = symbols
+            .iter()
+            .zip(
+                parameters
+                    .iter()
+                    .filter(|p| matches!(p.kind, ParameterKind::Symbol(_))),
+            )
+            .map(|((t, v), p)| symbol_bytes(*t, *v, &p.name))
+            .collect::<Result<Vec<[u8; 8]>, _>>()?;
+        let addresses: Vec<*mut c_void> = values
+            .iter_mut()
+            .map(|v| v.as_mut_ptr().cast::<c_void>())
+            .collect();
+        // SAFETY: `addresses[k]` is the address of symbol `k`'s value, in
+        // the width and byte order of its type, alive for the call.
+        let handle = unsafe { (self.init)(addresses.as_ptr()) };
+        let handle = NonNull::new(handle).ok_or_else(|| ExecError::Init {
+            entry: self.compiled.entry.clone(),
+            messages: String::new(),
+        })?;
+        Ok(State {
+            handle,
+            symbols: arguments
+                .iter()
+                .filter(|a| matches!(a, Argument::Symbol(_)))
+                .cloned()
+                .collect(),
+            loaded: self,
+        })
+    }
+
+    /// Calls `NAME_run` on `state` with `arguments`, which the program
+    /// updates; returns its status.
+    pub fn run(&self, state: &State<'_>, arguments: &mut [Argument]) -> Result<i32, ExecError> {
+        let parameters = &self.compiled.parameters;
+        check_arguments(parameters, arguments)?;
+        if !std::ptr::eq(state.loaded, self) {
+            return Err(ExecError::Argument {
+                parameter: "(state)".to_owned(),
+                message: "a state made by another library".to_owned(),
+            });
+        }
+        let given: Vec<&Argument> = arguments
+            .iter()
+            .filter(|a| matches!(a, Argument::Symbol(_)))
+            .collect();
+        if given.len() != state.symbols.len()
+            || given.iter().zip(&state.symbols).any(|(a, b)| *a != b)
+        {
+            // The program refuses this too (status 3); say it here first.
+            return Err(ExecError::Argument {
+                parameter: "(symbols)".to_owned(),
+                message: "the symbols differ from those `init` was given".to_owned(),
+            });
+        }
+        // One slot per parameter: a data pointer or a symbol's bytes. Bool
+        // arrays go through bytes: a byte the program never wrote may hold
+        // the device's poison, which is no `bool`.
+        let mut pointers: Vec<*mut c_void> = Vec::with_capacity(arguments.len());
+        let mut symbols: Vec<[u8; 8]> = Vec::with_capacity(arguments.len());
+        let mut bytes: Vec<Vec<u8>> = Vec::with_capacity(arguments.len());
+        for (p, a) in parameters.iter().zip(arguments.iter_mut()) {
+            let mut staged = Vec::new();
+            match (p.kind, a) {
+                (ParameterKind::Symbol(t), Argument::Symbol(v)) => {
+                    symbols.push(symbol_bytes(t, *v, &p.name)?);
+                    pointers.push(std::ptr::null_mut());
+                }
+                (_, Argument::Array(v)) => {
+                    if let Elements::Bool(b) = &v.elements {
+                        staged = b.iter().map(|x| u8::from(*x)).collect();
+                        pointers.push(staged.as_mut_ptr().cast());
+                    } else {
+                        pointers.push(data_pointer(&mut v.elements));
+                    }
+                    symbols.push([0; 8]);
+                }
+                (_, Argument::Symbol(_)) => unreachable!("checked by check_arguments"),
+            }
+            bytes.push(staged);
+        }
+        let addresses: Vec<*mut c_void> = parameters
+            .iter()
+            .enumerate()
+            .map(|(k, p)| match p.kind {
+                ParameterKind::Symbol(_) => symbols[k].as_mut_ptr().cast::<c_void>(),
+                _ => std::ptr::addr_of_mut!(pointers[k]).cast::<c_void>(),
+            })
+            .collect();
+        // SAFETY: `state` came from this library's `init`; `addresses[k]` is
+        // the address of parameter `k`'s value: a pointer to the array's
+        // elements (of the parameter's dtype, as many as its shape has,
+        // checked above) or a symbol's bytes. `pointers` and `symbols` are
+        // not moved or resized while the call runs.
+        let status = unsafe { (self.run)(state.handle.as_ptr(), addresses.as_ptr()) };
+        for ((p, a), staged) in parameters.iter().zip(arguments.iter_mut()).zip(&bytes) {
+            if let Argument::Array(v) = a
+                && let Elements::Bool(b) = &mut v.elements
+            {
+                for (k, (x, byte)) in b.iter_mut().zip(staged).enumerate() {
+                    *x = match byte {
+                        0 => false,
+                        1 => true,
+                        other => {
+                            return Err(ExecError::Argument {
+                                parameter: p.name.clone(),
+                                message: format!(
+                                    "after the run, element {k} holds {other:#04x}, which is no bool (nothing wrote it: the device's poison)"
+                                ),
+                            });
+                        }
+                    };
+                }
+            }
+        }
+        Ok(status)
+    }
+
+    /// Calls `NAME_exit`, releasing the state; returns its status.
+    pub fn exit(&self, state: State<'_>) -> i32 {
+        let handle = state.handle;
+        std::mem::forget(state);
+        // SAFETY: the handle came from this library's `init` and is released
+        // once (the `State` is consumed, its `Drop` skipped).
+        unsafe { (self.exit)(handle.as_ptr()) }
+    }
+
+    /// The emulated runtime's report (JSON), in an emulated build.
+    pub fn emulation_report(&self) -> Option<String> {
+        let report = self.report?;
+        // SAFETY: the emulation returns a NUL-terminated string it keeps
+        // until the next call; it is copied at once.
+        let text = unsafe { CStr::from_ptr(report()) };
+        Some(text.to_string_lossy().into_owned())
+    }
+
+    /// Zeroes the emulated runtime's counts, in an emulated build.
+    pub fn emulation_reset(&self) {
+        if let Some(reset) = self.reset {
+            // SAFETY: takes no arguments, touches only the emulation's counters.
+            unsafe { reset() }
+        }
+    }
+}
+
+impl Drop for State<'_> {
+    fn drop(&mut self) {
+        // SAFETY: as in `Loaded::exit`: a state not released explicitly is
+        // released once here.
+        unsafe { (self.loaded.exit)(self.handle.as_ptr()) };
+    }
+}
+
+/// A symbol's value in the width of its dtype, little-endian, checked to fit.
+fn symbol_bytes(t: DType, v: i64, name: &str) -> Result<[u8; 8], ExecError> {
+    let mut out = [0u8; 8];
+    let fits = |ok: bool| {
+        ok.then_some(()).ok_or_else(|| ExecError::Argument {
+            parameter: name.to_owned(),
+            message: format!("{v} does not fit in {t}"),
+        })
+    };
+    match t {
+        DType::Int8 => {
+            fits(i8::try_from(v).is_ok())?;
+            out[..1].copy_from_slice(&(v as i8).to_ne_bytes());
+        }
+        DType::Int16 => {
+            fits(i16::try_from(v).is_ok())?;
+            out[..2].copy_from_slice(&(v as i16).to_ne_bytes());
+        }
+        DType::Int32 => {
+            fits(i32::try_from(v).is_ok())?;
+            out[..4].copy_from_slice(&(v as i32).to_ne_bytes());
+        }
+        DType::UInt8 => {
+            fits(u8::try_from(v).is_ok())?;
+            out[..1].copy_from_slice(&(v as u8).to_ne_bytes());
+        }
+        DType::UInt16 => {
+            fits(u16::try_from(v).is_ok())?;
+            out[..2].copy_from_slice(&(v as u16).to_ne_bytes());
+        }
+        DType::UInt32 => {
+            fits(u32::try_from(v).is_ok())?;
+            out[..4].copy_from_slice(&(v as u32).to_ne_bytes());
+        }
+        DType::UInt64 => {
+            fits(v >= 0)?;
+            out.copy_from_slice(&(v as u64).to_ne_bytes());
+        }
+        DType::Int64 => out.copy_from_slice(&v.to_ne_bytes()),
+        other => {
+            return Err(ExecError::Argument {
+                parameter: name.to_owned(),
+                message: format!("a symbol of type {other}"),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The address of the first element (each variant's element type has the
+/// layout of the C++ type the emitter gives its dtype: `bool` one byte,
+/// complex numbers two floats).
+fn data_pointer(elements: &mut Elements) -> *mut c_void {
+    match elements {
+        Elements::Bool(v) => v.as_mut_ptr().cast(),
+        Elements::I8(v) => v.as_mut_ptr().cast(),
+        Elements::I16(v) => v.as_mut_ptr().cast(),
+        Elements::I32(v) => v.as_mut_ptr().cast(),
+        Elements::I64(v) => v.as_mut_ptr().cast(),
+        Elements::U8(v) => v.as_mut_ptr().cast(),
+        Elements::U16(v) => v.as_mut_ptr().cast(),
+        Elements::U32(v) => v.as_mut_ptr().cast(),
+        Elements::U64(v) => v.as_mut_ptr().cast(),
+        Elements::F32(v) => v.as_mut_ptr().cast(),
+        Elements::F64(v) => v.as_mut_ptr().cast(),
+        Elements::C64(v) => v.as_mut_ptr().cast(),
+        Elements::C128(v) => v.as_mut_ptr().cast(),
+    }
+}
