@@ -423,6 +423,19 @@ fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_
         let potrf = s.find(&format!("{p}Dpotrf(")).unwrap();
         let zero = s.find("sdfg::zero_triangle<double>").unwrap();
         assert!(copy < potrf && potrf < zero, "{s}");
+        // Its info is noted as call site 1; run reads the note once at the
+        // end and returns the factorization's status.
+        let noted = s
+            .find(
+                "SDFG_KERNEL(sdfg::note_failure, dim3(1), dim3(1), 0, sdfg_info, sdfg_failed, 1);",
+            )
+            .unwrap();
+        assert!(potrf < noted && noted < zero, "{s}");
+        assert!(
+            s.contains("the Cholesky factorization (potrf) of `dev_A` (node `cholesky`) failed: the matrix is not positive definite"),
+            "{s}"
+        );
+        assert!(s.contains("return 2;\n  }"), "{s}");
         assert!(
             s.contains(&format!(
                 "sdfg_h->sdfg_solver && {p}Destroy(sdfg_h->sdfg_solver) != {}",
@@ -431,4 +444,150 @@ fn a_device_wide_cholesky_becomes_a_solver_call_on_a_copy_then_zeroes_the_other_
             "{s}"
         );
     }
+}
+
+#[test]
+fn the_entry_points_are_init_run_exit_and_their_one_shot_and_packed_forms() {
+    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], s: dc.float64):\n    return A * s, A + s\n";
+    let sdfg = program(src);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let u = emitted(&sdfg, d);
+        // Arguments in order, then the return values in number order.
+        let order: Vec<(&str, sdfg_codegen::ParameterKind)> = u
+            .parameters
+            .iter()
+            .map(|p| (p.name.as_str(), p.kind))
+            .collect();
+        use sdfg_codegen::ParameterKind::{Container, Return, Symbol};
+        use sdfg_ir::DType::{Float64, Int64};
+        assert_eq!(
+            order,
+            [
+                ("A", Container(Float64)),
+                ("s", Container(Float64)),
+                ("N", Symbol(Int64)),
+                ("__return_0", Return(Float64)),
+                ("__return_1", Return(Float64)),
+            ]
+        );
+        assert_eq!(u.init_symbols().count(), 1);
+        let s = &u.source;
+        let params = "double* A, double* s, int64_t N, double* v__return_0, double* v__return_1";
+        for entry in [
+            "struct f_state_t {".to_owned(),
+            "extern \"C\" f_state_t* f_init(int64_t N) {".to_owned(),
+            format!("extern \"C\" int f_run(f_state_t* sdfg_h, {params}) {{"),
+            "extern \"C\" int f_exit(f_state_t* sdfg_h) {".to_owned(),
+            format!("extern \"C\" int f({params}) {{"),
+            "extern \"C\" f_state_t* f_init_packed(void* const* sdfg_args) {".to_owned(),
+            "extern \"C\" int f_run_packed(f_state_t* sdfg_h, void* const* sdfg_args) {".to_owned(),
+        ] {
+            assert!(s.contains(&entry), "{entry}\n{s}");
+        }
+        // The one-shot entry is the three in a row; a failed setup is
+        // released by exit; run refuses symbols init was not given.
+        assert!(s.contains("f_state_t* sdfg_h = f_init(N);\n  if (!sdfg_h) return 1;\n  int status = f_run(sdfg_h, A, s, N, v__return_0, v__return_1);\n  int released = f_exit(sdfg_h);"), "{s}");
+        assert!(
+            s.contains("if (f_setup(sdfg_h) != 0) { f_exit(sdfg_h); return nullptr; }"),
+            "{s}"
+        );
+        assert!(s.contains("if (N != sdfg_h->N) {"), "{s}");
+        assert!(s.contains("return 3; }"), "{s}");
+        // Returned values are the caller's: never allocated or freed here.
+        assert!(!s.contains("sdfg_h->v__return"), "{s}");
+        assert!(!s.contains("free(v__return"), "{s}");
+    }
+}
+
+#[test]
+fn a_return_value_whose_shape_depends_on_data_is_refused_by_name() {
+    use sdfg_ir::builder::SdfgBuilder;
+    use sdfg_ir::code::{Expr, Stmt};
+    use sdfg_ir::{Connector, DType, Schedule};
+    // `k` is no argument: it is assigned while the program runs, so the
+    // caller cannot know how large `__return` is.
+    let mut b = SdfgBuilder::new("f");
+    b.symbol("N")
+        .local_symbol("k")
+        .array("x", DType::Float64, "N");
+    b.transient("__return", DType::Int64, "k");
+    b.state("start", |_| {});
+    b.assign("k", "N");
+    b.state("fill", |st| {
+        let r = st.access("__return");
+        st.mapped_tasklet(
+            "fill",
+            "i = 0:k",
+            Schedule::Default,
+            vec![],
+            vec![Stmt::assign("o", Expr::var("i"))],
+            vec![(Connector::scalar("o", DType::Int64), r, "__return[i]")],
+        );
+    });
+    let sdfg = b.build().unwrap();
+    match emit(&sdfg, &Cuda) {
+        Err(EmitError::Unsupported { what, node, .. }) => {
+            assert_eq!(node, "__return");
+            assert!(what.contains("depends on `k`"), "{what}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn vendor_calls_on_empty_matrices_are_skipped_and_leading_dimensions_are_at_least_one() {
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N], x: dc.float64[M], y: dc.float64[N]):\n    C[:] = A @ B\n    y[:] = A @ x\n";
+    let sdfg = program(src);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let s = emitted(&sdfg, d).source;
+        let p = d.blas().prefix;
+        // GEMM: no call for an empty C; an empty inner dimension is a call.
+        assert!(
+            s.contains(&format!(
+                "if ((N) > 0 && (N) > 0) SDFG_BLAS_CHECK({p}Dgemm("
+            )),
+            "{s}"
+        );
+        assert!(s.contains("(int)sdfg::imax(1, (M))"), "{s}");
+        // GEMV: an empty A is no call, and y = beta y is a prelude kernel.
+        assert!(s.contains("if ((M) > 0 && (N) > 0) {"), "{s}");
+        assert!(
+            s.contains("SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);"),
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn grids_are_clamped_to_the_accelerators_limits_and_kernels_stride_over_the_rest() {
+    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N, N]):\n    for i, j, k in dc.map[0:N, 0:N, 0:N]:\n        A[i, j, k] = A[i, j, k] + 1.0\n";
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let s = emitted(&program(src), d).source;
+        let [x, y, z] = d.max_grid();
+        for limit in [x, y, z] {
+            assert!(s.contains(&format!("), {limit}LL)")), "{limit}: {s}");
+        }
+        for axis in ["x", "y", "z"] {
+            assert!(
+                s.contains(&format!("+= (int64_t)gridDim.{axis} * blockDim.{axis}) {{")),
+                "{s}"
+            );
+        }
+    }
+}
+
+#[test]
+fn grow_only_buffers_are_reset_before_they_are_released() {
+    // `tmp` is sized by `i`, which changes in the loop: a grow-only buffer.
+    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], s: dc.float64[N]):\n    for i in range(1, N):\n        s[i] = np.sum(A[i, :i] * 2.0)\n";
+    let src = src.replace("import dace as dc", "import dace as dc\nimport numpy as np");
+    let s = emitted(&program(&src), &Cuda).source;
+    let grow = s.find("* sdfg_old = ").expect("a grow-only buffer");
+    let after = &s[grow..];
+    let reset = after.find(" = nullptr;").unwrap();
+    let free = after
+        .find("if (sdfg_old) SDFG_CHECK(cudaFree(sdfg_old));")
+        .unwrap();
+    let malloc = after.find("SDFG_CHECK(cudaMalloc(").unwrap();
+    assert!(reset < free && free < malloc, "{after}");
 }

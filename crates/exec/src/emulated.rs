@@ -70,6 +70,8 @@ impl Sanitizer {
 #[derive(Clone, Debug)]
 pub struct EmulatedGpu {
     runner: Vec<String>,
+    env: Vec<(String, String)>,
+    runs: u32,
     sanitizer: Option<Sanitizer>,
     threads: u32,
     timeout: Duration,
@@ -84,6 +86,8 @@ impl EmulatedGpu {
     pub fn new(runner: impl Into<PathBuf>) -> EmulatedGpu {
         EmulatedGpu {
             runner: vec![runner.into().display().to_string()],
+            env: Vec::new(),
+            runs: 1,
             sanitizer: None,
             threads: 1,
             timeout: Duration::from_secs(900),
@@ -106,6 +110,23 @@ impl EmulatedGpu {
     #[must_use]
     pub fn threads(mut self, n: u32) -> EmulatedGpu {
         self.threads = n.max(1);
+        self
+    }
+
+    /// Sets an environment variable of the runner: the emulation reads
+    /// `SDFG_EMULATION_FAIL_ALLOCATION=N` (the N-th device allocation
+    /// fails), for example.
+    #[must_use]
+    pub fn env(mut self, key: &str, value: &str) -> EmulatedGpu {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Calls `NAME_run` `runs` times on one state (a benchmark's repeated
+    /// runs); the outputs and counts are the last run's.
+    #[must_use]
+    pub fn runs(mut self, runs: u32) -> EmulatedGpu {
+        self.runs = runs.max(1);
         self
     }
 
@@ -267,7 +288,9 @@ impl Device for EmulatedGpu {
         let dir = base.join(format!("run-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| ExecError::io(dir.display(), e))?;
-        child::write_request(&dir, &Request::new(compiled, arguments), arguments)?;
+        let mut request = Request::new(compiled, arguments);
+        request.runs = self.runs;
+        child::write_request(&dir, &request, arguments)?;
         let (program, leading) = self
             .runner
             .split_first()
@@ -277,6 +300,9 @@ impl Device for EmulatedGpu {
         cmd.env("SDFG_EMULATION_THREADS", self.threads.to_string());
         // One BLAS thread: the emulated vendor calls run inside launches' order.
         cmd.env("OPENBLAS_NUM_THREADS", "1");
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
         if let Some(s) = self.sanitizer {
             cmd.env("LD_PRELOAD", Self::sanitizer_runtime(s)?);
             match s {
@@ -336,6 +362,7 @@ impl Device for EmulatedGpu {
             return Err(ExecError::Init {
                 entry: compiled.entry.clone(),
                 messages,
+                live: response.live_after_exit,
             });
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -209,6 +209,9 @@ pub enum ExecError {
         entry: String,
         /// What the program printed.
         messages: String,
+        /// What was still live after the failed init, where the device can
+        /// tell (a failed init must release what it made).
+        live: Option<Live>,
     },
     /// The process running the program died (a fault, a sanitizer's
     /// report, an abort).

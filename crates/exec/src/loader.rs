@@ -128,6 +128,7 @@ impl Loaded {
         let handle = NonNull::new(handle).ok_or_else(|| ExecError::Init {
             entry: self.compiled.entry.clone(),
             messages: String::new(),
+            live: None,
         })?;
         Ok(State {
             handle,

@@ -380,8 +380,36 @@ fn compile_writes_the_translation_unit_of_each_gpu_backend() {
         assert_eq!(text(&out.stdout).trim(), path.display().to_string());
         let source = std::fs::read_to_string(&path).unwrap();
         assert!(source.contains(api), "{source}");
-        assert!(source.contains("extern \"C\" int kernel("), "{source}");
+        assert!(
+            source.contains(
+                "extern \"C\" int kernel(double* A, double* B, int64_t N, int64_t TSTEPS) {"
+            ),
+            "{source}"
+        );
     }
+    // A returned value is a parameter after the arguments, which the
+    // entry point fills and neither allocates nor frees.
+    let softmax = root.join("corpus/npbench/deep_learning/softmax.py");
+    let out = sdfgc(&[
+        "compile",
+        softmax.to_str().unwrap(),
+        "--backend",
+        "cuda",
+        "--emit",
+        "source",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let source = text(&out.stdout);
+    for entry in [
+        "extern \"C\" int kernel(float* x, int64_t H, int64_t N, int64_t SM, float* v__return) {",
+        "extern \"C\" int kernel_run(kernel_state_t* sdfg_h, float* x, int64_t H, int64_t N, int64_t SM, float* v__return) {",
+        "extern \"C\" kernel_state_t* kernel_init(int64_t H, int64_t N, int64_t SM) {",
+        "extern \"C\" int kernel_exit(kernel_state_t* sdfg_h) {",
+    ] {
+        assert!(source.contains(entry), "{entry}\n{source}");
+    }
+    assert!(!source.contains("sdfg_h->v__return"), "{source}");
+    assert!(!source.contains("free(v__return"), "{source}");
     let _ = std::fs::remove_dir_all(&dir);
     // A library node without an expansion is an error naming it.
     let solve = dir.with_extension("py");

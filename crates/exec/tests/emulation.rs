@@ -1,0 +1,502 @@
+//! The emulated GPU catches what a real one would show: each test breaks an
+//! emitted unit the way a bug in the emitter would (a removed copy or
+//! synchronization, a host access to device memory, an off-by-one index, a
+//! lost atomic, a wrong leading dimension, a grid over the limit, a failing
+//! factorization) and checks the message a user would see. Each has its
+//! control: the unbroken unit gives the right answer.
+//!
+//! The emulation needs g++ (and OpenBLAS / LAPACKE for vendor calls, the
+//! sanitizers' runtimes for those tests); `.ci/run` installs them. Where one
+//! is missing the test says so and stops, except on CI (`CI` set), where a
+//! missing tool is a failure.
+
+use sdfg_backend_cuda::Cuda;
+use sdfg_backend_hip::Hip;
+use sdfg_codegen::{Dialect, TranslationUnit};
+use sdfg_exec::{Argument, Device, EmulatedGpu, ExecError, Execution, Sanitizer};
+use sdfg_sim::ArrayValue;
+use std::path::PathBuf;
+
+/// The unit of program `f` in `source` for `d`: offloaded, library nodes
+/// lowered or kept for the vendor libraries, emitted.
+fn unit(source: &str, d: &dyn Dialect) -> TranslationUnit {
+    let module = sdfg_frontend::Module::parse("test.py", source).unwrap();
+    let sdfg = module.compile("f").unwrap();
+    let (mut out, _) = sdfg_passes::offload(&sdfg, d, &sdfg_passes::Options::default()).unwrap();
+    sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
+    sdfg_codegen::emit(&out, d).unwrap()
+}
+
+/// `unit` with `from` replaced by `to` (which must occur).
+fn broken(unit: &TranslationUnit, from: &str, to: &str) -> TranslationUnit {
+    assert!(
+        unit.source.contains(from),
+        "`{from}` is not in:\n{}",
+        unit.source
+    );
+    let mut u = unit.clone();
+    u.source = u.source.replacen(from, to, 1);
+    u
+}
+
+fn device() -> EmulatedGpu {
+    EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfg-exec-child"))
+}
+
+fn work_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("sdfg-exec-test-{}-{name}", std::process::id()))
+}
+
+/// Compiles and runs `unit` on `device`; `None` (after saying why) where a
+/// tool the test needs is missing off CI.
+fn run(
+    device: &EmulatedGpu,
+    unit: &TranslationUnit,
+    name: &str,
+    arguments: &mut [Argument],
+) -> Option<Result<Execution, ExecError>> {
+    let dir = work_dir(name);
+    let result = device
+        .compile(unit, &dir)
+        .and_then(|compiled| device.execute(&compiled, arguments));
+    let _ = std::fs::remove_dir_all(&dir);
+    match result {
+        Err(ExecError::Missing(why)) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped `{name}`: {why}");
+            None
+        }
+        other => Some(other),
+    }
+}
+
+fn f64s(v: &[f64]) -> Argument {
+    Argument::Array(ArrayValue::f64(vec![v.len()], v.to_vec()))
+}
+
+fn values(a: &Argument) -> Vec<f64> {
+    match a {
+        Argument::Array(v) => (0..v.elements.len())
+            .map(|i| v.get(i).unwrap().to_f64())
+            .collect(),
+        Argument::Symbol(s) => vec![*s as f64],
+    }
+}
+
+const DOUBLE: &str = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = A * 2.0\n";
+
+/// The host reads `A[0]` (a branch on device data) between device work.
+const BRANCH: &str = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    A[:] = A * 2.0\n    if A[0] > 1.0:\n        B[:] = 1.0\n    else:\n        B[:] = 2.0\n";
+
+#[test]
+fn a_removed_copy_back_leaves_a_wrong_answer() {
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let p = d.api_prefix();
+        let good = unit(DOUBLE, d);
+        let mut args = [f64s(&[1.0, 2.0, 3.0]), f64s(&[0.0; 3]), Argument::Symbol(3)];
+        let Some(r) = run(&device(), &good, "copy-good", &mut args) else {
+            return;
+        };
+        assert_eq!(r.unwrap().status, 0);
+        assert_eq!(values(&args[1]), [2.0, 4.0, 6.0]);
+        // The copy of B back to the host, gone.
+        let line = good
+            .source
+            .lines()
+            .find(|l| l.contains(&format!("{p}MemcpyDeviceToHost")) && l.contains("(B + "))
+            .unwrap()
+            .to_owned();
+        let bad = broken(&good, &line, "");
+        let mut args = [f64s(&[1.0, 2.0, 3.0]), f64s(&[0.0; 3]), Argument::Symbol(3)];
+        let r = run(&device(), &bad, "copy-bad", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.status, 0);
+        assert_ne!(
+            values(&args[1]),
+            [2.0, 4.0, 6.0],
+            "{}: the missing copy went unnoticed",
+            d.name()
+        );
+    }
+}
+
+#[test]
+fn a_removed_synchronization_before_a_host_read_reads_poison() {
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let p = d.api_prefix();
+        let good = unit(BRANCH, d);
+        // 2 * 0.25 is not above 1: B is 2 everywhere.
+        let mut args = [f64s(&[0.25, 1.0]), f64s(&[0.0; 2]), Argument::Symbol(2)];
+        let Some(r) = run(&device(), &good, "sync-good", &mut args) else {
+            return;
+        };
+        assert_eq!(r.unwrap().status, 0);
+        assert_eq!(values(&args[1]), [2.0, 2.0]);
+        // The first wait for the copied condition, gone: the lazy stream has
+        // not run the copy when the host branches on its destination.
+        let wait = format!("SDFG_CHECK({p}EventSynchronize(sdfg_copied));");
+        let bad = broken(&good, &wait, "");
+        let mut args = [f64s(&[0.25, 1.0]), f64s(&[0.0; 2]), Argument::Symbol(2)];
+        let r = run(&device(), &bad, "sync-bad", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.status, 0);
+        assert_eq!(
+            values(&args[1]),
+            [1.0, 1.0],
+            "{}: the branch did not read the poison",
+            d.name()
+        );
+    }
+}
+
+#[test]
+fn host_code_reading_a_device_pointer_faults_naming_the_allocation() {
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let good = unit(DOUBLE, d);
+        // Host code dereferences the device twin of A.
+        let bad = broken(
+            &good,
+            "  // offload_copy_in\n",
+            "  { volatile double sdfg_peek = dev_A[1]; (void)sdfg_peek; }\n  // offload_copy_in\n",
+        );
+        let mut args = [f64s(&[1.0, 2.0]), f64s(&[0.0; 2]), Argument::Symbol(2)];
+        let Some(r) = run(&device(), &bad, "peek", &mut args) else {
+            return;
+        };
+        match r {
+            Err(ExecError::Crashed { how, messages }) => {
+                assert!(how.contains("SIGSEGV"), "{how}");
+                assert!(
+                    messages.contains("host code accessed device memory at 0x")
+                        && messages.contains("byte 8 of device allocation #"),
+                    "{messages}"
+                );
+            }
+            other => panic!("{}: expected a fault, got {other:?}", d.name()),
+        }
+    }
+}
+
+#[test]
+fn a_kernel_writing_one_element_past_its_array_is_found() {
+    let d = &Cuda;
+    let good = unit(DOUBLE, d);
+    let store = "dev_B[(0LL) + (v__i1) * (1LL)] = t___out;";
+    let bad = broken(
+        &good,
+        store,
+        "dev_B[(0LL) + (v__i1 + 1LL) * (1LL)] = t___out;",
+    );
+    // 32 doubles end at a page end: the guard page after the allocation
+    // faults without any sanitizer.
+    let mut args = [f64s(&[1.0; 32]), f64s(&[0.0; 32]), Argument::Symbol(32)];
+    let Some(r) = run(&device(), &bad, "past-guard", &mut args) else {
+        return;
+    };
+    match r {
+        Err(ExecError::Crashed { messages, .. }) => assert!(
+            messages.contains("device code accessed 0x")
+                && messages.contains("0 bytes past the end of device allocation #"),
+            "{messages}"
+        ),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    // 3 doubles leave slack in their 256 bytes: AddressSanitizer's red zone
+    // finds the write there.
+    let asan = device().sanitize(Some(Sanitizer::Address));
+    let mut args = [f64s(&[1.0; 3]), f64s(&[0.0; 3]), Argument::Symbol(3)];
+    let Some(r) = run(&asan, &good, "past-asan-good", &mut args) else {
+        return;
+    };
+    assert_eq!(r.unwrap().status, 0);
+    assert_eq!(values(&args[1]), [2.0; 3]);
+    let mut args = [f64s(&[1.0; 3]), f64s(&[0.0; 3]), Argument::Symbol(3)];
+    let r = run(&asan, &bad, "past-asan", &mut args).unwrap();
+    match r {
+        Err(ExecError::Crashed { messages, .. }) => assert!(
+            messages.contains("ERROR: AddressSanitizer: use-after-poison")
+                && messages.contains("B_l6_0_k0"),
+            "{messages}"
+        ),
+        other => panic!("expected AddressSanitizer's report, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_write_conflict_without_its_atomic_is_a_race_thread_sanitizer_reports() {
+    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(x: dc.float64[N], s: dc.float64[1]):\n    for i in dc.map[0:N]:\n        s[0] += x[i]\n";
+    let d = &Hip;
+    let good = unit(src, d);
+    let atomic = "sdfg::atomic_sum(&dev_s[(0LL) + (0LL) * (1LL)], t___out);";
+    let tsan = device().sanitize(Some(Sanitizer::Thread));
+    let mut args = [f64s(&[1.0; 64]), f64s(&[0.0]), Argument::Symbol(64)];
+    let Some(r) = run(&tsan, &good, "race-good", &mut args) else {
+        return;
+    };
+    assert_eq!(r.unwrap().status, 0);
+    assert_eq!(values(&args[1]), [64.0]);
+    let bad = broken(
+        &good,
+        atomic,
+        "dev_s[(0LL) + (0LL) * (1LL)] = dev_s[(0LL) + (0LL) * (1LL)] + t___out;",
+    );
+    let mut args = [f64s(&[1.0; 64]), f64s(&[0.0]), Argument::Symbol(64)];
+    match run(&tsan, &bad, "race-bad", &mut args).unwrap() {
+        Err(ExecError::Crashed { how, messages }) => {
+            assert!(how.contains("66"), "{how}");
+            assert!(
+                messages.contains("WARNING: ThreadSanitizer: data race"),
+                "{messages}"
+            );
+        }
+        other => panic!("expected ThreadSanitizer's report, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_gemm_leading_dimension_off_by_one_fails_the_vendor_check() {
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], B: dc.float64[N, N], C: dc.float64[N, N]):\n    C[:] = A @ B\n";
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let b = d.blas();
+        let good = unit(src, d);
+        let a: Vec<f64> = (0..9).map(f64::from).collect();
+        let i: Vec<f64> = (0..9).map(|k| if k % 4 == 0 { 1.0 } else { 0.0 }).collect();
+        let mat = |v: &[f64]| Argument::Array(ArrayValue::f64(vec![3, 3], v.to_vec()));
+        let mut args = [mat(&a), mat(&i), mat(&[0.0; 9]), Argument::Symbol(3)];
+        let Some(r) = run(&device(), &good, "gemm-good", &mut args) else {
+            return;
+        };
+        assert_eq!(r.unwrap().status, 0);
+        assert_eq!(values(&args[2]), a, "A @ I is A");
+        // The first leading dimension of the call one short.
+        let call = format!("{}Dgemm(sdfg_blas", b.prefix);
+        let at = good.source.find(&call).unwrap();
+        let ld = "(int)sdfg::imax(1, (N))";
+        let offset = at + good.source[at..].find(ld).unwrap();
+        let mut bad = good.clone();
+        bad.source
+            .replace_range(offset..offset + ld.len(), "(int)sdfg::imax(1, (N) - 1)");
+        let mut args = [mat(&a), mat(&i), mat(&[0.0; 9]), Argument::Symbol(3)];
+        let r = run(&device(), &bad, "gemm-bad", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.status, sdfg_codegen::status::RUNTIME_ERROR);
+        assert!(
+            r.messages.contains("lda = 2, but must be at least 3"),
+            "{}",
+            r.messages
+        );
+        assert!(
+            r.messages.contains(&format!("{}Dgemm(", b.prefix))
+                && r.messages.contains("failed: status"),
+            "{}",
+            r.messages
+        );
+    }
+}
+
+#[test]
+fn a_grid_over_the_limit_is_an_invalid_configuration_and_the_clamped_grid_covers_the_map() {
+    // 600,000 x 2 points: 75,000 blocks of 8 rows on y, more than 65,535.
+    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, 2], B: dc.float64[N, 2]):\n    B[:] = A + 1.0\n";
+    let n = 600_000usize;
+    let input: Vec<f64> = (0..2 * n).map(|k| k as f64).collect();
+    let arrays = || {
+        [
+            Argument::Array(ArrayValue::f64(vec![n, 2], input.clone())),
+            Argument::Array(ArrayValue::f64(vec![n, 2], vec![0.0; 2 * n])),
+            Argument::Symbol(n as i64),
+        ]
+    };
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let good = unit(src, d);
+        let mut args = arrays();
+        let Some(r) = run(&device(), &good, "grid-good", &mut args) else {
+            return;
+        };
+        assert_eq!(r.unwrap().status, 0);
+        let out = values(&args[1]);
+        assert!(
+            out.iter().enumerate().all(|(k, v)| *v == k as f64 + 1.0),
+            "{}: the clamped grid missed points",
+            d.name()
+        );
+        // Without the clamp on y, the launch is refused.
+        let bad = broken(&good, ", 65535LL))", ", 1000000LL))");
+        let mut args = arrays();
+        let r = run(&device(), &bad, "grid-bad", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.status, sdfg_codegen::status::RUNTIME_ERROR);
+        assert!(
+            r.messages.contains("invalid configuration argument"),
+            "{}",
+            r.messages
+        );
+        assert!(
+            r.messages.contains("SDFG_LAUNCH(B_l6_0_k0"),
+            "{}",
+            r.messages
+        );
+        assert!(
+            r.messages.contains(&format!(
+                "gridDim.y = {} exceeds",
+                n / (256 / d.default_block()[0] as usize)
+            )),
+            "{}",
+            r.messages
+        );
+    }
+}
+
+#[test]
+fn a_matrix_that_is_not_positive_definite_makes_the_entry_return_the_factorization_status() {
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], L: dc.float64[N, N]):\n    L[:] = np.linalg.cholesky(A)\n";
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let good = unit(src, d);
+        let mat = |v: &[f64]| Argument::Array(ArrayValue::f64(vec![2, 2], v.to_vec()));
+        // [[4, 2], [2, 5]] = L L^T with L = [[2, 0], [1, 2]].
+        let mut args = [
+            mat(&[4.0, 2.0, 2.0, 5.0]),
+            mat(&[0.0; 4]),
+            Argument::Symbol(2),
+        ];
+        let Some(r) = run(&device(), &good, "potrf-good", &mut args) else {
+            return;
+        };
+        assert_eq!(r.unwrap().status, 0);
+        assert_eq!(values(&args[1]), [2.0, 0.0, 1.0, 2.0]);
+        // The second leading minor of [[1, 2], [2, 1]] is -3.
+        let mut args = [
+            mat(&[1.0, 2.0, 2.0, 1.0]),
+            mat(&[0.0; 4]),
+            Argument::Symbol(2),
+        ];
+        let r = run(&device(), &good, "potrf-bad", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            r.status,
+            sdfg_codegen::status::LINALG_ERROR,
+            "{}",
+            r.messages
+        );
+        assert!(
+            r.messages
+                .contains("the Cholesky factorization (potrf) of `")
+                && r.messages.contains("not positive definite (info = 2)"),
+            "{}",
+            r.messages
+        );
+    }
+}
+
+#[test]
+fn a_failed_setup_releases_everything_it_made() {
+    // Each of the unit's allocations in turn fails: init gives no state and
+    // nothing stays allocated (the control: no failure, a state, a result).
+    let good = unit(DOUBLE, &Cuda);
+    let mut args = [f64s(&[1.0]), f64s(&[0.0]), Argument::Symbol(1)];
+    let Some(r) = run(&device(), &good, "setup-good", &mut args) else {
+        return;
+    };
+    let r = r.unwrap();
+    assert_eq!(r.status, 0);
+    assert_eq!(r.live_after_exit.map(|l| l.is_empty()), Some(true));
+    for k in 1..=2 {
+        let failing = device().env("SDFG_EMULATION_FAIL_ALLOCATION", &k.to_string());
+        let mut args = [f64s(&[1.0]), f64s(&[0.0]), Argument::Symbol(1)];
+        match run(&failing, &good, "setup-bad", &mut args).unwrap() {
+            Err(ExecError::Init { messages, live, .. }) => {
+                assert!(
+                    messages.contains("cudaMalloc") && messages.contains("out of memory"),
+                    "{messages}"
+                );
+                let live = live.expect("the emulation reports what is live");
+                assert!(live.is_empty(), "allocation {k} failing leaves {live:?}");
+            }
+            other => panic!("expected init to fail, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn repeated_runs_reuse_the_state_and_allocate_nothing() {
+    let good = unit(DOUBLE, &Hip);
+    let mut args = [f64s(&[1.0, 5.0]), f64s(&[0.0; 2]), Argument::Symbol(2)];
+    let Some(r) = run(&device().runs(3), &good, "runs", &mut args) else {
+        return;
+    };
+    let r = r.unwrap();
+    assert_eq!(r.status, 0);
+    assert_eq!(values(&args[1]), [2.0, 10.0]);
+    let counts = r.counts.unwrap();
+    // The last of the three runs: one launch, one copy each way, no allocation.
+    assert_eq!(counts.launches, 1);
+    assert_eq!(counts.host_to_device.count, 1);
+    assert_eq!(counts.device_to_host.count, 1);
+    assert_eq!(counts.api.get("hipMalloc"), None, "{:?}", counts.api);
+}
+
+#[test]
+fn return_values_are_filled_through_their_parameters() {
+    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N]):\n    return A * 3.0, A + 1.0\n";
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let u = unit(src, d);
+        let names: Vec<&str> = u.parameters.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["A", "N", "__return_0", "__return_1"]);
+        let mut args = [
+            f64s(&[1.0, 2.0]),
+            Argument::Symbol(2),
+            f64s(&[0.0; 2]),
+            f64s(&[0.0; 2]),
+        ];
+        let Some(r) = run(&device(), &u, "returns", &mut args) else {
+            return;
+        };
+        assert_eq!(r.unwrap().status, 0);
+        assert_eq!(values(&args[2]), [3.0, 6.0]);
+        assert_eq!(values(&args[3]), [2.0, 3.0]);
+    }
+}
+
+#[test]
+fn a_thread_block_map_synchronizes_its_threads_through_shared_memory() {
+    // The hand-offloaded example: each block stages a 32-element tile in
+    // shared memory, waits at __syncthreads, then scales it. The emulation
+    // runs its threads as fibers; its answer is the simulator's.
+    let sdfg = sdfg_ir::examples::offloaded_scale().unwrap();
+    let u = sdfg_codegen::emit(&sdfg, &Cuda).unwrap();
+    assert!(u.source.contains("__syncthreads();"));
+    let symbols = std::collections::BTreeMap::from([("N".to_owned(), 3i64)]);
+    let mut simulated = sdfg_sim::Arguments::default().symbol("N", 3);
+    let mut args: Vec<Argument> = Vec::new();
+    for p in &u.parameters {
+        if matches!(p.kind, sdfg_codegen::ParameterKind::Symbol(_)) {
+            args.push(Argument::Symbol(symbols[&p.name]));
+            continue;
+        }
+        let shape: Vec<usize> = p
+            .shape
+            .iter()
+            .map(|e| e.eval(&symbols).unwrap() as usize)
+            .collect();
+        let count = shape.iter().product::<usize>();
+        let v = ArrayValue::f64(shape, (0..count).map(|i| i as f64 * 0.5).collect());
+        simulated.arrays.insert(p.name.clone(), v.clone());
+        args.push(Argument::Array(v));
+    }
+    let Some(r) = run(&device(), &u, "tile", &mut args) else {
+        return;
+    };
+    let r = r.unwrap();
+    assert_eq!(r.status, 0, "{}", r.messages);
+    let valid = sdfg_ir::validate(&sdfg).unwrap();
+    let reference = sdfg_sim::Simulator::new().run(valid, &simulated).unwrap();
+    for (p, a) in u.parameters.iter().zip(&args) {
+        if let Argument::Array(v) = a {
+            assert_eq!(Some(v), reference.outputs.get(&p.name), "`{}`", p.name);
+        }
+    }
+}
