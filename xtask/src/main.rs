@@ -3,20 +3,27 @@
 //! - `bless`: rewrites the golden translation units that
 //!   `cargo test -p sdfg-harness --test goldens` checks
 //!   (`sdfg_harness::goldens`).
-//! - `corpus [--kernel NAME]... [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]`:
+//! - `corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--json FILE]`:
 //!   runs every kernel of `corpus/npbench/` through the pipeline (parse,
 //!   compile, validate, JSON round trip, host simulation, offload for the
 //!   backend, device simulation, comparison with NumPy; for `cuda` and `hip`
-//!   also emission of the translation unit and compiling it with real
-//!   compilers) and prints one row per kernel. Exits non-zero when any stage fails or no kernel
-//!   matches. `--json` also writes the full report for machines.
+//!   also emission of the translation unit, compiling it with real
+//!   compilers, and executing it on the emulated GPU against NumPy) and
+//!   prints one row per kernel. Exits non-zero when any stage fails or no
+//!   kernel matches. `--require-compilers` makes a compile check or an
+//!   execution skipped for a missing tool a failure; `--sanitize` builds and
+//!   runs the emitted code with AddressSanitizer + UBSan or ThreadSanitizer;
+//!   `--goldens` selects the golden kernels, `--with-atomics` the kernels
+//!   whose emitted code has atomic updates. `--json` also writes the full
+//!   report for machines. This executable is also the emulated GPU's runner
+//!   (`sdfg_exec::child`).
 
 use sdfg_harness::corpus::{self, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -69,11 +76,19 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut backend = "sim".to_owned();
     let mut require_compilers = false;
     let mut sanitize = None;
+    let mut with_atomics = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
         match a.as_str() {
             "--kernel" => kernels.push(value()?),
+            // The kernels whose emitted source is kept as goldens.
+            "--goldens" => {
+                kernels.extend(sdfg_harness::goldens::KERNELS.iter().map(|k| k.to_string()))
+            }
+            // Only kernels whose emitted unit updates memory atomically
+            // (where ThreadSanitizer has something to check).
+            "--with-atomics" => with_atomics = true,
             "--exclude" => excluded.push(value()?),
             "--preset" => preset = value()?,
             "--json" => json = Some(PathBuf::from(value()?)),
@@ -113,6 +128,26 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         return Err("the corpus is empty".to_owned());
     }
     let backend = sdfg_harness::backend(&backend)?;
+    let files: Vec<_> = if with_atomics {
+        let sdfg_harness::Backend::Code(target) = backend else {
+            return Err(
+                "`--with-atomics` needs a code-generating backend (`--backend cuda|hip`)"
+                    .to_owned(),
+            );
+        };
+        files
+            .into_iter()
+            .filter(|f| {
+                sdfg_harness::goldens::generate(&root, target, &f.name)
+                    .is_ok_and(|source| source.contains("sdfg::atomic_"))
+            })
+            .collect()
+    } else {
+        files
+    };
+    if files.is_empty() {
+        return Err("no corpus kernel is selected".to_owned());
+    }
     let python = corpus::python_available();
     if let Err(why) = &python {
         println!("note: the NumPy stage is skipped for every kernel: {why}");

@@ -157,10 +157,12 @@ template <> struct bits<uint32_t> { typedef unsigned int type; };
 template <> struct bits<int64_t> { typedef unsigned long long type; };
 template <> struct bits<uint64_t> { typedef unsigned long long type; };
 
+// The first read is atomic too (an addition of zero): a plain read racing
+// with other threads' atomics is a data race in the memory model.
 template <class T, class F> __device__ inline void atomic_update(T* p, F f) {
   typedef typename bits<T>::type U;
   U* q = (U*)p;
-  U old = *q, assumed;
+  U old = atomicAdd(q, (U)0), assumed;
   do {
     assumed = old;
     T cur;

@@ -500,3 +500,103 @@ fn a_thread_block_map_synchronizes_its_threads_through_shared_memory() {
         }
     }
 }
+
+#[test]
+fn compare_and_swap_updates_are_free_of_races() {
+    // A maximum over floats has no native atomic: the prelude's
+    // compare-and-swap loop, whose every access is atomic, so
+    // ThreadSanitizer (each launch on four OS threads) reports nothing.
+    use sdfg_ir::builder::SdfgBuilder;
+    use sdfg_ir::code::{Expr, Stmt};
+    use sdfg_ir::{Connector, DType, Schedule, Wcr};
+    let mut b = SdfgBuilder::new("f");
+    b.symbol("N")
+        .array("x", DType::Float64, "N")
+        .array("m", DType::Float64, "1");
+    b.state("max", |st| {
+        let x = st.access("x");
+        let m = st.access("m");
+        st.mapped_tasklet(
+            "top",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, Connector::scalar("a", DType::Float64), "x[i]")],
+            vec![Stmt::assign("o", Expr::var("a"))],
+            vec![(
+                Connector::scalar("o", DType::Float64),
+                m,
+                ("m[0]", Wcr::Max),
+            )],
+        );
+    });
+    let sdfg = b.build().unwrap();
+    let (out, _) = sdfg_passes::offload(&sdfg, &Hip, &sdfg_passes::Options::default()).unwrap();
+    let u = sdfg_codegen::emit(&out, &Hip).unwrap();
+    assert!(
+        u.source.contains("sdfg::atomic_max(&dev_m["),
+        "{}",
+        u.source
+    );
+    let x: Vec<f64> = (0..96).map(|k| ((k * 37) % 96) as f64).collect();
+    let mut args: Vec<Argument> = u
+        .parameters
+        .iter()
+        .map(|p| match p.name.as_str() {
+            "N" => Argument::Symbol(96),
+            "x" => f64s(&x),
+            _ => f64s(&[-1.0]),
+        })
+        .collect();
+    let tsan = device().sanitize(Some(Sanitizer::Thread));
+    let Some(r) = run(&tsan, &u, "cas", &mut args) else {
+        return;
+    };
+    let r = r.unwrap();
+    assert_eq!(r.status, 0, "{}", r.messages);
+    let m = u.parameters.iter().position(|p| p.name == "m").unwrap();
+    assert_eq!(values(&args[m]), [95.0]);
+}
+
+#[test]
+fn a_failed_growth_never_releases_the_old_buffer_twice() {
+    // `A[i, :i] * 2.0` lives in a buffer that grows with `i`. Its growth
+    // frees the old buffer first; when the new allocation then fails, exit
+    // must not free the old one again (the emulation would say so).
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], s: dc.float64[N]):\n    for i in range(1, N):\n        s[i] = np.sum(A[i, :i] * 2.0)\n";
+    let good = unit(src, &Cuda);
+    assert!(good.source.contains("sdfg_cap_"), "{}", good.source);
+    let args = || {
+        [
+            Argument::Array(ArrayValue::f64(vec![4, 4], vec![1.0; 16])),
+            f64s(&[0.0; 4]),
+            Argument::Symbol(4),
+        ]
+    };
+    let mut control = args();
+    let Some(r) = run(&device(), &good, "grow-good", &mut control) else {
+        return;
+    };
+    let r = r.unwrap();
+    assert_eq!(r.status, 0, "{}", r.messages);
+    assert_eq!(values(&control[1])[1..], [2.0, 4.0, 6.0]);
+    // How many allocations setup makes: the first run's failure after them
+    // is the first growth, the next the second (after a release).
+    let setup = good
+        .source
+        .matches("SDFG_CHECK(cudaMalloc((void**)&sdfg_h->")
+        .count();
+    for k in [setup + 1, setup + 2] {
+        let failing = device().env("SDFG_EMULATION_FAIL_ALLOCATION", &k.to_string());
+        let mut a = args();
+        let r = run(&failing, &good, "grow-bad", &mut a).unwrap().unwrap();
+        assert_eq!(
+            r.status,
+            sdfg_codegen::status::RUNTIME_ERROR,
+            "{}",
+            r.messages
+        );
+        assert!(r.messages.contains("out of memory"), "{}", r.messages);
+        assert!(!r.messages.contains("freed before"), "{}", r.messages);
+        assert_eq!(r.live_after_exit.map(|l| l.is_empty()), Some(true));
+    }
+}

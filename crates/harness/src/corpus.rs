@@ -637,22 +637,28 @@ fn numpy_reference(
             false,
         ),
     };
-    let done = dir.join("complete");
-    if !(cached && done.exists()) {
+    if !(cached && dir.is_dir()) {
+        // Written elsewhere and renamed into place: runs of the corpus for
+        // several backends at once never read a half-written reference.
+        let fresh = dir.with_extension(format!("part-{}", std::process::id()));
         let out = Command::new("python3")
             .arg(&script)
             .arg(&kernel.path)
             .args(["--preset", options.preset, "--out"])
-            .arg(&dir)
+            .arg(&fresh)
             .output()
             .map_err(|e| fail(&e))?;
         if !out.status.success() {
+            let _ = std::fs::remove_dir_all(&fresh);
             return Err(Verdict::Fail(format!(
                 "reference run failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
-        std::fs::write(&done, b"").map_err(|e| fail(&e))?;
+        if std::fs::rename(&fresh, &dir).is_err() {
+            // Another run put the same reference there first.
+            let _ = std::fs::remove_dir_all(&fresh);
+        }
     }
     let mut outputs = BTreeMap::new();
     for name in &md.outputs {

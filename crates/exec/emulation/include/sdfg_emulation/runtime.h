@@ -220,6 +220,7 @@ struct Heap {
   std::map<uintptr_t, Allocation> allocations;  // by first page
   bool open = false;                            // accessible (device work running)
   unsigned long long next_id = 1;
+  unsigned long long attempts = 0;              // device allocations asked for, ever
   long long fail_at = -1;                       // SDFG_EMULATION_FAIL_ALLOCATION: the n-th allocation fails
 
   bool contains(const void* p) const {
@@ -360,8 +361,9 @@ inline int device_malloc(void** out, size_t bytes) {
   *out = nullptr;
   if (bytes == 0) return success;
   counters.allocations += 1;
-  if (heap.fail_at >= 0 && (long long)counters.allocations == heap.fail_at) {
-    diagnose("allocation #%llu fails as SDFG_EMULATION_FAIL_ALLOCATION asks", counters.allocations);
+  heap.attempts += 1;
+  if (heap.fail_at >= 0 && (long long)heap.attempts == heap.fail_at) {
+    diagnose("device allocation #%llu fails as SDFG_EMULATION_FAIL_ALLOCATION asks", heap.attempts);
     return fail(memory_allocation);
   }
   size_t page_bytes = round_up(round_up(bytes, 256), heap.page);
