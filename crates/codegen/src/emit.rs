@@ -1,13 +1,14 @@
 //! The emitter: an offloaded SDFG to one translation unit.
 //!
-//! The host function walks the structured control flow (loops become `for`
-//! statements, so `continue` runs the update; conditionals `if` chains) and
-//! emits each state in topological order: copies between access nodes,
-//! kernel launches for device maps, loops for maps kept on the host, and
-//! tasklets at host level inline. Every container is a pointer in the
-//! generated code. Transients are allocated once per call where their size
-//! depends only on arguments, and through a grow-only buffer otherwise, so
-//! no loop allocates device memory on every iteration.
+//! The host code is a state struct and its entry points (`host_code`): the
+//! body walks the structured control flow (loops become `for` statements,
+//! so `continue` runs the update; conditionals `if` chains) and emits each
+//! state in topological order: copies between access nodes, kernel launches
+//! for device maps, loops for maps kept on the host, and tasklets at host
+//! level inline. Every container is a pointer in the generated code.
+//! Transients are allocated once, by init, where their size depends only on
+//! argument symbols, and through a grow-only buffer kept in the state
+//! otherwise, so no loop allocates device memory on every iteration.
 
 use crate::cpp::{self, PointerCoeffs, SymPrinter, TaskletPrinter, ctype, ident};
 use crate::{Dialect, EmitError, Parameter, ParameterKind, TranslationUnit};

@@ -10,15 +10,22 @@
 //!
 //! The emitted file is self-contained: a prelude (the semantics of the IR's
 //! operations for host and device), one `__global__` function per kernel,
-//! and an `extern "C"` entry point named after the SDFG that takes the
-//! program's arguments in [`Sdfg::arguments`](sdfg_ir::Sdfg) order (every
-//! container as a pointer, every symbol as `int64_t`) and returns 0, or an
-//! error code after printing the failing runtime call. One source compiles
-//! three ways: whole with `nvcc`/`hipcc`; its kernels alone with NVRTC
-//! (`__CUDACC_RTC__` hides the host part); its host part alone with a host
-//! C++ compiler (`-DSDFG_HOST_ONLY` leaves the kernels as declarations and
-//! kernels are launched through the runtime's `LaunchKernel` call, not the
-//! `<<<>>>` syntax).
+//! and `extern "C"` entry points named after the SDFG, as DaCe's are:
+//! `NAME_init(symbols)` makes a state (stream, event, vendor handles, every
+//! allocation sized by symbols alone), `NAME_run(state, parameters)` runs the
+//! program, `NAME_exit(state)` releases it, `NAME(parameters)` does all
+//! three, and packed variants take their arguments as an array of addresses.
+//! The parameters ([`TranslationUnit::parameters`]) are the program's
+//! arguments in [`Sdfg::arguments`](sdfg_ir::Sdfg) order (every container a
+//! pointer, every symbol by value), then its return values, which the caller
+//! allocates; the [`status`] codes say how a run ended (`docs/codegen.md`,
+//! "The entry points"). One source compiles three ways: whole with
+//! `nvcc`/`hipcc`; its kernels alone with NVRTC (`__CUDACC_RTC__` hides the
+//! host part); its host part alone with a host C++ compiler
+//! (`-DSDFG_HOST_ONLY` leaves the kernels as declarations). Kernels are
+//! launched through one typed macro (`SDFG_LAUNCH`, which a runtime that
+//! runs kernels itself, like `sdfg-exec`'s emulated GPU, defines), not the
+//! `<<<>>>` syntax, and the launch is checked naming the kernel.
 //!
 //! Library nodes reach the emitter either expanded into maps by
 //! `sdfg_passes::lower_library_nodes` or, for device-wide GEMM, GEMV and

@@ -13,7 +13,7 @@
 //! where element `k` of each array is the *address* of parameter `k`'s value
 //! (a pointer for a container, an integer of the symbol's type for a
 //! symbol), as the runtimes' `LaunchKernel` takes kernel arguments. Before
-//! any call, [`check_arguments`](crate::check_arguments) has made sure that
+//! any call, [`check_arguments`] has made sure that
 //! each argument has its parameter's kind and dtype and exactly the elements
 //! the program will index, so the program reads and writes only memory these
 //! arguments own.

@@ -600,3 +600,34 @@ fn a_failed_growth_never_releases_the_old_buffer_twice() {
         assert_eq!(r.live_after_exit.map(|l| l.is_empty()), Some(true));
     }
 }
+
+#[test]
+fn a_kernel_given_a_host_pointer_faults_as_on_a_gpu() {
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let good = unit(DOUBLE, d);
+        // The kernel reads the host array instead of its device twin.
+        let bad = broken(
+            &good,
+            "SDFG_KERNEL(B_l6_0_k0, sdfg_grid, sdfg_block, 0, dev_A, dev_B, N);",
+            "SDFG_KERNEL(B_l6_0_k0, sdfg_grid, sdfg_block, 0, A, dev_B, N);",
+        );
+        let mut args = [f64s(&[1.0, 2.0]), f64s(&[0.0; 2]), Argument::Symbol(2)];
+        let Some(r) = run(&device(), &bad, "host-arg", &mut args) else {
+            return;
+        };
+        let r = r.unwrap();
+        assert_eq!(r.status, sdfg_codegen::status::RUNTIME_ERROR);
+        assert!(
+            r.messages.contains("kernel `B_l6_0_k0`: argument 0 (0x")
+                && r.messages.contains("points to host memory"),
+            "{}",
+            r.messages
+        );
+        assert!(
+            r.messages
+                .contains("an illegal memory access was encountered"),
+            "{}",
+            r.messages
+        );
+    }
+}

@@ -8,8 +8,11 @@
 //! (`corpus/tools/reference.py`) and compare every output within the
 //! kernel's tolerance. A stage that cannot run says why ("skipped: python3
 //! with NumPy not found"); it never passes silently. A failed stage stops the
-//! stages that depend on it, which are reported as skipped with the reason
-//! (the NumPy comparison depends only on the host simulation).
+//! stages that depend on it, which are reported as skipped with the reason:
+//! each stage needs the one before it, except that the NumPy comparison
+//! needs only the host simulation and `exec` only the emitted unit. NumPy
+//! runs once per kernel and preset; its outputs are kept in
+//! [`RunOptions::references`] for the next run and the other backends.
 //!
 //! The offload stages: **offload** runs the offload pass for the simulated
 //! accelerator and checks that its output validates, round-trips through
@@ -20,6 +23,17 @@
 //! host and device, and the transfer ratio. For the `test` preset the
 //! device run also checks every kernel launch for data races
 //! ([`Simulator::check_races`]).
+//!
+//! The code stages (`--backend cuda|hip`): **lower** expands library nodes
+//! (or keeps them for vendor calls) and simulates the result on the device
+//! against the host run; **emit** writes the translation unit; **cc**
+//! compiles it with the real compilers ([`crate::toolchain`]); **exec**
+//! compiles and runs it on [`RunOptions::device`] (the emulated GPU:
+//! `docs/emulation.md`) with the inputs the initializer made, compares every
+//! output (arguments the program writes and return values) with NumPy
+//! within the kernel's tolerance, fails on anything left allocated, and
+//! records what the device counted beside the simulator's counts of the
+//! same lowered SDFG ([`ExecCounts`]).
 
 use sdfg_ir::{DType, Sdfg};
 use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};

@@ -6,8 +6,9 @@
 //! any code target linked through the `cuda` / `hip` features), runs the
 //! corpus ([`corpus`]: every kernel through parse, compile, validate, JSON
 //! round trip, simulation, offload, and for code backends lowering,
-//! emission and real compilers ([`toolchain`]), and comparison with NumPy,
-//! one report row per kernel), and keeps the golden sources ([`goldens`]).
+//! emission, real compilers ([`toolchain`]) and execution of the emitted
+//! code on a `sdfg_exec::Device`, and comparison with NumPy, one report row
+//! per kernel), and keeps the golden sources ([`goldens`]).
 //!
 //! # Compile time
 //!
