@@ -43,14 +43,46 @@ pub struct Request {
 pub struct Slot {
     /// The parameter's name.
     pub name: String,
-    /// `container`, `symbol` or `return`.
-    pub kind: String,
-    /// Its dtype.
-    pub dtype: DType,
+    /// How it is passed, with its dtype.
+    pub kind: SlotKind,
     /// The array's shape (for containers and return values).
     pub shape: Vec<usize>,
     /// The symbol's value.
     pub value: Option<i64>,
+}
+
+/// A parameter's kind and dtype, as the request spells them
+/// (`{"container": "float64"}`, `{"symbol": "int64"}`, `{"return": ...}`).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotKind(pub ParameterKind);
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SlotKindText {
+    Container(DType),
+    Symbol(DType),
+    Return(DType),
+}
+
+impl Serialize for SlotKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            ParameterKind::Container(t) => SlotKindText::Container(t),
+            ParameterKind::Symbol(t) => SlotKindText::Symbol(t),
+            ParameterKind::Return(t) => SlotKindText::Return(t),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for SlotKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SlotKind, D::Error> {
+        Ok(SlotKind(match SlotKindText::deserialize(d)? {
+            SlotKindText::Container(t) => ParameterKind::Container(t),
+            SlotKindText::Symbol(t) => ParameterKind::Symbol(t),
+            SlotKindText::Return(t) => ParameterKind::Return(t),
+        }))
+    }
 }
 
 /// What the runner did.
@@ -76,19 +108,13 @@ impl Request {
             .iter()
             .zip(arguments)
             .map(|(p, a)| {
-                let (kind, dtype) = match p.kind {
-                    ParameterKind::Container(t) => ("container", t),
-                    ParameterKind::Symbol(t) => ("symbol", t),
-                    ParameterKind::Return(t) => ("return", t),
-                };
                 let (shape, value) = match a {
                     Argument::Array(v) => (v.shape.clone(), None),
                     Argument::Symbol(v) => (Vec::new(), Some(*v)),
                 };
                 Slot {
                     name: p.name.clone(),
-                    kind: kind.to_owned(),
-                    dtype,
+                    kind: SlotKind(p.kind),
                     shape,
                     value,
                 }
@@ -108,17 +134,6 @@ impl Request {
             .slots
             .iter()
             .map(|s| {
-                let kind = match s.kind.as_str() {
-                    "container" => ParameterKind::Container(s.dtype),
-                    "symbol" => ParameterKind::Symbol(s.dtype),
-                    "return" => ParameterKind::Return(s.dtype),
-                    other => {
-                        return Err(ExecError::io(
-                            "request.json",
-                            format!("unknown parameter kind `{other}`"),
-                        ));
-                    }
-                };
                 let shape = s
                     .shape
                     .iter()
@@ -127,7 +142,7 @@ impl Request {
                     .map_err(|e| ExecError::io("request.json", e))?;
                 Ok(Parameter {
                     name: s.name.clone(),
-                    kind,
+                    kind: s.kind.0,
                     shape,
                 })
             })

@@ -263,53 +263,37 @@ impl Drop for State<'_> {
     }
 }
 
-/// A symbol's value in the width of its dtype, little-endian, checked to fit.
+/// A symbol's value in the width of its dtype (native byte order, as the
+/// program reads it), checked to fit.
 fn symbol_bytes(t: DType, v: i64, name: &str) -> Result<[u8; 8], ExecError> {
-    let mut out = [0u8; 8];
-    let fits = |ok: bool| {
-        ok.then_some(()).ok_or_else(|| ExecError::Argument {
-            parameter: name.to_owned(),
-            message: format!("{v} does not fit in {t}"),
-        })
-    };
-    match t {
-        DType::Int8 => {
-            fits(i8::try_from(v).is_ok())?;
-            out[..1].copy_from_slice(&(v as i8).to_ne_bytes());
-        }
-        DType::Int16 => {
-            fits(i16::try_from(v).is_ok())?;
-            out[..2].copy_from_slice(&(v as i16).to_ne_bytes());
-        }
-        DType::Int32 => {
-            fits(i32::try_from(v).is_ok())?;
-            out[..4].copy_from_slice(&(v as i32).to_ne_bytes());
-        }
-        DType::UInt8 => {
-            fits(u8::try_from(v).is_ok())?;
-            out[..1].copy_from_slice(&(v as u8).to_ne_bytes());
-        }
-        DType::UInt16 => {
-            fits(u16::try_from(v).is_ok())?;
-            out[..2].copy_from_slice(&(v as u16).to_ne_bytes());
-        }
-        DType::UInt32 => {
-            fits(u32::try_from(v).is_ok())?;
-            out[..4].copy_from_slice(&(v as u32).to_ne_bytes());
-        }
-        DType::UInt64 => {
-            fits(v >= 0)?;
-            out.copy_from_slice(&(v as u64).to_ne_bytes());
-        }
-        DType::Int64 => out.copy_from_slice(&v.to_ne_bytes()),
+    fn narrow<T: TryFrom<i64>, const N: usize>(
+        v: i64,
+        bytes: impl Fn(T) -> [u8; N],
+    ) -> Option<[u8; 8]> {
+        let mut out = [0u8; 8];
+        out[..N].copy_from_slice(&bytes(T::try_from(v).ok()?));
+        Some(out)
+    }
+    let out = match t {
+        DType::Int8 => narrow(v, i8::to_ne_bytes),
+        DType::Int16 => narrow(v, i16::to_ne_bytes),
+        DType::Int32 => narrow(v, i32::to_ne_bytes),
+        DType::Int64 => narrow(v, i64::to_ne_bytes),
+        DType::UInt8 => narrow(v, u8::to_ne_bytes),
+        DType::UInt16 => narrow(v, u16::to_ne_bytes),
+        DType::UInt32 => narrow(v, u32::to_ne_bytes),
+        DType::UInt64 => narrow(v, u64::to_ne_bytes),
         other => {
             return Err(ExecError::Argument {
                 parameter: name.to_owned(),
                 message: format!("a symbol of type {other}"),
             });
         }
-    }
-    Ok(out)
+    };
+    out.ok_or_else(|| ExecError::Argument {
+        parameter: name.to_owned(),
+        message: format!("{v} does not fit in {t}"),
+    })
 }
 
 /// The address of the first element (each variant's element type has the

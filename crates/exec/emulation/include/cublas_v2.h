@@ -21,31 +21,13 @@ typedef enum { CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER = 1 } cublasFi
 typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
 typedef sdfg_emu::blas::Handle* cublasHandle_t;
 
-inline cublasStatus_t sdfg_emu_cublas(sdfg_emu::blas::Result r) {
-  switch (r) {
-    case sdfg_emu::blas::ok: return CUBLAS_STATUS_SUCCESS;
-    case sdfg_emu::blas::not_initialized: return CUBLAS_STATUS_NOT_INITIALIZED;
-    case sdfg_emu::blas::invalid_value: return CUBLAS_STATUS_INVALID_VALUE;
-    default: return CUBLAS_STATUS_EXECUTION_FAILED;
-  }
-}
+SDFG_EMU_LIBRARY(cublas, cublasStatus_t, CUBLAS, cublasHandle_t, cudaStream_t, CUBLAS_STATUS_NOT_INITIALIZED,
+                 sdfg_emu::blas::Handles)
+#define sdfg_emu_cublas cublas_emulated_status
 // Only N and T: the emulated calls are real-valued.
 inline bool sdfg_emu_cublas_op(cublasOperation_t op, bool* transpose) {
   *transpose = op != CUBLAS_OP_N;
   return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C;
-}
-
-inline cublasStatus_t cublasCreate(cublasHandle_t* h) {
-  sdfg_emu::api("cublasCreate");
-  return sdfg_emu_cublas(sdfg_emu::blas::create(h));
-}
-inline cublasStatus_t cublasDestroy(cublasHandle_t h) {
-  sdfg_emu::api("cublasDestroy");
-  return sdfg_emu_cublas(sdfg_emu::blas::destroy(h));
-}
-inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
-  sdfg_emu::api("cublasSetStream");
-  return sdfg_emu_cublas(sdfg_emu::blas::set_stream(h, s));
 }
 inline cublasStatus_t cublasSetPointerMode(cublasHandle_t h, cublasPointerMode_t mode) {
   sdfg_emu::api("cublasSetPointerMode");

@@ -25,27 +25,9 @@ typedef enum {
 } cusolverStatus_t;
 typedef sdfg_emu::solver::Handle* cusolverDnHandle_t;
 
-inline cusolverStatus_t sdfg_emu_cusolver(sdfg_emu::solver::Result r) {
-  switch (r) {
-    case sdfg_emu::solver::ok: return CUSOLVER_STATUS_SUCCESS;
-    case sdfg_emu::solver::not_initialized: return CUSOLVER_STATUS_NOT_INITIALIZED;
-    case sdfg_emu::solver::invalid_value: return CUSOLVER_STATUS_INVALID_VALUE;
-    default: return CUSOLVER_STATUS_EXECUTION_FAILED;
-  }
-}
-
-inline cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t* h) {
-  sdfg_emu::api("cusolverDnCreate");
-  return sdfg_emu_cusolver(sdfg_emu::solver::create(h));
-}
-inline cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t h) {
-  sdfg_emu::api("cusolverDnDestroy");
-  return sdfg_emu_cusolver(sdfg_emu::solver::destroy(h));
-}
-inline cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t h, cudaStream_t s) {
-  sdfg_emu::api("cusolverDnSetStream");
-  return sdfg_emu_cusolver(sdfg_emu::solver::set_stream(h, s));
-}
+SDFG_EMU_LIBRARY(cusolverDn, cusolverStatus_t, CUSOLVER, cusolverDnHandle_t, cudaStream_t, CUSOLVER_STATUS_NOT_INITIALIZED,
+                 sdfg_emu::solver::Handles)
+#define sdfg_emu_cusolver cusolverDn_emulated_status
 
 #define SDFG_EMU_CUSOLVER_POTRF(X, T)                                                                                             \
   inline cusolverStatus_t cusolverDn##X##potrf_bufferSize(cusolverDnHandle_t h, cublasFillMode_t uplo, int n, T* A, int lda,     \

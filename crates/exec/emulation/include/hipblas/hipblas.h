@@ -24,32 +24,12 @@ typedef enum { HIPBLAS_FILL_MODE_UPPER = 121, HIPBLAS_FILL_MODE_LOWER = 122, HIP
 typedef enum { HIPBLAS_POINTER_MODE_HOST = 0, HIPBLAS_POINTER_MODE_DEVICE = 1 } hipblasPointerMode_t;
 typedef sdfg_emu::blas::Handle* hipblasHandle_t;
 
-inline hipblasStatus_t sdfg_emu_hipblas(sdfg_emu::blas::Result r) {
-  switch (r) {
-    case sdfg_emu::blas::ok: return HIPBLAS_STATUS_SUCCESS;
-    case sdfg_emu::blas::not_initialized: return HIPBLAS_STATUS_NOT_INITIALIZED;
-    case sdfg_emu::blas::invalid_value: return HIPBLAS_STATUS_INVALID_VALUE;
-    default: return HIPBLAS_STATUS_EXECUTION_FAILED;
-  }
-}
+SDFG_EMU_LIBRARY(hipblas, hipblasStatus_t, HIPBLAS, hipblasHandle_t, hipStream_t, HIPBLAS_STATUS_HANDLE_IS_NULLPTR,
+                 sdfg_emu::blas::Handles)
+#define sdfg_emu_hipblas hipblas_emulated_status
 inline bool sdfg_emu_hipblas_op(hipblasOperation_t op, bool* transpose) {
   *transpose = op != HIPBLAS_OP_N;
   return op == HIPBLAS_OP_N || op == HIPBLAS_OP_T || op == HIPBLAS_OP_C;
-}
-
-inline hipblasStatus_t hipblasCreate(hipblasHandle_t* h) {
-  sdfg_emu::api("hipblasCreate");
-  return sdfg_emu_hipblas(sdfg_emu::blas::create(h));
-}
-inline hipblasStatus_t hipblasDestroy(hipblasHandle_t h) {
-  sdfg_emu::api("hipblasDestroy");
-  if (h == nullptr) return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;
-  return sdfg_emu_hipblas(sdfg_emu::blas::destroy(h));
-}
-inline hipblasStatus_t hipblasSetStream(hipblasHandle_t h, hipStream_t s) {
-  sdfg_emu::api("hipblasSetStream");
-  if (h == nullptr) return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;
-  return sdfg_emu_hipblas(sdfg_emu::blas::set_stream(h, s));
 }
 inline hipblasStatus_t hipblasSetPointerMode(hipblasHandle_t h, hipblasPointerMode_t mode) {
   sdfg_emu::api("hipblasSetPointerMode");

@@ -28,29 +28,9 @@ typedef enum { HIPSOLVER_OP_N = 111, HIPSOLVER_OP_T = 112, HIPSOLVER_OP_C = 113 
 typedef sdfg_emu::solver::Handle* hipsolverHandle_t;
 typedef hipsolverHandle_t hipsolverDnHandle_t;
 
-inline hipsolverStatus_t sdfg_emu_hipsolver(sdfg_emu::solver::Result r) {
-  switch (r) {
-    case sdfg_emu::solver::ok: return HIPSOLVER_STATUS_SUCCESS;
-    case sdfg_emu::solver::not_initialized: return HIPSOLVER_STATUS_NOT_INITIALIZED;
-    case sdfg_emu::solver::invalid_value: return HIPSOLVER_STATUS_INVALID_VALUE;
-    default: return HIPSOLVER_STATUS_EXECUTION_FAILED;
-  }
-}
-
-inline hipsolverStatus_t hipsolverDnCreate(hipsolverDnHandle_t* h) {
-  sdfg_emu::api("hipsolverDnCreate");
-  return sdfg_emu_hipsolver(sdfg_emu::solver::create(h));
-}
-inline hipsolverStatus_t hipsolverDnDestroy(hipsolverDnHandle_t h) {
-  sdfg_emu::api("hipsolverDnDestroy");
-  if (h == nullptr) return HIPSOLVER_STATUS_HANDLE_IS_NULLPTR;
-  return sdfg_emu_hipsolver(sdfg_emu::solver::destroy(h));
-}
-inline hipsolverStatus_t hipsolverDnSetStream(hipsolverDnHandle_t h, hipStream_t s) {
-  sdfg_emu::api("hipsolverDnSetStream");
-  if (h == nullptr) return HIPSOLVER_STATUS_HANDLE_IS_NULLPTR;
-  return sdfg_emu_hipsolver(sdfg_emu::solver::set_stream(h, s));
-}
+SDFG_EMU_LIBRARY(hipsolverDn, hipsolverStatus_t, HIPSOLVER, hipsolverDnHandle_t, hipStream_t, HIPSOLVER_STATUS_HANDLE_IS_NULLPTR,
+                 sdfg_emu::solver::Handles)
+#define sdfg_emu_hipsolver hipsolverDn_emulated_status
 
 #define SDFG_EMU_HIPSOLVER_POTRF(X, T)                                                                                              \
   inline hipsolverStatus_t hipsolverDn##X##potrf_bufferSize(hipsolverDnHandle_t h, hipsolverFillMode_t uplo, int n, T* A, int lda, \

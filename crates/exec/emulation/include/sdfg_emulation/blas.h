@@ -10,44 +10,24 @@
 // and beta in host pointer mode are read when the call is made, as the
 // vendors do.
 #pragma once
-#include "runtime.h"
+#include "library.h"
 
 #include <cblas.h>
 
 namespace sdfg_emu {
 namespace blas {
 
-enum Result { ok, not_initialized, invalid_value, execution_failed };
+using Result = LibraryResult;
+constexpr Result ok = library_ok, not_initialized = library_not_initialized, invalid_value = library_invalid_value,
+                 execution_failed = library_execution_failed;
 
-struct Handle {
-  sdfg_emu_stream* stream = nullptr;
-  bool device_pointers = false;
+struct Handle : LibraryHandle {
+  static long long& live() { return live_blas_handles; }
 };
-inline std::set<Handle*> handles;
+using Handles = Registry<Handle>;
 
-inline Result create(Handle** out) {
-  start();
-  if (out == nullptr) return invalid_value;
-  *out = new Handle();
-  handles.insert(*out);
-  live_blas_handles += 1;
-  return ok;
-}
-inline Result destroy(Handle* h) {
-  if (handles.count(h) == 0) return not_initialized;
-  handles.erase(h);
-  delete h;
-  live_blas_handles -= 1;
-  return ok;
-}
-inline Result set_stream(Handle* h, sdfg_emu_stream* s) {
-  if (handles.count(h) == 0) return not_initialized;
-  if (!valid(s)) return invalid_value;
-  h->stream = s;
-  return ok;
-}
 inline Result set_pointer_mode(Handle* h, bool device) {
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   h->device_pointers = device;
   return ok;
 }
@@ -73,11 +53,6 @@ inline bool vector(const char* call, const char* name, const T* p, long long n, 
   diagnose("%s: %s (%p, %lld elements, increment %lld) is not inside one live device allocation; on a GPU the call faults", call,
            name, (const void*)p, n, inc);
   fault(illegal_address);
-  return false;
-}
-inline bool at_least(const char* call, const char* what, long long value, long long bound) {
-  if (value >= bound) return true;
-  diagnose("%s: %s = %lld, but must be at least %lld", call, what, value, bound);
   return false;
 }
 
@@ -146,7 +121,7 @@ inline Result gemm(const char* call, Handle* h, bool ta, bool tb, int m, int n, 
                    const T* B, int ldb, const T* beta, T* C, int ldc) {
   api(call);
   counters.vendor[call] += 1;
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (sticky != success) return execution_failed;
   int a_rows = ta ? k : m, b_rows = tb ? n : k;
   if (!at_least(call, "m", m, 0) || !at_least(call, "n", n, 0) || !at_least(call, "k", k, 0) ||
@@ -179,7 +154,7 @@ inline Result gemv(const char* call, Handle* h, bool t, int m, int n, const T* a
                    const T* beta, T* y, int incy) {
   api(call);
   counters.vendor[call] += 1;
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (sticky != success) return execution_failed;
   if (!at_least(call, "m", m, 0) || !at_least(call, "n", n, 0) || !at_least(call, "lda", lda, m > 1 ? m : 1))
     return invalid_value;
@@ -210,7 +185,7 @@ template <class T>
 inline Result dot(const char* call, Handle* h, int n, const T* x, int incx, const T* y, int incy, T* result) {
   api(call);
   counters.vendor[call] += 1;
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (sticky != success) return execution_failed;
   if (result == nullptr) {
     diagnose("%s: the result is a null pointer", call);

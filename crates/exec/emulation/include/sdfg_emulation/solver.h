@@ -7,7 +7,7 @@
 // written to device memory when the call runs, as on a GPU.
 #pragma once
 #include "blas.h"
-#include "runtime.h"
+#include "library.h"
 
 #include <complex>
 #define lapack_complex_float std::complex<float>
@@ -17,44 +17,19 @@
 namespace sdfg_emu {
 namespace solver {
 
-enum Result { ok, not_initialized, invalid_value, execution_failed };
+using Result = LibraryResult;
+constexpr Result ok = library_ok, not_initialized = library_not_initialized, invalid_value = library_invalid_value,
+                 execution_failed = library_execution_failed;
 
-struct Handle {
-  sdfg_emu_stream* stream = nullptr;
+struct Handle : LibraryHandle {
+  static long long& live() { return live_solver_handles; }
 };
-inline std::set<Handle*> handles;
-
-inline Result create(Handle** out) {
-  start();
-  if (out == nullptr) return invalid_value;
-  *out = new Handle();
-  handles.insert(*out);
-  live_solver_handles += 1;
-  return ok;
-}
-inline Result destroy(Handle* h) {
-  if (handles.count(h) == 0) return not_initialized;
-  handles.erase(h);
-  delete h;
-  live_solver_handles -= 1;
-  return ok;
-}
-inline Result set_stream(Handle* h, sdfg_emu_stream* s) {
-  if (handles.count(h) == 0) return not_initialized;
-  if (!valid(s)) return invalid_value;
-  h->stream = s;
-  return ok;
-}
+using Handles = Registry<Handle>;
 
 inline bool in_device(const char* call, const char* name, const void* p, size_t bytes) {
   if (bytes == 0 || heap.holding(p, bytes) != nullptr) return true;
   diagnose("%s: %s (%p, %zu bytes) is not inside one live device allocation; on a GPU the call faults", call, name, p, bytes);
   fault(illegal_address);
-  return false;
-}
-inline bool at_least(const char* call, const char* what, long long value, long long bound) {
-  if (value >= bound) return true;
-  diagnose("%s: %s = %lld, but must be at least %lld", call, what, value, bound);
   return false;
 }
 template <class T>
@@ -101,7 +76,7 @@ template <class T>
 inline Result potrf_buffer_size(const char* call, Handle* h, int n, const T* a, int lda, int* lwork) {
   (void)a;
   api(call);
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (!at_least(call, "n", n, 0) || !at_least(call, "lda", lda, n > 1 ? n : 1) || lwork == nullptr) return invalid_value;
   *lwork = potrf_work(n);
   return ok;
@@ -111,7 +86,7 @@ template <class T>
 inline Result potrf(const char* call, Handle* h, bool upper, int n, T* a, int lda, T* work, int lwork, int* info) {
   api(call);
   counters.vendor[call] += 1;
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (sticky != success) return execution_failed;
   if (!at_least(call, "n", n, 0) || !at_least(call, "lda", lda, n > 1 ? n : 1) || !at_least(call, "lwork", lwork, potrf_work(n)))
     return invalid_value;
@@ -127,7 +102,7 @@ template <class T>
 inline Result getrf_buffer_size(const char* call, Handle* h, int m, int n, const T* a, int lda, int* lwork) {
   (void)a;
   api(call);
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (!at_least(call, "m", m, 0) || !at_least(call, "n", n, 0) || !at_least(call, "lda", lda, m > 1 ? m : 1) || lwork == nullptr)
     return invalid_value;
   *lwork = getrf_work(m, n);
@@ -138,7 +113,7 @@ template <class T, class L>
 inline Result getrf(const char* call, Handle* h, int m, int n, T* a, int lda, T* work, int* ipiv, int* info) {
   api(call);
   counters.vendor[call] += 1;
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (sticky != success) return execution_failed;
   if (!at_least(call, "m", m, 0) || !at_least(call, "n", n, 0) || !at_least(call, "lda", lda, m > 1 ? m : 1)) return invalid_value;
   int k = m < n ? m : n;
@@ -156,7 +131,7 @@ inline Result getrs(const char* call, Handle* h, char trans, int n, int nrhs, co
                     int* info) {
   api(call);
   counters.vendor[call] += 1;
-  if (handles.count(h) == 0) return not_initialized;
+  if (!Handles::known(h)) return not_initialized;
   if (sticky != success) return execution_failed;
   if (!at_least(call, "n", n, 0) || !at_least(call, "nrhs", nrhs, 0) || !at_least(call, "lda", lda, n > 1 ? n : 1) ||
       !at_least(call, "ldb", ldb, n > 1 ? n : 1))
