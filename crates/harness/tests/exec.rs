@@ -105,3 +105,58 @@ fn mandelbrot1_runs_600000_by_2_points_past_the_grid_limit() {
         }
     }
 }
+
+#[test]
+fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
+    use sdfg_harness::corpus::{self, RunOptions, Verdict};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let files = corpus::discover(&root.join("corpus/npbench")).unwrap();
+    let python = corpus::python_available();
+    let device = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"));
+    let tools = root.join("corpus/tools");
+    // GEMM: a vendor GEMM between two kernels; cholesky2: potrf, whose
+    // status flag is read back once per run.
+    for (name, launches) in [("polybench/gemm", 3), ("polybench/cholesky2", 5)] {
+        let file = files.iter().find(|f| f.name == name).unwrap();
+        for backend in ["cuda", "hip"] {
+            let options = RunOptions {
+                preset: "test",
+                backend: sdfg_harness::backend(backend).unwrap(),
+                tools: &tools,
+                python: &python,
+                references: None,
+                device: Ok(&device),
+            };
+            let report = corpus::run_kernel(file, &options);
+            let exec = &report.stages.iter().find(|(s, _)| s == "exec").unwrap().1;
+            match &exec.verdict {
+                Verdict::Skip(why) if std::env::var_os("CI").is_none() => {
+                    eprintln!("skipped: {why}");
+                    return;
+                }
+                v => assert_eq!(v, &Verdict::Pass, "{name} on {backend}"),
+            }
+            let counts = report.exec_counts.expect("the emulated GPU counts");
+            assert!(counts.agree(), "{name} on {backend}: {counts:?}");
+            assert_eq!(counts.launches, launches, "{name} on {backend}");
+            assert!(counts.to_device_bytes > 0 && counts.to_host_bytes > 0);
+        }
+    }
+    // Without a device the stage says why, and nothing else changes.
+    let options = RunOptions {
+        preset: "test",
+        backend: sdfg_harness::backend("cuda").unwrap(),
+        tools: &tools,
+        python: &python,
+        references: None,
+        device: Err("no device in this test"),
+    };
+    let gemm = files.iter().find(|f| f.name == "polybench/gemm").unwrap();
+    let report = corpus::run_kernel(gemm, &options);
+    let exec = &report.stages.iter().find(|(s, _)| s == "exec").unwrap().1;
+    assert_eq!(
+        exec.verdict,
+        Verdict::Skip("no device in this test".to_owned())
+    );
+    assert!(report.passed());
+}
