@@ -133,6 +133,17 @@ template <class T> SDFG_HD complex<T> sqrt(complex<T> z) {
 }
 template <class T> SDFG_HD complex<T> sin(complex<T> z) { return complex<T>(sin(z.re) * ::cosh(z.im), cos(z.re) * ::sinh(z.im)); }
 template <class T> SDFG_HD complex<T> cos(complex<T> z) { return complex<T>(cos(z.re) * ::cosh(z.im), -sin(z.re) * ::sinh(z.im)); }
+template <class T> SDFG_HD complex<T> tan(complex<T> z) { return sin(z) / cos(z); }
+template <class T> SDFG_HD complex<T> tanh(complex<T> z) {
+  // tanh(z) = -i tan(i z)
+  complex<T> t = tan(complex<T>(-z.im, z.re));
+  return complex<T>(t.im, -t.re);
+}
+// The principal branch, as NumPy's: atan(z) = (i/2) log((i + z) / (i - z)).
+template <class T> SDFG_HD complex<T> atan(complex<T> z) {
+  complex<T> l = log(complex<T>(z.re, 1 + z.im) / complex<T>(-z.re, 1 - z.im));
+  return complex<T>(-l.im / 2, l.re / 2);
+}
 template <class T> SDFG_HD complex<T> pow(complex<T> a, complex<T> b) {
   if (a.re == 0 && a.im == 0) return complex<T>(b.re == 0 && b.im == 0 ? 1 : 0, 0);
   return exp(b * log(a));

@@ -1,4 +1,13 @@
 //! Module level: imports, symbols, programs and the `BENCHMARK` metadata.
+//!
+//! As DaCe does, the compiler reads only the programs and the module-level
+//! names they can use: symbols, numeric constants (`BET_M = 0.5`,
+//! `M, N, K = 24, 25, 26`), integer expressions of symbols (`N = R**K`),
+//! dtype aliases (`datatype = dace.float64`) and other programs. Everything
+//! else at module level (test code under `if __name__ == "__main__":`,
+//! classes, `try:`, helper functions, other assignments) is ignored; a
+//! program that uses a name assigned there gets an error naming it at its
+//! use.
 
 use crate::{ErrorKind, FrontendError, SourceMap};
 use ruff_python_ast::{self as ast, Expr, Stmt};
@@ -21,7 +30,23 @@ pub struct Module {
     /// Module-level integer expressions of symbols (`N = R**K`): a program
     /// reading the name reads the expression.
     pub(crate) symbol_exprs: BTreeMap<String, Expr>,
+    /// Module-level names of dtypes (`datatype = dace.float64`).
+    pub(crate) dtype_aliases: BTreeMap<String, DType>,
+    /// Module-level names bound to values the compiler does not evaluate
+    /// (lists, calls, objects...): where and why; a program reading one is
+    /// refused naming it.
+    pub(crate) opaque: BTreeMap<String, Opaque>,
     metadata: Option<serde_json::Value>,
+}
+
+/// A module-level name programs cannot read.
+#[derive(Clone, Debug)]
+pub(crate) struct Opaque {
+    /// The line it is bound at.
+    pub(crate) line: usize,
+    /// What it is bound to, as a phrase ("a value the compiler does not
+    /// evaluate", "300, which does not fit in uint8").
+    pub(crate) what: String,
 }
 
 /// What the module says about one program.
@@ -49,6 +74,8 @@ impl Module {
             programs: BTreeMap::new(),
             constants: BTreeMap::new(),
             symbol_exprs: BTreeMap::new(),
+            dtype_aliases: BTreeMap::new(),
+            opaque: BTreeMap::new(),
             metadata: None,
         };
         for stmt in parsed.into_syntax().body {
@@ -104,9 +131,6 @@ impl Module {
                 }
                 Ok(())
             }
-            Stmt::ImportFrom(_) | Stmt::Pass(_) => Ok(()),
-            // Docstrings and other bare expressions at module level.
-            Stmt::Expr(_) => Ok(()),
             Stmt::FunctionDef(f) => {
                 let is_program = f
                     .decorator_list
@@ -114,39 +138,76 @@ impl Module {
                     .any(|d| self.is_dace_program(&d.expression));
                 if is_program {
                     self.programs.insert(f.name.id.to_string(), f);
+                } else {
+                    // A plain function (a helper of the NumPy reference, test
+                    // code): not compiled; a program calling it is refused.
+                    let line = self.line_of(&f);
+                    self.opaque.insert(
+                        f.name.id.to_string(),
+                        Opaque {
+                            line,
+                            what: "a Python function, not a `@dace.program`".to_owned(),
+                        },
+                    );
                 }
-                // Plain functions (helpers of the NumPy reference) are not compiled.
                 Ok(())
             }
             Stmt::Assign(a) => self.assignment(&a),
             // `poly: dace.uint16 = 0x8408`: a constant of the annotated type.
             Stmt::AnnAssign(a) => {
-                let (Expr::Name(name), Some(value)) = (&*a.target, &a.value) else {
-                    return Err(self.err(
-                        &a,
-                        ErrorKind::Unsupported("this annotated assignment".to_owned()),
-                    ));
+                let Expr::Name(name) = &*a.target else {
+                    return Ok(());
                 };
-                let typed = self
-                    .dtype_of(&a.annotation)
-                    .and_then(|t| Self::number(value).and_then(|v| v.with_dtype(t)))
-                    .ok_or_else(|| {
-                        self.err(
-                            &a,
-                            ErrorKind::Unsupported(
-                                "a module-level annotated value that is not a number of a dtype"
-                                    .to_owned(),
-                            ),
-                        )
-                    })?;
-                self.constants.insert(name.id.to_string(), typed);
+                let (Some(value), Some(t)) = (&a.value, self.dtype_of(&a.annotation)) else {
+                    self.forget(name.id.as_str(), &a);
+                    return Ok(());
+                };
+                match Self::number(value).map(|v| (v, v.with_dtype(t))) {
+                    Some((_, Some(typed))) => {
+                        self.constants.insert(name.id.to_string(), typed);
+                    }
+                    Some((v, None)) => {
+                        let what = format!("{v}, which does not fit in {t}");
+                        self.forget_as(name.id.as_str(), &a, what);
+                    }
+                    None => self.forget(name.id.as_str(), &a),
+                }
                 Ok(())
             }
-            other => Err(self.err(
-                &other,
-                ErrorKind::Unsupported("this statement at module level".to_owned()),
-            )),
+            // Everything else at module level is not the program: imports
+            // of other modules, docstrings, `if __name__ == "__main__":`,
+            // classes, `try:`, loops, test code. Names it binds are unknown
+            // to programs.
+            other => {
+                for name in bound_names(&other) {
+                    self.forget(&name, &other);
+                }
+                Ok(())
+            }
         }
+    }
+
+    /// The 1-based line of a node.
+    fn line_of(&self, node: &impl Ranged) -> usize {
+        self.source.position(node.range().start().to_usize()).line
+    }
+
+    /// `name` is bound at module level to something the compiler does not
+    /// evaluate: whatever it was before, programs may not read it.
+    fn forget(&mut self, name: &str, at: &impl Ranged) {
+        self.forget_as(
+            name,
+            at,
+            "a value the compiler does not evaluate".to_owned(),
+        );
+    }
+
+    fn forget_as(&mut self, name: &str, at: &impl Ranged, what: String) {
+        self.constants.remove(name);
+        self.symbol_exprs.remove(name);
+        self.dtype_aliases.remove(name);
+        let line = self.line_of(at);
+        self.opaque.insert(name.to_owned(), Opaque { line, what });
     }
 
     fn is_dace_attr(&self, e: &Expr, attr: &str) -> bool {
@@ -162,67 +223,80 @@ impl Module {
     }
 
     fn assignment(&mut self, a: &ast::StmtAssign) -> Result<(), FrontendError> {
-        let [target] = &a.targets[..] else {
-            return Err(self.err(a, ErrorKind::Unsupported("chained assignment".to_owned())));
-        };
+        // `a = b = value`: each target is bound to the value.
+        for target in &a.targets {
+            self.bind(target, &a.value, a)?;
+        }
+        Ok(())
+    }
+
+    /// A module-level binding of `target` to `value`.
+    fn bind(&mut self, target: &Expr, value: &Expr, at: &impl Ranged) -> Result<(), FrontendError> {
         let name_of = |e: &Expr| match e {
             Expr::Name(n) => Some(n.id.to_string()),
             _ => None,
         };
         // `BENCHMARK = {...}`
         if name_of(target).as_deref() == Some("BENCHMARK") {
-            self.metadata = Some(self.literal(&a.value, 0)?);
+            self.metadata = Some(self.literal(value, 0)?);
             return Ok(());
         }
         // `N = dace.symbol('N', dtype=...)`
-        if let (Some(name), Some(dtype)) = (name_of(target), self.symbol_call(&a.value)?) {
+        if let (Some(name), Some(dtype)) = (name_of(target), self.symbol_call(value)?) {
             self.symbols.insert(name, dtype);
             return Ok(());
         }
-        // `N, M = (dace.symbol(s, ...) for s in ('N', 'M'))` and tuple forms.
         if let Expr::Tuple(t) = target {
             let names: Option<Vec<String>> = t.elts.iter().map(name_of).collect();
             if let Some(names) = names {
-                // `N, M = dace.symbol('N'), dace.symbol('M', dtype=...)`: each
-                // symbol takes the dtype of its own call (not the first one's).
-                if let Expr::Tuple(vals) = &*a.value
-                    && vals.elts.len() == names.len()
-                {
-                    let dtypes = vals
-                        .elts
-                        .iter()
-                        .map(|v| self.symbol_call(v))
-                        .collect::<Result<Option<Vec<DType>>, _>>()?;
-                    if let Some(dtypes) = dtypes {
-                        self.symbols.extend(names.into_iter().zip(dtypes));
+                match value {
+                    // `N, M = dace.symbol('N'), dace.symbol('M', dtype=...)`
+                    // (each symbol takes the dtype of its own call), and
+                    // `M, N, K = 24, 25, 26`: element by element.
+                    Expr::Tuple(vals) if vals.elts.len() == names.len() => {
+                        for (n, v) in t.elts.iter().zip(&vals.elts) {
+                            self.bind(n, v, at)?;
+                        }
                         return Ok(());
                     }
-                } else if let Expr::Generator(g) = &*a.value
-                    && let Some(dtype) = self.symbol_call(&g.elt)?
-                {
-                    for n in names {
-                        self.symbols.insert(n, dtype);
+                    // `N, M = (dace.symbol(s, ...) for s in ('N', 'M'))`.
+                    Expr::Generator(g) => {
+                        if let Some(dtype) = self.symbol_call(&g.elt)? {
+                            for n in names {
+                                self.symbols.insert(n, dtype);
+                            }
+                            return Ok(());
+                        }
                     }
-                    return Ok(());
+                    _ => {}
                 }
             }
         }
+        let Some(name) = name_of(target) else {
+            // `x.attr = ...`, `a[0] = ...`, unpacking a value the compiler
+            // does not evaluate: the names involved are unknown to programs.
+            for n in names_in_target(target) {
+                self.forget(&n, at);
+            }
+            return Ok(());
+        };
         // `BET_M = 0.5`, `POLY = -3`: a number programs read as a literal.
-        if let Some(name) = name_of(target)
-            && let Some(value) = Self::number(&a.value)
-        {
-            self.constants.insert(name, value);
+        if let Some(v) = Self::number(value) {
+            self.constants.insert(name, v);
             return Ok(());
         }
         // `N = R**K`: an integer expression of symbols.
-        if let Some(name) = name_of(target)
-            && self.is_symbol_expr(&a.value)
-        {
-            self.symbol_exprs.insert(name, (*a.value).clone());
+        if self.is_symbol_expr(value) {
+            self.symbol_exprs.insert(name, value.clone());
             return Ok(());
         }
-        // Other module-level values are ignored by the compiler: programs may
-        // not read them (they are reported as unknown names if they do).
+        // `datatype = dace.float64`
+        if let Some(t) = self.dtype_of(value) {
+            self.dtype_aliases.insert(name, t);
+            return Ok(());
+        }
+        // Anything else: not evaluated; a program reading it is refused.
+        self.forget(&name, at);
         Ok(())
     }
 
@@ -295,8 +369,11 @@ impl Module {
         Ok(Some(DType::Int64))
     }
 
-    /// `dace.float64`, `np.int32`, ... as a dtype.
+    /// `dace.float64`, `np.int32`, ... (or a module-level alias of one) as a dtype.
     pub(crate) fn dtype_of(&self, e: &Expr) -> Option<DType> {
+        if let Expr::Name(n) = e {
+            return self.dtype_aliases.get(n.id.as_str()).copied();
+        }
         let Expr::Attribute(a) = e else { return None };
         let Expr::Name(base) = &*a.value else {
             return None;
@@ -401,5 +478,76 @@ impl Module {
                 ));
             }
         })
+    }
+}
+
+/// The names a module-level statement the compiler ignores binds (so that
+/// programs do not read an earlier value of them by mistake).
+fn bound_names(stmt: &Stmt) -> Vec<String> {
+    let mut out = Vec::new();
+    match stmt {
+        Stmt::ClassDef(c) => out.push(c.name.id.to_string()),
+        Stmt::AugAssign(a) => out.extend(names_in_target(&a.target)),
+        Stmt::For(f) => out.extend(names_in_target(&f.target)),
+        Stmt::ImportFrom(i) => {
+            for alias in &i.names {
+                out.push(alias.asname.as_ref().unwrap_or(&alias.name).id.to_string());
+            }
+        }
+        _ => {}
+    }
+    // Bindings inside compound statements (`if`, `try`, `with`, loops).
+    let mut nested = |body: &[Stmt]| {
+        for s in body {
+            match s {
+                Stmt::Assign(a) => {
+                    for t in &a.targets {
+                        out.extend(names_in_target(t));
+                    }
+                }
+                Stmt::AnnAssign(a) => out.extend(names_in_target(&a.target)),
+                Stmt::FunctionDef(f) => out.push(f.name.id.to_string()),
+                other => out.extend(bound_names(other)),
+            }
+        }
+    };
+    match stmt {
+        Stmt::If(i) => {
+            nested(&i.body);
+            for c in &i.elif_else_clauses {
+                nested(&c.body);
+            }
+        }
+        Stmt::Try(t) => {
+            nested(&t.body);
+            for h in &t.handlers {
+                let ast::ExceptHandler::ExceptHandler(h) = h;
+                nested(&h.body);
+            }
+            nested(&t.orelse);
+            nested(&t.finalbody);
+        }
+        Stmt::With(w) => nested(&w.body),
+        Stmt::For(f) => {
+            nested(&f.body);
+            nested(&f.orelse);
+        }
+        Stmt::While(w) => {
+            nested(&w.body);
+            nested(&w.orelse);
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The plain names an assignment target binds (`a`, `a, b`, `[a, *b]`).
+fn names_in_target(e: &Expr) -> Vec<String> {
+    match e {
+        Expr::Name(n) => vec![n.id.to_string()],
+        Expr::Tuple(t) => t.elts.iter().flat_map(names_in_target).collect(),
+        Expr::List(l) => l.elts.iter().flat_map(names_in_target).collect(),
+        Expr::Starred(s) => names_in_target(&s.value),
+        _ => Vec::new(),
     }
 }

@@ -1894,11 +1894,26 @@ fn module_level_numbers_are_literals_and_ndarray_allocates() {
         .array("out", zeros(&[3]));
     let out = run(&sdfg, args);
     assert_close(&output(&out, "out", &[3]), &[-1.0, 0.0, -5.0]);
-    // Control: a module-level value that is not a number stays unknown.
-    let e = error("NAME = 'x'\n@dc.program\ndef f(out: dc.float64[N]):\n    out[:] = NAME\n");
+    // Control: a module-level value that is not a number is refused where
+    // a program reads it, naming it and where it was bound.
+    let kind = error_at(
+        "NAME = 'x'\n@dc.program\ndef f(out: dc.float64[N]):\n    out[:] = NAME\n",
+        7,
+        14,
+    );
+    assert_unsupported(
+        &kind,
+        "`NAME`, bound at line 4 of the module to a value the compiler does not evaluate",
+    );
+    // A name no one binds is unknown.
+    let kind = error_at(
+        "\n@dc.program\ndef f(out: dc.float64[N]):\n    out[:] = NOWHERE\n",
+        7,
+        14,
+    );
     assert!(
-        matches!(&e.kind, ErrorKind::UnknownName(n) if n == "NAME"),
-        "{e}"
+        matches!(&kind, ErrorKind::UnknownName(n) if n == "NOWHERE"),
+        "{kind:?}"
     );
 }
 
@@ -1986,12 +2001,14 @@ fn annotated_scalars_take_their_declared_type() {
     );
     // Controls: a value that does not fit the annotated type is refused at
     // module level; an array annotation in a program is refused by name.
-    let e = Module::parse(FILE, &source("POLY: dc.uint8 = 300\n"))
-        .err()
-        .unwrap();
-    assert!(
-        matches!(&e.kind, ErrorKind::Unsupported(m) if m.contains("annotated")),
-        "{e}"
+    let kind = error_at(
+        "POLY: dc.uint8 = 300\n@dc.program\ndef f(out: dc.uint8[N]):\n    out[:] = POLY\n",
+        7,
+        14,
+    );
+    assert_unsupported(
+        &kind,
+        "`POLY`, bound at line 4 of the module to 300, which does not fit in uint8",
     );
     let kind = error_at(
         "\n@dc.program\ndef f(x: dc.float64[N]):\n    y: dc.float64[N] = x\n",

@@ -783,14 +783,14 @@ impl<'a> TypeChecker<'a> {
         let what = || format!("argument of `{}`", func.name());
         use Intrinsic as I;
         match func {
-            I::Sqrt | I::Exp | I::Log | I::Sin | I::Cos | I::Pow => {
+            I::Sqrt | I::Exp | I::Log | I::Sin | I::Cos | I::Tan | I::Tanh | I::Atan | I::Pow => {
                 if t.is_float() || t.is_complex() {
                     Ok(t)
                 } else {
                     Err(mismatch(what(), "a float or complex value", t))
                 }
             }
-            I::Tan | I::Tanh | I::Atan | I::Atan2 | I::Floor | I::Ceil => {
+            I::Atan2 | I::Floor | I::Ceil => {
                 if t.is_float() {
                     Ok(t)
                 } else {

@@ -356,7 +356,6 @@ impl<'m> Lowerer<'m> {
             "tanh" => Some(Intrinsic::Tanh),
             "arctan" => Some(Intrinsic::Atan),
             "arctan2" => Some(Intrinsic::Atan2),
-            "power" => Some(Intrinsic::Pow),
             "abs" | "absolute" => Some(Intrinsic::Abs),
             "floor" => Some(Intrinsic::Floor),
             "ceil" => Some(Intrinsic::Ceil),
@@ -372,6 +371,11 @@ impl<'m> Lowerer<'m> {
             && let Some(f) = intrinsic
         {
             return self.ufunc(c, f);
+        }
+        // `np.power(x, y)` is `x ** y`: integers stay integers (NEP 50).
+        if (module, name) == ("np", "power") {
+            let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
+            return self.binary(c, BinaryOp::Pow, x, y);
         }
         match (module, name) {
             ("np", "logical_not") => {
@@ -801,6 +805,17 @@ impl<'m> Lowerer<'m> {
         for a in &args[1..] {
             t = promote(t, weak, a.dtype(), a.is_weak());
             weak = weak && a.is_weak();
+        }
+        // Where the function is the identity for its operand's type, the
+        // operand is the value (NumPy 2 keeps the dtype): the floor or
+        // ceiling of integers, the conjugate or real part of reals.
+        let identity = match f {
+            Intrinsic::Floor | Intrinsic::Ceil => t.is_integer() || t == DType::Bool,
+            Intrinsic::Conj | Intrinsic::Real => !t.is_complex() && t.is_numeric(),
+            _ => false,
+        };
+        if identity && let [x] = &args[..] {
+            return Ok(x.clone());
         }
         // Transcendental functions of integers compute in float64, as in NumPy.
         let needs_float = !matches!(

@@ -63,7 +63,16 @@ impl<'m> Lowerer<'m> {
                     None => match (self.m.constants.get(name), self.m.symbol_exprs.get(name)) {
                         (Some(value), _) => Ok(Elem::Lit(*value)),
                         (None, Some(expr)) => self.elem(expr),
-                        (None, None) => Err(self.err(e, ErrorKind::UnknownName(name.to_owned()))),
+                        (None, None) => Err(match self.m.opaque.get(name) {
+                            Some(o) => self.err(
+                                e,
+                                unsupported(format!(
+                                    "`{name}`, bound at line {} of the module to {}; programs can read module-level symbols, numbers, dtypes and other programs",
+                                    o.line, o.what
+                                )),
+                            ),
+                            None => self.err(e, ErrorKind::UnknownName(name.to_owned())),
+                        }),
                     },
                 }
             }
@@ -120,19 +129,35 @@ impl<'m> Lowerer<'m> {
                 let (x, y) = (self.elem(&c.left)?, self.elem(&c.comparators[0])?);
                 self.binary(c, op, x, y)
             }
+            // Python's `a or b` is `a` if `a` is true, else `b`; `a and b`
+            // is `a` if `a` is false, else `b`: the result is an operand,
+            // not a bool (`False or N` is `N`). Operands of known truth
+            // short-circuit at compile time, as Python would at run time.
             Expr::BoolOp(b) => {
-                let op = match b.op {
-                    ast::BoolOp::And => BinaryOp::And,
-                    ast::BoolOp::Or => BinaryOp::Or,
-                };
+                let or = matches!(b.op, ast::BoolOp::Or);
                 let mut vals = b.values.iter();
                 let first = vals
                     .next()
                     .ok_or_else(|| self.err(b, unsupported("an empty boolean operation")))?;
-                let mut acc = Elem::Cast(DType::Bool, Box::new(self.elem(first)?));
+                let mut acc = self.elem(first)?;
                 for v in vals {
-                    let y = Elem::Cast(DType::Bool, Box::new(self.elem(v)?));
-                    acc = Elem::Binary(op, Box::new(acc), Box::new(y), DType::Bool);
+                    match truth(&acc) {
+                        // `True or ...`, `0 and ...`: the rest is not evaluated.
+                        Some(t) if t == or => break,
+                        Some(_) => acc = self.elem(v)?,
+                        None => {
+                            let y = self.elem(v)?;
+                            acc = if acc.dtype() == DType::Bool && y.dtype() == DType::Bool {
+                                let op = if or { BinaryOp::Or } else { BinaryOp::And };
+                                self.binary(b, op, acc, y)?
+                            } else {
+                                let t = promote(acc.dtype(), acc.is_weak(), y.dtype(), y.is_weak());
+                                let cond = Box::new(Elem::Cast(DType::Bool, Box::new(acc.clone())));
+                                let (yes, no) = if or { (acc, y) } else { (y, acc) };
+                                Elem::Select(cond, Box::new(yes), Box::new(no), t)
+                            };
+                        }
+                    }
                 }
                 Ok(acc)
             }
@@ -213,6 +238,35 @@ impl<'m> Lowerer<'m> {
         x: Elem,
         y: Elem,
     ) -> Result<Elem> {
+        // An integer to a negative constant power is a float in Python
+        // (`10**-2` is 0.01); NumPy refuses it for integer arrays.
+        if op == BinaryOp::Pow
+            && is_integral(x.dtype())
+            && is_integral(y.dtype())
+            && y.as_sym().and_then(|e| e.as_int()).is_some_and(|k| k < 0)
+        {
+            if !x.is_weak() {
+                return Err(self.err(
+                    node,
+                    unsupported(
+                        "an integer array to a negative integer power (NumPy: \"Integers to negative integer powers are not allowed\")",
+                    ),
+                ));
+            }
+            let float = |e: Elem| Elem::Cast(DType::Float64, Box::new(e));
+            if let (Some(b), Some(k)) = (
+                x.as_sym().and_then(|e| e.as_int()),
+                y.as_sym().and_then(|e| e.as_int()),
+            ) {
+                return Ok(Elem::Lit(Literal::f64((b as f64).powf(k as f64))));
+            }
+            return Ok(Elem::Binary(
+                op,
+                Box::new(float(x)),
+                Box::new(float(y)),
+                DType::Float64,
+            ));
+        }
         // Integer arithmetic on symbols stays symbolic.
         if x.is_weak() && y.is_weak() {
             let e = Elem::Binary(op, Box::new(x.clone()), Box::new(y.clone()), DType::Int64);
@@ -434,5 +488,21 @@ impl<'m> Lowerer<'m> {
         self.assign_symbol(node, &sym, read.clone());
         self.host_reads.push((read, sym.clone()));
         Ok(Some(SymExpr::symbol(sym)))
+    }
+}
+
+/// Whether values of `t` are integers in Python's sense (bools too).
+fn is_integral(t: DType) -> bool {
+    t.is_integer() || t == DType::Bool
+}
+
+/// The truth of a value known at compile time (a literal, or a symbolic
+/// integer that is a constant), as Python's `bool()` gives it.
+fn truth(e: &Elem) -> Option<bool> {
+    match e {
+        Elem::Lit(Literal::Bool(b)) => Some(*b),
+        Elem::Lit(Literal::Float { value, .. }) => Some(*value != 0.0),
+        Elem::Lit(Literal::Complex { re, im, .. }) => Some(*re != 0.0 || *im != 0.0),
+        _ => e.as_sym().and_then(|s| s.as_int()).map(|v| v != 0),
     }
 }

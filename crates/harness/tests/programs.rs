@@ -1,0 +1,81 @@
+//! Programs whose meaning Python and NumPy define, each a corpus-format file
+//! in `tests/programs/<category>/`: run through every stage, the simulated
+//! host run (and the offloaded one, simulated) compared with what CPython
+//! and NumPy compute for the same file. The `views` programs also run on
+//! the emulated GPU for both backends, so that a view written on the device
+//! and read by host code afterwards is checked in the emitted code too.
+//!
+//! On CI (`CI` set) NumPy must be there; elsewhere its absence skips the
+//! comparison with a message.
+
+use sdfg_exec::EmulatedGpu;
+use sdfg_harness::corpus::{self, RunOptions, Verdict};
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run(category: &str, backends: &[&str]) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let files: Vec<_> = corpus::discover(&dir)
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.name.starts_with(&format!("{category}/")))
+        .collect();
+    assert!(!files.is_empty(), "no programs in {category}/");
+    let python = corpus::python_available();
+    if let Err(why) = &python {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "NumPy is needed on CI: {why}"
+        );
+        eprintln!("the NumPy comparisons are skipped: {why}");
+    }
+    let tools = root().join("corpus/tools");
+    let device = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"));
+    let mut failures = Vec::new();
+    for backend in backends {
+        for f in &files {
+            let options = RunOptions {
+                preset: "test",
+                backend: sdfg_harness::backend(backend).unwrap(),
+                tools: &tools,
+                python: &python,
+                references: None,
+                device: Ok(&device),
+            };
+            let report = corpus::run_kernel(f, &options);
+            for (stage, s) in &report.stages {
+                let bad = match &s.verdict {
+                    Verdict::Pass => None,
+                    Verdict::Fail(why) => Some(why.clone()),
+                    // Off CI a missing tool may skip a stage; on CI nothing is skipped.
+                    Verdict::Skip(why) if std::env::var_os("CI").is_some() => {
+                        Some(format!("skipped: {why}"))
+                    }
+                    Verdict::Skip(_) => None,
+                };
+                if let Some(why) = bad {
+                    failures.push(format!("{} ({backend}) {stage}: {why}", f.name));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn python_semantics_of_powers_and_boolean_operators() {
+    run("python", &["sim", "cuda", "hip"]);
+}
+
+#[test]
+fn numpy_dtypes_and_functions() {
+    run("numpy", &["sim", "cuda", "hip"]);
+}
+
+#[test]
+fn module_level_code_is_not_the_program() {
+    run("module", &["sim"]);
+}
