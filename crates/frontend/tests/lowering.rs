@@ -2260,3 +2260,60 @@ fn constructs_around_the_new_features_that_are_refused_by_name() {
     );
     assert_unsupported(&kind, "a tuple `return` in a `dace.map` body");
 }
+
+#[test]
+fn a_view_a_name_rebinds_cannot_be_written_through() {
+    // `x` names a view of A's first row, then of its second: which row a
+    // write through `x` reaches depends on which binding ran, so the write
+    // is refused, naming `x` and the binding.
+    let kind = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N, M]):\n    x = A[0]\n    if A[0, 0] > 0.0:\n        x = A[1]\n    x[0] = 1.0\n",
+        10,
+        5,
+    );
+    assert_unsupported(&kind, "writing through `x`, which is bound at line");
+    // Control: rebinding to a new value (not a view) lets writes through.
+    compile(
+        "\n@dc.program\ndef f(A: dc.float64[N, M]):\n    x = A[0]\n    x = x * 2.0\n    x[0] = 1.0\n    A[1] = x\n",
+    );
+    // A name bound once is a view: the write reaches A.
+    let sdfg =
+        compile("\n@dc.program\ndef f(A: dc.float64[N, M]):\n    x = A[1]\n    x[0] = 1.0\n");
+    let args = Arguments::default()
+        .symbol("N", 2)
+        .symbol("M", 2)
+        .array("A", zeros(&[2, 2]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "A", &[2, 2]), &[0.0, 0.0, 1.0, 0.0]);
+}
+
+#[test]
+fn ellipsis_and_new_axes_in_subscripts() {
+    // `A[..., 0]` is the first column; a view with a new axis indexes it
+    // with 0 (any other index is a shape error at its position).
+    let sdfg = compile(
+        "\n@dc.program\ndef f(A: dc.float64[N, M], c: dc.float64[N]):\n    c[:] = A[..., 0]\n    n = c[np.newaxis, :]\n    n[0, 1] = 5.0\n",
+    );
+    let args = Arguments::default()
+        .symbol("N", 2)
+        .symbol("M", 3)
+        .array("A", arr(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
+        .array("c", zeros(&[2]));
+    let out = run(&sdfg, args);
+    assert_close(&output(&out, "c", &[2]), &[1.0, 5.0]);
+    let kind = error_at(
+        "\n@dc.program\ndef f(c: dc.float64[N]):\n    n = c[np.newaxis, :]\n    n[1, 0] = 5.0\n",
+        8,
+        7,
+    );
+    assert!(
+        matches!(kind, ErrorKind::Shape(m) if m.contains("np.newaxis")),
+        "shape error"
+    );
+    let kind = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N, M, K]):\n    A[..., 0, ...] = 1.0\n",
+        7,
+        7,
+    );
+    assert_unsupported(&kind, "more than one `...`");
+}

@@ -79,3 +79,8 @@ fn numpy_dtypes_and_functions() {
 fn module_level_code_is_not_the_program() {
     run("module", &["sim"]);
 }
+
+#[test]
+fn basic_slices_bound_to_names_are_views() {
+    run("views", &["sim", "cuda", "hip"]);
+}

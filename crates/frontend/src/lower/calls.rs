@@ -735,11 +735,13 @@ impl<'m> Lowerer<'m> {
             bound.insert(name, binding);
         }
         let saved = std::mem::replace(&mut self.names, bound);
+        let saved_bindings = std::mem::replace(&mut self.bindings, binding_sites(f));
         map_updated_names(&f.body, !self.map_ctx.is_empty(), &mut self.map_updated);
         self.inlining.push(InlineFrame { result: None });
         let r = self.body(&f.body);
         let frame = self.inlining.pop();
         self.names = saved;
+        self.bindings = saved_bindings;
         r?;
         Ok(match frame.and_then(|f| f.result) {
             Some(InlineResult::Region(result)) => InlineValue::One(Elem::Ref(result)),

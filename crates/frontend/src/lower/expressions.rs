@@ -308,10 +308,36 @@ impl<'m> Lowerer<'m> {
     /// a region. Inside a map body, or with an array of indices, every
     /// index is an elementwise value and the access a gather.
     pub(super) fn index(&mut self, base: ArrayRef, slice: &Expr) -> Result<Elem> {
-        let items: Vec<&Expr> = match slice {
+        let written: Vec<&Expr> = match slice {
             Expr::Tuple(t) => t.elts.iter().collect(),
             one => vec![one],
         };
+        // `...` stands for as many whole axes (`:`) as the other indices
+        // leave (at most one `...`, as in NumPy).
+        let is_newaxis = |item: &Expr| {
+            matches!(item, Expr::NoneLiteral(_))
+                || matches!(item, Expr::Attribute(a) if a.attr.id.as_str() == "newaxis")
+        };
+        let ellipses = written
+            .iter()
+            .filter(|e| matches!(e, Expr::EllipsisLiteral(_)))
+            .count();
+        if ellipses > 1 {
+            return Err(self.err(slice, unsupported("more than one `...` in one subscript")));
+        }
+        let indexed = written
+            .iter()
+            .filter(|e| !is_newaxis(e) && !matches!(e, Expr::EllipsisLiteral(_)))
+            .count();
+        let mut items: Vec<(&Expr, bool)> = Vec::new();
+        for e in &written {
+            if matches!(e, Expr::EllipsisLiteral(_)) {
+                let whole = base.order.len().saturating_sub(indexed);
+                items.extend(std::iter::repeat_n((*e, true), whole));
+            } else {
+                items.push((*e, false));
+            }
+        }
         // Per visible axis of `base`: its index as an elementwise value, and
         // whether some index is data (then the access is a gather).
         let mut gather: Vec<Elem> = Vec::new();
@@ -320,10 +346,17 @@ impl<'m> Lowerer<'m> {
         let mut dims = base.dims.clone();
         let mut order = Vec::new();
         let mut visible = base.order.iter().copied();
-        for item in items {
-            let is_newaxis = matches!(item, Expr::NoneLiteral(_))
-                || matches!(item, Expr::Attribute(a) if a.attr.id.as_str() == "newaxis");
-            if is_newaxis {
+        for (item, whole) in items {
+            if whole {
+                // A whole axis from `...`: kept as it is.
+                let d = visible.next().ok_or_else(|| {
+                    self.err(item, ErrorKind::Shape("too many indices".to_owned()))
+                })?;
+                sliced = Some(item);
+                order.push(d);
+                continue;
+            }
+            if is_newaxis(item) {
                 dims.push(Dim::NewAxis);
                 order.push(dims.len() - 1);
                 sliced = Some(item);
@@ -332,6 +365,27 @@ impl<'m> Lowerer<'m> {
             let d = visible
                 .next()
                 .ok_or_else(|| self.err(item, ErrorKind::Shape("too many indices".to_owned())))?;
+            // An axis a `np.newaxis` made indexes nothing: slicing keeps it,
+            // an index (0 or -1) removes it.
+            if matches!(dims[d], Dim::NewAxis) {
+                if matches!(item, Expr::Slice(_)) {
+                    sliced = Some(item);
+                    order.push(d);
+                    continue;
+                }
+                match self.sym(item)?.as_int() {
+                    Some(0 | -1) => continue,
+                    _ => {
+                        return Err(self.err(
+                            item,
+                            ErrorKind::Shape(
+                                "an index of an axis of length one (from `np.newaxis`) that is not 0 or -1"
+                                    .to_owned(),
+                            ),
+                        ));
+                    }
+                }
+            }
             let (start, step, len) = match &dims[d] {
                 Dim::Range { start, step, len } => (start.clone(), step.clone(), len.clone()),
                 _ => (SymExpr::int(0), SymExpr::int(1), SymExpr::int(1)),

@@ -101,6 +101,69 @@ struct Lowerer<'m> {
     host_reads: Vec<(SymExpr, String)>,
     /// Keyword arguments some lowering read, by source position.
     keywords_read: RefCell<BTreeSet<ruff_text_size::TextSize>>,
+    /// How many statements of the program being lowered (or inlined) bind
+    /// each name ([`binding_sites`]). A name bound once to a basic slice is
+    /// a view of it, as in NumPy; one bound more often holds a copy, since
+    /// which array it names could depend on the path taken.
+    bindings: BTreeMap<String, usize>,
+    /// Transients holding a copy of a view (a name bound more than once was
+    /// bound to a basic slice): the name and the line. Writing through it
+    /// would have to reach the viewed array, so it is refused.
+    view_copies: BTreeMap<String, (String, usize)>,
+}
+
+/// How many statements of `f` bind each name: its parameters, assignment
+/// targets (plain names and unpacked ones), annotated assignments and
+/// loop targets, at any depth. Augmented assignments are not counted: on
+/// arrays they update in place, which a view supports.
+fn binding_sites(f: &ast::StmtFunctionDef) -> BTreeMap<String, usize> {
+    fn target(e: &Expr, out: &mut BTreeMap<String, usize>) {
+        match e {
+            Expr::Name(n) => *out.entry(n.id.to_string()).or_default() += 1,
+            Expr::Tuple(t) => t.elts.iter().for_each(|x| target(x, out)),
+            Expr::List(l) => l.elts.iter().for_each(|x| target(x, out)),
+            Expr::Starred(s) => target(&s.value, out),
+            _ => {}
+        }
+    }
+    fn body(stmts: &[Stmt], out: &mut BTreeMap<String, usize>) {
+        for s in stmts {
+            match s {
+                Stmt::Assign(a) => a.targets.iter().for_each(|t| target(t, out)),
+                Stmt::AnnAssign(a) => target(&a.target, out),
+                Stmt::For(f) => {
+                    target(&f.target, out);
+                    body(&f.body, out);
+                    body(&f.orelse, out);
+                }
+                Stmt::While(w) => {
+                    body(&w.body, out);
+                    body(&w.orelse, out);
+                }
+                Stmt::If(i) => {
+                    body(&i.body, out);
+                    for c in &i.elif_else_clauses {
+                        body(&c.body, out);
+                    }
+                }
+                Stmt::With(w) => {
+                    for item in &w.items {
+                        if let Some(v) = &item.optional_vars {
+                            target(v, out);
+                        }
+                    }
+                    body(&w.body, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for p in &f.parameters.args {
+        *out.entry(p.parameter.name.id.to_string()).or_default() += 1;
+    }
+    body(&f.body, &mut out);
+    out
 }
 
 /// The names that are targets of augmented assignments inside `dace.map`
@@ -155,6 +218,8 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         declared: BTreeSet::new(),
         host_reads: Vec::new(),
         keywords_read: RefCell::new(BTreeSet::new()),
+        bindings: binding_sites(f),
+        view_copies: BTreeMap::new(),
     };
     map_updated_names(&f.body, false, &mut l.map_updated);
     l.parameters(f)?;

@@ -471,26 +471,41 @@ impl<'m> Lowerer<'m> {
                     let v = Elem::Cast(old.dtype, Box::new(value));
                     return self.assign_region(target, old, v);
                 }
-                // A transient of the same shape and type is reused: a name
-                // rebound inside a loop must carry its value to the next iteration.
+                // A basic slice (a region: integer indices, slices, new
+                // axes, a transpose, a reshape of a whole) is a view, as in
+                // NumPy: a name bound to it once reads and writes the
+                // viewed array.
+                let once = self.bindings.get(&name).is_none_or(|n| *n <= 1);
+                if once && let Elem::Ref(r) = &value {
+                    self.names.insert(name, Name::Ref(r.clone()));
+                    return Ok(());
+                }
+                // A name bound more than once holds its value in one
+                // transient of its shape and type, reused at every binding:
+                // a name rebound inside a loop carries its value to the next
+                // iteration, one bound in two branches means either after
+                // them. (Unless another name refers to that transient too.)
+                let line = self.line(target);
                 if let Some(Name::Ref(old)) = self.names.get(&name).cloned()
                     && old.is_plain()
                     && self.sdfg.container(&old.data).is_some_and(|d| d.transient)
+                    && !self.referenced_elsewhere(&old.data, &name)
                     && Some(old.shape()) == value.shape()
                     && old.dtype == value.dtype()
                 {
+                    self.note_view_copy(&old.data, &name, &value, line);
                     return self.assign_region(target, old, value);
                 }
                 // Python rebinds the name to a new value.
                 let r = match value {
+                    // A fresh array no other name refers to is the value.
                     Elem::Ref(r)
                         if self.sdfg.container(&r.data).is_some_and(|d| d.transient)
-                            && r.is_plain() =>
+                            && r.is_plain()
+                            && !self.referenced_elsewhere(&r.data, &name) =>
                     {
                         r
                     }
-                    // A name bound to a reshaped view writes through it.
-                    Elem::Ref(r) if r.reshaped.is_some() => r,
                     v => {
                         let shape = v.shape().ok_or_else(|| {
                             self.err(
@@ -499,6 +514,7 @@ impl<'m> Lowerer<'m> {
                             )
                         })?;
                         let r = self.new_transient(&format!("{name}_"), v.dtype(), &shape);
+                        self.note_view_copy(&r.data, &name, &v, line);
                         self.assign_region(target, r.clone(), v)?;
                         r
                     }
@@ -545,13 +561,49 @@ impl<'m> Lowerer<'m> {
     /// An assignment target: a region, or an array with the index values of
     /// an indirect write (a scatter).
     pub(super) fn write_target(&mut self, target: &Expr) -> Result<(ArrayRef, Option<Vec<Elem>>)> {
-        match self.elem(target)? {
-            Elem::Ref(r) => Ok((r, None)),
-            Elem::Gather(base, index) => Ok((base, Some(index))),
-            _ => Err(self.err(
+        let (r, scatter) = match self.elem(target)? {
+            Elem::Ref(r) => (r, None),
+            Elem::Gather(base, index) => (base, Some(index)),
+            _ => {
+                return Err(self.err(
+                    target,
+                    unsupported("assignment to something that is not an array region"),
+                ));
+            }
+        };
+        // Writing through a name that holds a copy of a view would not
+        // reach the viewed array, as NumPy's write would.
+        if let Some((name, line)) = self.view_copies.get(&r.data) {
+            return Err(self.err(
                 target,
-                unsupported("assignment to something that is not an array region"),
-            )),
+                unsupported(format!(
+                    "writing through `{name}`, which is bound at line {line} to a view of another array and bound again elsewhere: which array a write reaches would depend on the path taken; give the view a name of its own"
+                )),
+            ));
+        }
+        Ok((r, scatter))
+    }
+
+    /// Whether a name other than `name`, or the caller (for an argument),
+    /// can see container `data`.
+    pub(super) fn referenced_elsewhere(&self, data: &str, name: &str) -> bool {
+        self.sdfg.container(data).is_some_and(|d| !d.transient)
+            || self
+                .names
+                .iter()
+                .any(|(n, b)| n != name && matches!(b, Name::Ref(r) if r.data == data))
+    }
+
+    /// Records whether transient `data`, the value of `name` (bound more
+    /// than once), is now a copy of a view: `value` is a region of an
+    /// array something else can see.
+    fn note_view_copy(&mut self, data: &str, name: &str, value: &Elem, line: usize) {
+        let is_view = matches!(value, Elem::Ref(r) if r.data != data && self.referenced_elsewhere(&r.data, ""));
+        if is_view {
+            self.view_copies
+                .insert(data.to_owned(), (name.to_owned(), line));
+        } else {
+            self.view_copies.remove(data);
         }
     }
 
