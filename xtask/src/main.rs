@@ -77,6 +77,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut require_compilers = false;
     let mut sanitize = None;
     let mut with_atomics = false;
+    let mut dir: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
@@ -89,6 +90,8 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             // Only kernels whose emitted unit updates memory atomically
             // (where ThreadSanitizer has something to check).
             "--with-atomics" => with_atomics = true,
+            // Another directory of kernels in the corpus format.
+            "--dir" => dir = Some(PathBuf::from(value()?)),
             "--exclude" => excluded.push(value()?),
             "--preset" => preset = value()?,
             "--json" => json = Some(PathBuf::from(value()?)),
@@ -101,8 +104,9 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     let root = workspace_root();
-    let files = corpus::discover(&root.join("corpus/npbench"))
-        .map_err(|e| format!("cannot read corpus/npbench: {e}"))?;
+    let corpus_dir = dir.unwrap_or_else(|| root.join("corpus/npbench"));
+    let files = corpus::discover(&corpus_dir)
+        .map_err(|e| format!("cannot read `{}`: {e}", corpus_dir.display()))?;
     let files: Vec<_> = files
         .into_iter()
         .filter(|f| {

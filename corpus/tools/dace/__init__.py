@@ -41,7 +41,9 @@ array parameter (``A: float64[M]`` called with an array of length ``k`` gives
 the duration of the call, restoring the previous binding afterwards.  That is
 how a nested program whose symbol is bound per call (durbin's ``flip`` with
 ``M = k``) runs as plain Python.  For the top-level kernel, the inferred
-values equal the preset's.
+values equal the preset's.  A keyword argument that is no parameter of the
+program binds the symbol of that name for the call, as DaCe binds a
+callee's symbols (``triu(A, k=1)``).
 """
 
 import builtins
@@ -391,8 +393,15 @@ def _make_program(f):
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
+        # A keyword that is no parameter binds a symbol of the callee for
+        # the call, as in DaCe (`pressure_poisson(p, dx, dy, b, nit=nit)`).
         inferred = {}
+        for name in [k for k in kwargs if k not in sig.parameters]:
+            value = kwargs.pop(name)
+            if isinstance(value, Expr):
+                value = value.evaluate(None)
+            inferred[name] = operator.index(value)
+        bound = sig.bind(*args, **kwargs)
         for name, ann in arrays.items():
             if name not in bound.arguments:
                 continue

@@ -1792,9 +1792,11 @@ fn unknown_array_methods_are_errors() {
 #[test]
 fn a_product_of_stacks_of_matrices_is_a_batched_matmul() {
     // NumPy's matmul broadcasts leading batch dimensions; the IR's MatMul
-    // takes ranks 1 and 2 only (control: the 2-D product stays MatMul).
+    // takes ranks 1 and 2 only, so a stack times a stack is a batched
+    // product, while a stack times a matrix is one product of the
+    // flattened stack's rows (control: the 2-D product stays MatMul).
     let sdfg = compile(
-        "@dc.program\ndef f(A: dc.float64[3, N, N], B: dc.float64[N, N], C: dc.float64[3, N, N], D: dc.float64[N, N]):\n    C[:] = A @ B\n    D[:] = B @ B\n",
+        "@dc.program\ndef f(A: dc.float64[3, N, N], B: dc.float64[N, N], C: dc.float64[3, N, N], D: dc.float64[N, N], E: dc.float64[3, N, N]):\n    C[:] = A @ A\n    D[:] = B @ B\n    E[:] = A @ B\n",
     );
     sdfg_ir::validate(&sdfg).unwrap();
     let mut ops: Vec<&str> = sdfg
@@ -1810,7 +1812,7 @@ fn a_product_of_stacks_of_matrices_is_a_batched_matmul() {
         })
         .collect();
     ops.sort();
-    assert_eq!(ops, ["batched_matmul", "matmul"]);
+    assert_eq!(ops, ["batched_matmul", "matmul", "matmul"]);
 }
 
 #[test]
@@ -1921,8 +1923,9 @@ fn module_level_numbers_are_literals_and_ndarray_allocates() {
 fn reductions_over_arrays_with_axes_of_length_one() {
     // A memlet squeezes axes of length one, so the reduction's axes are
     // renumbered among the others; reducing only such axes is a copy.
+    // (`x[:, :, 0:1]` would be squeezed by the subscript, as in DaCe.)
     let sdfg = compile(
-        "@dc.program\ndef f(x: dc.float64[N, 1, K], a: dc.float64[N], b: dc.float64[N, K], c: dc.float64[N, 1, 1]):\n    a[:] = np.sum(x, axis=(1, 2))\n    b[:] = np.max(x, axis=1)\n    c[:] = np.sum(x[:, :, 0:1], axis=2, keepdims=True)\n",
+        "@dc.program\ndef f(x: dc.float64[N, 1, K], a: dc.float64[N], b: dc.float64[N, K], c: dc.float64[N, 1, 1]):\n    a[:] = np.sum(x, axis=(1, 2))\n    b[:] = np.max(x, axis=1)\n    c[:] = np.sum(np.reshape(x[:, :, 0], (N, 1, 1)), axis=2, keepdims=True)\n",
     );
     let (n, k) = (3, 4);
     let xs = values(n * k, 5);

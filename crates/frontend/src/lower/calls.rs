@@ -72,12 +72,17 @@ impl<'m> Lowerer<'m> {
                 unsupported("`where=` without `out=` (the other elements would be undefined)"),
             ));
         }
-        // `np.add.outer(a, b)` and friends.
+        // `np.add.outer(a, b)`, `np.maximum.reduce(x, axis=...)`,
+        // `np.add.accumulate(x)` and friends.
         if let Expr::Attribute(a) = &*c.func
-            && a.attr.id.as_str() == "outer"
             && let Some(("np", ufunc)) = self.module_func(&a.value)
         {
-            return self.outer(c, ufunc);
+            match a.attr.id.as_str() {
+                "outer" => return self.outer(c, ufunc),
+                "reduce" => return self.ufunc_reduce(c, ufunc),
+                "accumulate" => return self.ufunc_accumulate(c, ufunc),
+                _ => {}
+            }
         }
         // Array methods: `x.reshape(...)`, `x.copy()`, `x.sum(axis=...)`, ...
         if let Expr::Attribute(a) = &*c.func
@@ -113,6 +118,155 @@ impl<'m> Lowerer<'m> {
         front.extend(b.order.iter().copied());
         b.order = front;
         self.binary(c, op, Elem::Ref(a), Elem::Ref(b))
+    }
+
+    /// The write-conflict resolution and the elementwise function of a
+    /// ufunc that reductions and scans combine with.
+    fn ufunc_combiner(&self, c: &ast::ExprCall, ufunc: &str, method: &str) -> Result<Wcr> {
+        Ok(match ufunc {
+            "add" => Wcr::Sum,
+            "multiply" => Wcr::Product,
+            "maximum" => Wcr::Max,
+            "minimum" => Wcr::Min,
+            other => {
+                return Err(self.err(
+                    &*c.func,
+                    unsupported(format!(
+                        "`np.{other}.{method}` (reductions and scans combine with add, multiply, maximum or minimum)"
+                    )),
+                ));
+            }
+        })
+    }
+
+    /// `a` combined with `b` as `w` does.
+    fn combine(&mut self, node: &impl Ranged, w: Wcr, a: Elem, b: Elem) -> Result<Elem> {
+        match w {
+            Wcr::Sum => self.binary(node, BinaryOp::Add, a, b),
+            Wcr::Product => self.binary(node, BinaryOp::Mul, a, b),
+            Wcr::Max | Wcr::Min => {
+                let f = if w == Wcr::Max {
+                    Intrinsic::Max
+                } else {
+                    Intrinsic::Min
+                };
+                let t = promote(a.dtype(), a.is_weak(), b.dtype(), b.is_weak());
+                Ok(Elem::Call(f, vec![a, b], t))
+            }
+        }
+    }
+
+    /// `np.<ufunc>.reduce(x, axis=0, keepdims=False, initial=...)`: the
+    /// reduction along `axis` (NumPy's default for ufuncs is 0, `None`
+    /// reduces everything), `initial` combined into the result.
+    pub(super) fn ufunc_reduce(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
+        let w = self.ufunc_combiner(c, ufunc, "reduce")?;
+        let args = &c.arguments.args;
+        let Some(first) = args.first() else {
+            return Err(self.err(
+                c,
+                unsupported(format!("`np.{ufunc}.reduce` without an array")),
+            ));
+        };
+        let x = self.elem(first)?;
+        let axis = match self.kwarg(c, "axis").or(args.get(1)) {
+            None => Some(vec![SymExpr::int(0)]),
+            Some(Expr::NoneLiteral(_)) => None,
+            Some(Expr::Tuple(t)) => Some(
+                t.elts
+                    .iter()
+                    .map(|a| self.sym(a))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            Some(a) => Some(vec![self.sym(a)?]),
+        };
+        let keepdims = match self.kwarg(c, "keepdims") {
+            None => false,
+            Some(Expr::BooleanLiteral(b)) => b.value,
+            Some(other) => {
+                return Err(self.err(other, unsupported("a `keepdims` that is not True or False")));
+            }
+        };
+        let initial = self.kwarg(c, "initial").map(|e| self.elem(e)).transpose()?;
+        if let Some(w) = self.kwarg(c, "where") {
+            return Err(self.err(w, unsupported(format!("`where=` in `np.{ufunc}.reduce`"))));
+        }
+        let r = self.reduce(c, x, w, axis, keepdims, false)?;
+        match initial {
+            Some(init) => self.combine(c, w, r, init),
+            None => Ok(r),
+        }
+    }
+
+    /// `np.<ufunc>.accumulate(x, axis=0)`: running combinations along the
+    /// axis, `out[0] = x[0]`, `out[k] = out[k - 1] op x[k]`, as a loop over
+    /// the axis whose body combines the other axes elementwise.
+    pub(super) fn ufunc_accumulate(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
+        let w = self.ufunc_combiner(c, ufunc, "accumulate")?;
+        let args = &c.arguments.args;
+        let Some(first) = args.first() else {
+            return Err(self.err(
+                c,
+                unsupported(format!("`np.{ufunc}.accumulate` without an array")),
+            ));
+        };
+        if !self.map_ctx.is_empty() {
+            return Err(self.err(c, unsupported("a scan inside a `dace.map` body")));
+        }
+        let x = self.elem(first)?;
+        let src = self.plain(c, x)?;
+        let shape = src.shape();
+        let rank = shape.len() as i64;
+        if rank == 0 {
+            return Err(self.err(first, ErrorKind::Shape("a scan of a scalar".to_owned())));
+        }
+        let axis = match self.kwarg(c, "axis").or(args.get(1)) {
+            None => 0,
+            Some(a) => self
+                .sym(a)?
+                .as_int()
+                .ok_or_else(|| self.err(a, unsupported("a scan axis that is not a constant")))?,
+        };
+        let axis = if axis < 0 { axis + rank } else { axis };
+        let axis = usize::try_from(axis)
+            .ok()
+            .filter(|a| (*a as i64) < rank)
+            .ok_or_else(|| self.err(c, ErrorKind::Shape(format!("axis {axis} out of range"))))?;
+        let out = self.new_transient("scan_", src.dtype, &shape);
+        // The k-th slice along `axis` of a region.
+        let slice = |r: &ArrayRef, at: SymExpr| -> ArrayRef {
+            let mut r = r.clone();
+            let d = r.order.remove(axis);
+            if let Dim::Range { start, step, .. } = &r.dims[d] {
+                r.dims[d] = Dim::Index(start + &(step * &at));
+            }
+            r
+        };
+        self.assign_region(
+            c,
+            slice(&out, SymExpr::int(0)),
+            Elem::Ref(slice(&src, SymExpr::int(0))),
+        )?;
+        let k = self.fresh("__scan");
+        self.declare_symbol(&k);
+        let at = SymExpr::symbol(k.clone());
+        let body = self.nested(|l| {
+            let prev = Elem::Ref(slice(&out, &at - 1));
+            let next = l.combine(c, w, prev, Elem::Ref(slice(&src, at.clone())))?;
+            l.assign_region(c, slice(&out, at.clone()), next)
+        })?;
+        let label = format!("scan_l{}_{}", self.line(c), self.fresh(""));
+        self.push_block(
+            label,
+            BlockKind::Loop(LoopBlock::for_range(
+                k,
+                SymExpr::int(1),
+                shape[axis].clone(),
+                1,
+                body,
+            )),
+        );
+        Ok(Elem::Ref(out))
     }
 
     /// Methods of arrays.
@@ -642,13 +796,13 @@ impl<'m> Lowerer<'m> {
             ));
         }
         let params = &f.parameters.args;
-        if c.arguments.args.len() + c.arguments.keywords.len() != params.len() {
+        let callee = f.name.id.as_str();
+        if c.arguments.args.len() > params.len() {
             return Err(self.err(
-                c,
+                &c.arguments.args[params.len()],
                 unsupported(format!(
-                    "calling `{}` with {} arguments; it takes {}",
-                    f.name.id,
-                    c.arguments.args.len() + c.arguments.keywords.len(),
+                    "calling `{callee}` with {} positional arguments; it takes {}",
+                    c.arguments.args.len(),
                     params.len()
                 )),
             ));
@@ -659,12 +813,47 @@ impl<'m> Lowerer<'m> {
             let e = match c.arguments.args.get(k) {
                 Some(a) => a,
                 None => self.kwarg(c, name).ok_or_else(|| {
-                    self.err(c, unsupported(format!("missing argument `{name}`")))
+                    self.err(
+                        c,
+                        unsupported(format!("calling `{callee}` without its argument `{name}`")),
+                    )
                 })?,
             };
             args.push(self.elem(e)?);
         }
+        // Keywords that are no parameter name a symbol of the callee (a
+        // module-level symbol its body uses), as in DaCe:
+        // `pressure_poisson(p, dx, dy, b, nit=nit)` runs the callee's
+        // `range(nit)` with the caller's `nit`; `triu(A, k=1)` its
+        // `dc.map[i + k:N]` with 1.
         let mut bound: BTreeMap<String, Name> = BTreeMap::new();
+        for kw in &c.arguments.keywords {
+            let Some(arg) = &kw.arg else {
+                return Err(self.err(kw, unsupported("`**` arguments in a program call")));
+            };
+            let key = arg.id.as_str();
+            if params.iter().any(|p| p.parameter.name.id.as_str() == key) {
+                if (0..c.arguments.args.len()).any(|k| params[k].parameter.name.id.as_str() == key)
+                {
+                    return Err(self.err(
+                        kw,
+                        unsupported(format!("`{key}=` given to `{callee}` positionally too")),
+                    ));
+                }
+                continue;
+            }
+            if !self.m.symbols.contains_key(key) && !self.m.symbol_exprs.contains_key(key) {
+                return Err(self.err(
+                    kw,
+                    unsupported(format!(
+                        "the keyword `{key}=` in a call of `{callee}`: it is no parameter of `{callee}` and no module-level symbol"
+                    )),
+                ));
+            }
+            self.keywords_read.borrow_mut().insert(kw.range().start());
+            let value = self.sym(&kw.value)?;
+            bound.insert(key.to_owned(), Name::Value(value));
+        }
         for (p, arg) in params.iter().zip(args) {
             let name = p.parameter.name.id.to_string();
             let ann = p.parameter.annotation.as_deref().ok_or_else(|| {

@@ -84,12 +84,31 @@ impl<'m> Lowerer<'m> {
                     )
                 })?,
         };
-        let vshape = value.shape().ok_or_else(|| {
+        let mut vshape = value.shape().ok_or_else(|| {
             self.err(
                 node,
                 ErrorKind::Shape("operands do not broadcast".to_owned()),
             )
         })?;
+        // DaCe copies between regions whose shapes agree once dimensions
+        // of length one are squeezed out (stockham_fft's
+        // `Dv[:, :, k] = np.reshape(tmpv[0], (R, R**i, 1))`), where NumPy
+        // refuses the assignment: the value is reshaped to the target's
+        // shape.
+        let mut value = value;
+        let squeezed = |s: &[SymExpr]| -> Vec<SymExpr> {
+            s.iter()
+                .filter(|d| d.as_int() != Some(1))
+                .cloned()
+                .collect()
+        };
+        if broadcast(&tshape, &vshape).as_deref() != Some(&tshape[..])
+            && scatter.is_none()
+            && squeezed(&tshape) == squeezed(&vshape)
+        {
+            value = self.reshape(node, value, tshape.clone())?;
+            vshape = tshape.clone();
+        }
         if broadcast(&tshape, &vshape).as_deref() != Some(&tshape[..]) {
             let show = |s: &[SymExpr]| {
                 format!(

@@ -291,6 +291,41 @@ impl<'m> Lowerer<'m> {
         Ok(e)
     }
 
+    /// Whether a slice is written with length one: `a:a + 1` (the same
+    /// text on both sides), `k:k + 1` with `k` and `k + 1` constants, or
+    /// `:1`, with no step or a step of one.
+    fn written_as_one(&self, sl: &ast::ExprSlice) -> bool {
+        let int = |e: &Expr| match e {
+            Expr::NumberLiteral(n) => n.value.as_int().and_then(ast::Int::as_i64),
+            _ => None,
+        };
+        if sl.step.as_deref().is_some_and(|s| int(s) != Some(1)) {
+            return false;
+        }
+        let Some(upper) = sl.upper.as_deref() else {
+            return false;
+        };
+        let lower = sl.lower.as_deref();
+        match (lower.map(int), int(upper)) {
+            (None, Some(1)) | (Some(Some(0)), Some(1)) => return true,
+            (Some(Some(a)), Some(b)) => return b - a == 1,
+            _ => {}
+        }
+        let (Some(lower), Expr::BinOp(b)) = (lower, upper) else {
+            return false;
+        };
+        let text = |e: &Expr| {
+            self.m
+                .source
+                .snippet(e.range())
+                .split_whitespace()
+                .collect::<String>()
+        };
+        matches!(b.op, ast::Operator::Add)
+            && ((int(&b.right) == Some(1) && text(&b.left) == text(lower))
+                || (int(&b.left) == Some(1) && text(&b.right) == text(lower)))
+    }
+
     /// Applies a subscript to a region, and requires the result to be one.
     pub(super) fn index_region(&mut self, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
         match self.index(base, slice)? {
@@ -424,8 +459,20 @@ impl<'m> Lowerer<'m> {
                     } else {
                         (&hi - &lo + (k - 1)).floor_div(&SymExpr::int(k))
                     };
+                    let first = &start + &(&step * &lo);
+                    // DaCe squeezes a slice of length one out of a
+                    // subscript, as if it were an index: `pos[:, 0:1]` has
+                    // shape (N,), where NumPy's has (N, 1) (NPBench's nbody
+                    // relies on it). Only a slice written with length one
+                    // (`0:1`, `i:i + 1`) is: one whose length is a size
+                    // symbol of an inlined program (one when called with
+                    // an extent of one) is not, as DaCe keeps such symbols.
+                    if n.as_int() == Some(1) && self.written_as_one(sl) {
+                        dims[d] = Dim::Index(first);
+                        continue;
+                    }
                     dims[d] = Dim::Range {
-                        start: &start + &(&step * &lo),
+                        start: first,
                         step: &step * &st,
                         len: n,
                     };

@@ -108,55 +108,184 @@ impl<'m> Lowerer<'m> {
         Ok(Elem::Ref(out))
     }
 
+    /// `x @ y` with NumPy's rules: 1-D operands are a row on the left and
+    /// a column on the right (removed from the result), stacks of matrices
+    /// broadcast. Where NumPy refuses a product (its ranks or contracted
+    /// lengths do not fit), DaCe squeezes every dimension of length one out
+    /// of its operands and multiplies what is left (nbody's
+    /// `(dx * inv_r3) @ mass`, with `dx` of shape (N, 1, N, 1)); so do we.
     pub(super) fn matmul(&mut self, node: &impl Ranged, x: Elem, y: Elem) -> Result<Elem> {
-        let (sa, sb) = (
-            x.shape().ok_or_else(|| {
-                self.err(
+        let shape_of = |l: &Self, e: &Elem| {
+            e.shape().ok_or_else(|| {
+                l.err(
                     node,
                     ErrorKind::Shape("operands do not broadcast".to_owned()),
                 )
-            })?,
-            y.shape().ok_or_else(|| {
-                self.err(
-                    node,
-                    ErrorKind::Shape("operands do not broadcast".to_owned()),
-                )
-            })?,
+            })
+        };
+        let (sa, sb) = (shape_of(self, &x)?, shape_of(self, &y)?);
+        if let Some(shape) = matmul_shape(&sa, &sb) {
+            return self.product(node, x, y, &sa, &sb, shape);
+        }
+        let (x2, y2) = (self.squeeze(node, x)?, self.squeeze(node, y)?);
+        let (sa2, sb2) = (shape_of(self, &x2)?, shape_of(self, &y2)?);
+        match matmul_shape(&sa2, &sb2) {
+            Some(shape) if (sa2, sb2) != (sa.clone(), sb.clone()) => {
+                let (sa2, sb2) = (shape_of(self, &x2)?, shape_of(self, &y2)?);
+                self.product(node, x2, y2, &sa2, &sb2, shape)
+            }
+            _ => Err(self.err(
+                node,
+                ErrorKind::Shape(format!(
+                    "`@` of shapes ({}) and ({})",
+                    join_shape(&sa),
+                    join_shape(&sb)
+                )),
+            )),
+        }
+    }
+
+    /// The product of operands of shapes `sa` and `sb` whose result has
+    /// NumPy's shape `result`. The IR's matrix products see the ranks of
+    /// their operands without dimensions of length one, so those are
+    /// taken apart first: a contracted length of one is an outer product
+    /// (elementwise), rows and columns of length one are indexed away and
+    /// the result reshaped, and a stack times a matrix is one product of
+    /// the flattened stack.
+    fn product(
+        &mut self,
+        node: &impl Ranged,
+        x: Elem,
+        y: Elem,
+        sa: &[SymExpr],
+        sb: &[SymExpr],
+        result: Vec<SymExpr>,
+    ) -> Result<Elem> {
+        let unit = |e: &SymExpr| e.as_int() == Some(1);
+        let (na, nb) = (sa.len(), sb.len());
+        let k = &sa[na - 1];
+        // A contracted length of one: x[..., m, 0] times y[..., 0, n].
+        if unit(k) {
+            let xe = if na == 1 {
+                self.index_axis(node, x, 0)?
+            } else if nb == 1 {
+                self.index_axis(node, x, na - 1)?
+            } else {
+                x
+            };
+            let ye = if nb == 1 {
+                self.index_axis(node, y, 0)?
+            } else if na == 1 {
+                self.index_axis(node, y, nb - 2)?
+            } else {
+                y
+            };
+            return self.binary(node, BinaryOp::Mul, xe, ye);
+        }
+        // A stack of matrices (or one matrix) times a matrix or a vector:
+        // one product of the rows of the whole stack.
+        if na >= 2 && nb <= 2 && (na > 2 || unit(&sa[0])) {
+            let rows = sa[..na - 1]
+                .iter()
+                .fold(SymExpr::int(1), |acc, d| acc * d.clone());
+            if !unit(&rows) || nb == 2 && !unit(&sb[1]) {
+                let flat = self.reshape(node, x, vec![rows, k.clone()])?;
+                let p = self.product_2d(node, flat, y, nb)?;
+                return self.reshape(node, p, result);
+            }
+        }
+        if na <= 2 && nb <= 2 {
+            return self.product_2d(node, x, y, nb).and_then(|p| {
+                if p.shape().as_deref() == Some(&result[..]) {
+                    Ok(p)
+                } else {
+                    self.reshape(node, p, result)
+                }
+            });
+        }
+        // Stacks on the right: a batched product, unless a length of one
+        // would hide a dimension from it; then the sum over the contracted
+        // axis of the broadcast elementwise product.
+        if na == 1 || sa.iter().chain(sb).any(unit) {
+            // x[..., m, k, newaxis] * y[..., newaxis, k, n] (a vector x is
+            // x[k, newaxis] against y[..., k, n]).
+            let (xa, ya) = (self.plain(node, x)?, self.plain(node, y)?);
+            let xe = add_axis(xa, na);
+            let ye = if na == 1 { ya } else { add_axis(ya, nb - 2) };
+            let prod = self.binary(node, BinaryOp::Mul, Elem::Ref(xe), Elem::Ref(ye))?;
+            let rank = result.len() + 1;
+            return self.reduce(
+                node,
+                prod,
+                Wcr::Sum,
+                Some(vec![SymExpr::int(rank as i64 - 2)]),
+                false,
+                false,
+            );
+        }
+        let op = LibraryOp::BatchedMatMul;
+        self.library(node, op, &[("_a", x), ("_b", y)], "_c", Some(result))
+    }
+
+    /// A product of operands of ranks 1 and 2 (`nb`: the rank of `y`) none
+    /// of whose dimensions but the contracted one may have length one: rows
+    /// and columns of length one are indexed away (the IR's products see
+    /// ranks without them).
+    fn product_2d(&mut self, node: &impl Ranged, x: Elem, y: Elem, nb: usize) -> Result<Elem> {
+        let unit = |e: &SymExpr| e.as_int() == Some(1);
+        let (sa, sb) = (x.shape().unwrap_or_default(), y.shape().unwrap_or_default());
+        let x = if sa.len() == 2 && unit(&sa[0]) {
+            self.index_axis(node, x, 0)?
+        } else {
+            x
+        };
+        let y = if nb == 2 && unit(&sb[1]) {
+            self.index_axis(node, y, 1)?
+        } else {
+            y
+        };
+        let (ra, rb) = (
+            x.shape().map_or(0, |s| s.len()),
+            y.shape().map_or(0, |s| s.len()),
         );
-        let shape = match (sa.len(), sb.len()) {
+        let shape = match (ra, rb) {
             (2, 2) => vec![sa[0].clone(), sb[1].clone()],
             (2, 1) => vec![sa[0].clone()],
             (1, 2) => vec![sb[1].clone()],
-            (1, 1) => vec![],
-            (n, 2) if n >= 3 => {
-                let mut s = sa[..n - 1].to_vec();
-                s.push(sb[1].clone());
-                s
-            }
-            (n, m) if n >= 2 && m >= 3 => {
-                let batch = broadcast(&sa[..n - 2], &sb[..m - 2]).ok_or_else(|| {
-                    self.err(node, ErrorKind::Shape("batch dimensions".to_owned()))
-                })?;
-                let mut s = batch;
-                s.push(sa[n - 2].clone());
-                s.push(sb[m - 1].clone());
-                s
-            }
-            _ => {
-                return Err(self.err(
-                    node,
-                    ErrorKind::Shape(format!("`@` of ranks {} and {}", sa.len(), sb.len())),
-                ));
-            }
+            _ => vec![],
         };
-        // Stacks of matrices are a batched product (the IR's MatMul takes
-        // ranks 1 and 2 only).
-        let op = if sa.len() >= 3 || sb.len() >= 3 {
-            LibraryOp::BatchedMatMul
-        } else {
-            LibraryOp::MatMul
+        self.library(
+            node,
+            LibraryOp::MatMul,
+            &[("_a", x), ("_b", y)],
+            "_c",
+            Some(shape),
+        )
+    }
+
+    /// `e` with visible axis `axis` indexed at 0 (the axis removed).
+    fn index_axis(&mut self, node: &impl Ranged, e: Elem, axis: usize) -> Result<Elem> {
+        let mut r = match e {
+            Elem::Ref(r) => r,
+            other => self.plain(node, other)?,
         };
-        self.library(node, op, &[("_a", x), ("_b", y)], "_c", Some(shape))
+        let d = r.order.remove(axis);
+        if let Dim::Range { start, .. } = &r.dims[d] {
+            r.dims[d] = Dim::Index(start.clone());
+        }
+        Ok(Elem::Ref(r))
+    }
+
+    /// `e` without its visible axes of length one (DaCe's squeeze).
+    fn squeeze(&mut self, node: &impl Ranged, e: Elem) -> Result<Elem> {
+        let shape = e.shape().unwrap_or_default();
+        let mut out = e;
+        for axis in (0..shape.len()).rev() {
+            if shape[axis].as_int() == Some(1) {
+                out = self.index_axis(node, out, axis)?;
+            }
+        }
+        Ok(out)
     }
 
     pub(super) fn reduce(
@@ -302,4 +431,46 @@ impl<'m> Lowerer<'m> {
             t,
         ))
     }
+}
+
+/// NumPy's shape of `x @ y` for operand shapes `a` and `b`, or `None` when
+/// NumPy refuses the product (a rank of zero, contracted lengths that are
+/// different constants, batch dimensions that do not broadcast).
+fn matmul_shape(a: &[SymExpr], b: &[SymExpr]) -> Option<Vec<SymExpr>> {
+    let (na, nb) = (a.len(), b.len());
+    if na == 0 || nb == 0 {
+        return None;
+    }
+    let ka = &a[na - 1];
+    let kb = if nb == 1 { &b[0] } else { &b[nb - 2] };
+    // Different constants, or a literal one against a length that is not
+    // (NumPy accepts that only where the length is one at run time).
+    let one = |e: &SymExpr| e.as_int() == Some(1);
+    if (ka - kb).as_int().is_some_and(|d| d != 0) || one(ka) != one(kb) {
+        return None;
+    }
+    let batch_a = if na >= 2 { &a[..na - 2] } else { &[][..] };
+    let batch_b = if nb >= 2 { &b[..nb - 2] } else { &[][..] };
+    let mut out = broadcast(batch_a, batch_b)?;
+    if na >= 2 {
+        out.push(a[na - 2].clone());
+    }
+    if nb >= 2 {
+        out.push(b[nb - 1].clone());
+    }
+    Some(out)
+}
+
+/// A region with a new axis of length one at visible position `at`.
+fn add_axis(mut r: ArrayRef, at: usize) -> ArrayRef {
+    r.dims.push(Dim::NewAxis);
+    r.order.insert(at, r.dims.len() - 1);
+    r
+}
+
+fn join_shape(s: &[SymExpr]) -> String {
+    s.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
