@@ -15,15 +15,17 @@
 //!   runs the emitted code with AddressSanitizer + UBSan or ThreadSanitizer;
 //!   `--goldens` selects the golden kernels, `--with-atomics` the kernels
 //!   whose emitted code has atomic updates. `--json` also writes the full
-//!   report for machines. This executable is also the emulated GPU's runner
-//!   (`sdfg_exec::child`).
+//!   report for machines. `--dir DIR` runs another directory of kernels in
+//!   the corpus format; `--programs MANIFEST` runs the unmodified DaCe
+//!   programs a `programs.json` manifest lists (`docs/corpus.md`). This
+//!   executable is also the emulated GPU's runner (`sdfg_exec::child`).
 
 use sdfg_harness::corpus::{self, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -78,6 +80,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut sanitize = None;
     let mut with_atomics = false;
     let mut dir: Option<PathBuf> = None;
+    let mut programs: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
@@ -92,6 +95,8 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             "--with-atomics" => with_atomics = true,
             // Another directory of kernels in the corpus format.
             "--dir" => dir = Some(PathBuf::from(value()?)),
+            // Unmodified DaCe programs listed in a manifest (programs.json).
+            "--programs" => programs = Some(PathBuf::from(value()?)),
             "--exclude" => excluded.push(value()?),
             "--preset" => preset = value()?,
             "--json" => json = Some(PathBuf::from(value()?)),
@@ -104,9 +109,26 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     let root = workspace_root();
-    let corpus_dir = dir.unwrap_or_else(|| root.join("corpus/npbench"));
-    let files = corpus::discover(&corpus_dir)
-        .map_err(|e| format!("cannot read `{}`: {e}", corpus_dir.display()))?;
+    let manifest = programs
+        .as_deref()
+        .map(corpus::Manifest::read)
+        .transpose()?;
+    let files = match &manifest {
+        // The entries of the manifest stand where the corpus's files would.
+        Some((m, _)) => m
+            .programs
+            .iter()
+            .map(|e| corpus::KernelFile {
+                name: e.name.clone(),
+                path: PathBuf::from(&e.file),
+            })
+            .collect(),
+        None => {
+            let corpus_dir = dir.unwrap_or_else(|| root.join("corpus/npbench"));
+            corpus::discover(&corpus_dir)
+                .map_err(|e| format!("cannot read `{}`: {e}", corpus_dir.display()))?
+        }
+    };
     let files: Vec<_> = files
         .into_iter()
         .filter(|f| {
@@ -183,7 +205,17 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let start = Instant::now();
     let mut reports = Vec::new();
     for f in &files {
-        let r = corpus::run_kernel(f, &options);
+        let r = match (&manifest, &programs) {
+            (Some((m, files_root)), Some(path)) => {
+                let entry = m
+                    .programs
+                    .iter()
+                    .find(|e| e.name == f.name)
+                    .ok_or_else(|| format!("no entry `{}`", f.name))?;
+                corpus::run_program(entry, path, files_root, &options)
+            }
+            _ => corpus::run_kernel(f, &options),
+        };
         print!("{:<28}", r.kernel);
         for (_, stage) in &r.stages {
             let v = match &stage.verdict {

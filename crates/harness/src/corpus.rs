@@ -35,7 +35,7 @@
 //! records what the device counted beside the simulator's counts of the
 //! same lowered SDFG ([`ExecCounts`]).
 
-use sdfg_ir::{DType, Sdfg};
+use sdfg_ir::{DType, Sdfg, SymExpr};
 use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -232,13 +232,72 @@ fn prerequisite(stage: &str) -> Option<&'static str> {
     })
 }
 
-/// Runs every stage for one kernel (the device stage runs on the simulated
-/// accelerator whatever placed the data).
+/// Runs every stage for one kernel of the corpus (the device stage runs on
+/// the simulated accelerator whatever placed the data).
 pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport {
+    run_case(&Case::Corpus(kernel), options)
+}
+
+/// Runs every stage for one unmodified program of a manifest
+/// ([`Manifest`]): its inputs and NumPy's outputs come from the entry's
+/// Python reference (`corpus/tools/programs_reference.py`), run once.
+pub fn run_program(
+    entry: &ProgramEntry,
+    manifest: &Path,
+    root: &Path,
+    options: &RunOptions<'_>,
+) -> KernelReport {
+    run_case(
+        &Case::Program {
+            entry,
+            manifest,
+            root,
+        },
+        options,
+    )
+}
+
+/// What is run: a corpus kernel (metadata in its `BENCHMARK`, inputs from
+/// its initializer program), or a program of a manifest (metadata in the
+/// entry, inputs from its Python reference).
+enum Case<'a> {
+    Corpus(&'a KernelFile),
+    Program {
+        entry: &'a ProgramEntry,
+        manifest: &'a Path,
+        root: &'a Path,
+    },
+}
+
+impl Case<'_> {
+    fn name(&self) -> &str {
+        match self {
+            Case::Corpus(k) => &k.name,
+            Case::Program { entry, .. } => &entry.name,
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        match self {
+            Case::Corpus(k) => k.path.clone(),
+            Case::Program { entry, root, .. } => root.join(&entry.file),
+        }
+    }
+}
+
+/// NumPy's outputs, and the program's inputs where NumPy's side made them.
+#[derive(Clone)]
+struct Reference {
+    outputs: BTreeMap<String, ArrayValue>,
+    inputs: Option<BTreeMap<String, ArrayValue>>,
+}
+
+fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     let (preset, backend, tools) = (options.preset, options.backend, options.tools);
     let accelerator = backend.accelerator();
+    let path = case.path();
     let mut report = KernelReport {
-        kernel: kernel.name.clone(),
+        kernel: case.name().to_owned(),
         preset: preset.to_owned(),
         stages: Vec::new(),
         launches: 0,
@@ -275,9 +334,9 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
 
     let mut module = None;
     stage(&mut report, "parse", &mut || {
-        let text = std::fs::read_to_string(&kernel.path).map_err(|e| fail(&e))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| fail(&e))?;
         module = Some(
-            sdfg_frontend::Module::parse(&kernel.path.display().to_string(), &text)
+            sdfg_frontend::Module::parse(&path.display().to_string(), &text)
                 .map_err(|e| fail(&e))?,
         );
         Ok(())
@@ -288,12 +347,25 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
         let m = module
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no module".to_owned()))?;
-        let md = Metadata::read(m, preset).map_err(Verdict::Fail)?;
+        let md = match case {
+            Case::Corpus(_) => Metadata::read(m, preset).map_err(Verdict::Fail)?,
+            Case::Program { entry, .. } => entry.metadata(),
+        };
         let kernel = m.compile(&md.program).map_err(|e| fail(&e))?;
         let init = match &md.init {
             Some(i) => Some(m.compile(i).map_err(|e| fail(&e))?),
             None => None,
         };
+        let mut md = md;
+        if md.outputs.is_empty() {
+            // A program of a manifest that lists no outputs: its return values.
+            md.outputs = kernel
+                .containers
+                .keys()
+                .filter(|k| k.starts_with("__return"))
+                .cloned()
+                .collect();
+        }
         sdfgs = Some((kernel, init));
         meta = Some(md);
         Ok(())
@@ -323,15 +395,57 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
         }
         Ok(())
     });
+    // NumPy's side, run once, when a stage first needs it.
+    let mut reference: Option<Result<Reference, Verdict>> = None;
+    let mut numpy = |meta: &Option<Metadata>| -> Result<Reference, Verdict> {
+        if reference.is_none() {
+            let md = meta
+                .as_ref()
+                .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
+            reference = Some(match case {
+                Case::Corpus(kernel) => {
+                    numpy_reference(kernel, md, options).map(|outputs| Reference {
+                        outputs,
+                        inputs: None,
+                    })
+                }
+                Case::Program {
+                    entry,
+                    manifest,
+                    root,
+                } => program_reference(entry, manifest, root, md, options),
+            });
+        }
+        reference
+            .clone()
+            .unwrap_or_else(|| Err(Verdict::Skip("no reference".to_owned())))
+    };
+    // The inputs NumPy's side made, for a program of a manifest.
+    let mut given: Option<BTreeMap<String, ArrayValue>> = None;
     let mut host: Option<Simulated> = None;
     stage(&mut report, "simulate", &mut || {
         let (k, i) = sdfgs
             .as_ref()
             .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
+        if let Case::Program { .. } = case {
+            let inputs = numpy(&meta)
+                .map_err(|v| match v {
+                    Verdict::Skip(why) => Verdict::Skip(format!(
+                        "the program's inputs come from its NumPy reference: {why}"
+                    )),
+                    other => other,
+                })?
+                .inputs
+                .unwrap_or_default();
+            if let Some(md) = meta.as_mut() {
+                infer_symbols(k, &inputs, &mut md.symbols);
+            }
+            given = Some(inputs);
+        }
         let md = meta
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        host = Some(simulate(k, i.as_ref(), md, false).map_err(Verdict::Fail)?);
+        host = Some(simulate(k, i.as_ref(), md, false, given.as_ref()).map_err(Verdict::Fail)?);
         Ok(())
     });
     let mut offloaded: Option<Sdfg> = None;
@@ -375,7 +489,7 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
         let md = meta
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let run = simulate(k, i.as_ref(), md, races).map_err(Verdict::Fail)?;
+        let run = simulate(k, i.as_ref(), md, races, given.as_ref()).map_err(Verdict::Fail)?;
         let reference = host_outputs(&host)?;
         compare_outputs(
             &md.outputs,
@@ -395,18 +509,6 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
         device_report = device_run(k, "device run")?;
         Ok(())
     });
-    let mut reference: Option<Result<BTreeMap<String, ArrayValue>, Verdict>> = None;
-    let mut numpy = |meta: &Option<Metadata>| -> Result<BTreeMap<String, ArrayValue>, Verdict> {
-        if reference.is_none() {
-            let md = meta
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-            reference = Some(numpy_reference(kernel, md, options));
-        }
-        reference
-            .clone()
-            .unwrap_or_else(|| Err(Verdict::Skip("no reference".to_owned())))
-    };
     if let crate::Backend::Code(target) = backend {
         let mut lowered: Option<(Sdfg, RunReport)> = None;
         stage(&mut report, "lower", &mut || {
@@ -423,7 +525,7 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
             "sdfg-emit-{}-{}-{}",
             std::process::id(),
             target.name,
-            kernel.name.replace('/', "_")
+            case.name().replace('/', "_")
         ));
         stage(&mut report, "emit", &mut || {
             let (k, _) = lowered
@@ -504,7 +606,7 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
                 .collect();
             // NumPy's answer where NumPy runs; the host simulation's otherwise.
             let (against, what) = match numpy(&meta) {
-                Ok(r) => (r, "NumPy"),
+                Ok(r) => (r.outputs, "NumPy"),
                 Err(Verdict::Fail(why)) => return Err(Verdict::Fail(why)),
                 Err(_) => (h.outputs.clone(), "the host run (NumPy not available)"),
             };
@@ -543,7 +645,7 @@ pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport
         let md = meta
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let reference = numpy(&meta)?;
+        let reference = numpy(&meta)?.outputs;
         let ours = host_outputs(&host)?;
         compare_outputs(
             &md.outputs,
@@ -794,6 +896,7 @@ fn simulate(
     init: Option<&Sdfg>,
     md: &Metadata,
     races: bool,
+    given: Option<&BTreeMap<String, ArrayValue>>,
 ) -> Result<Simulated, String> {
     let mut sim = Simulator::new();
     sim.check_races(races);
@@ -807,6 +910,25 @@ fn simulate(
                 a
             }
             _ => ArrayValue::zeros(*dtype, shape.clone()),
+        };
+        // Inputs given by NumPy's side, in the argument's type and shape.
+        let value = match given.and_then(|g| g.get(name)) {
+            Some(v) if v.shape == *shape => cast_array(v, *dtype),
+            // A number given for a scalar, or an array whose shape differs
+            // only in dimensions of length one (DaCe passes arrays by
+            // pointer: nbody's `mass` of shape (N, 1) to `float64[N]`).
+            Some(v) if squeezed(&v.shape) == squeezed(shape) => {
+                let mut one = cast_array(v, *dtype);
+                one.shape = shape.clone();
+                one
+            }
+            Some(v) => {
+                return Err(format!(
+                    "input `{name}` has shape {:?}, the program expects {shape:?}",
+                    v.shape
+                ));
+            }
+            None => value,
         };
         arrays.insert(name.clone(), value);
     }
@@ -839,13 +961,20 @@ fn arguments(
 ) -> Arguments {
     let mut args = Arguments::default();
     for name in &sdfg.arguments {
-        if let Some(v) = symbols.get(name) {
+        if sdfg.containers.contains_key(name) {
+            if let Some(a) = arrays.get(name) {
+                args.arrays.insert(name.clone(), a.clone());
+            }
+        } else if let Some(v) = symbols.get(name) {
             args.symbols.insert(name.clone(), *v);
-        } else if let Some(a) = arrays.get(name) {
-            args.arrays.insert(name.clone(), a.clone());
         }
     }
     args
+}
+
+/// A shape without its dimensions of length one.
+fn squeezed(shape: &[usize]) -> Vec<usize> {
+    shape.iter().copied().filter(|d| *d != 1).collect()
 }
 
 /// NPBench's rule: `allclose(ref, val, rtol, atol)` or a relative Frobenius
@@ -929,4 +1058,237 @@ mod tests {
         let s = Metadata::read(&module, "S").unwrap();
         assert_eq!(s.scalars.get("h"), Some(&1.0));
     }
+}
+
+/// A directory of unmodified DaCe programs with what runs and checks them:
+/// the `programs.json` format (`docs/corpus.md`, "Programs as they are").
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Where the files are, relative to the manifest (default: its folder).
+    #[serde(default)]
+    pub root: Option<String>,
+    /// The programs.
+    pub programs: Vec<ProgramEntry>,
+}
+
+/// One unmodified DaCe program, its sizes, and the NumPy code it is
+/// compared with.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramEntry {
+    /// The row's name.
+    pub name: String,
+    /// The file of the DaCe program, as it is (relative to the root).
+    pub file: String,
+    /// The `@dace.program` to compile.
+    pub program: String,
+    /// Sizes (symbols) and scalars by name.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, serde_json::Value>,
+    /// A Python function making the inputs from parameters.
+    #[serde(default)]
+    pub init: Option<InitSpec>,
+    /// A NumPy function computing what the program computes.
+    pub reference: FunctionSpec,
+    /// The names passed to the reference, in order (the program takes the
+    /// same names; symbols it infers from the arrays' shapes).
+    #[serde(default)]
+    pub arguments: Vec<String>,
+    /// Arguments compared after the run; none: the return values.
+    #[serde(default)]
+    pub outputs: Vec<String>,
+    /// The comparison's tolerance (NPBench's defaults otherwise).
+    #[serde(default)]
+    pub tolerance: Option<BTreeMap<String, f64>>,
+}
+
+/// The initializer of a manifest entry.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitSpec {
+    /// Its file (relative to the root).
+    pub file: String,
+    /// Its function.
+    pub function: String,
+    /// Parameters it is called with, in order.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Names of the values it returns, in order.
+    #[serde(default)]
+    pub outputs: Vec<String>,
+}
+
+/// A Python function in a file (relative to the root).
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionSpec {
+    /// The file.
+    pub file: String,
+    /// The function.
+    pub function: String,
+}
+
+impl Manifest {
+    /// Reads a manifest; returns it with the directory its paths are relative to.
+    pub fn read(path: &Path) -> Result<(Manifest, PathBuf), String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let m: Manifest = serde_json::from_str(&text)
+            .map_err(|e| format!("`{}` is not a programs manifest: {e}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let root = match &m.root {
+            Some(r) => base.join(r),
+            None => base.to_path_buf(),
+        };
+        Ok((m, root))
+    }
+}
+
+impl ProgramEntry {
+    /// The entry as corpus metadata: its integer parameters are symbol
+    /// values, the others scalars; no initializer program (NumPy's side
+    /// makes the inputs).
+    fn metadata(&self) -> Metadata {
+        let mut symbols = BTreeMap::new();
+        let mut scalars = BTreeMap::new();
+        for (k, v) in &self.parameters {
+            if let Some(i) = v.as_i64() {
+                symbols.insert(k.clone(), i);
+            } else if let Some(f) = v.as_f64() {
+                scalars.insert(k.clone(), f);
+            }
+        }
+        let tol = |k: &str, d: f64| {
+            self.tolerance
+                .as_ref()
+                .and_then(|t| t.get(k).copied())
+                .unwrap_or(d)
+        };
+        Metadata {
+            program: self.program.clone(),
+            init: None,
+            scalars,
+            outputs: self.outputs.clone(),
+            symbols,
+            tolerance: Tolerance {
+                rtol: tol("rtol", 1e-5),
+                atol: tol("atol", 1e-8),
+                norm_error: tol("norm_error", 1e-5),
+            },
+        }
+    }
+}
+
+/// The inputs and NumPy's outputs of a manifest entry
+/// (`corpus/tools/programs_reference.py`). Where the entry lists no
+/// outputs, the program's return values are compared.
+fn program_reference(
+    entry: &ProgramEntry,
+    manifest: &Path,
+    root: &Path,
+    md: &Metadata,
+    options: &RunOptions<'_>,
+) -> Result<Reference, Verdict> {
+    options
+        .python
+        .clone()
+        .map_err(|why| Verdict::Skip(format!("NumPy reference not run: {why}")))?;
+    let fail = |e: &dyn std::fmt::Display| Verdict::Fail(e.to_string());
+    let dir = std::env::temp_dir().join(format!(
+        "sdfg-programs-{}-{}",
+        std::process::id(),
+        entry.name.replace('/', "_")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new("python3")
+        .arg(options.tools.join("programs_reference.py"))
+        .arg(manifest)
+        .arg(&entry.name)
+        .arg("--root")
+        .arg(root)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .map_err(|e| fail(&e))?;
+    if !out.status.success() {
+        return Err(Verdict::Fail(format!(
+            "reference run failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let read_dir = |d: &Path| -> Result<BTreeMap<String, ArrayValue>, Verdict> {
+        let mut m = BTreeMap::new();
+        for f in std::fs::read_dir(d).map_err(|e| fail(&e))? {
+            let p = f.map_err(|e| fail(&e))?.path();
+            if p.extension().is_some_and(|e| e == "npy") {
+                let name = p
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                m.insert(name, sdfg_sim::npy::read(&p).map_err(|e| fail(&e))?);
+            }
+        }
+        Ok(m)
+    };
+    let inputs = read_dir(&dir.join("inputs"))?;
+    let mut outputs = read_dir(&dir)?;
+    outputs.retain(|k, _| md.outputs.is_empty() || md.outputs.contains(k));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(Reference {
+        outputs,
+        inputs: Some(inputs),
+    })
+}
+
+/// Binds each symbol that is a whole dimension of an array argument of
+/// `sdfg` and has no value yet to that input's extent, as DaCe infers a
+/// program's symbols from its arguments.
+fn infer_symbols(
+    sdfg: &Sdfg,
+    inputs: &BTreeMap<String, ArrayValue>,
+    symbols: &mut BTreeMap<String, i64>,
+) {
+    for name in &sdfg.arguments {
+        let (Some(desc), Some(v)) = (sdfg.containers.get(name), inputs.get(name)) else {
+            continue;
+        };
+        let shape = desc.shape();
+        if desc.is_scalar() || shape.len() != v.shape.len() {
+            continue;
+        }
+        for (dim, extent) in shape.iter().zip(&v.shape) {
+            let free = dim.free_symbols();
+            if let [s] = free.iter().collect::<Vec<_>>()[..]
+                && *dim == SymExpr::symbol(s.clone())
+                && !symbols.contains_key(s)
+            {
+                symbols.insert(s.clone(), *extent as i64);
+            }
+        }
+    }
+    // Symbol arguments given as 0-d inputs (a size passed as an argument).
+    for name in &sdfg.arguments {
+        if sdfg.symbols.contains_key(name)
+            && !symbols.contains_key(name)
+            && let Some(v) = inputs.get(name).and_then(|v| v.get(0))
+        {
+            symbols.insert(name.clone(), v.to_i64());
+        }
+    }
+}
+
+/// `v` with its elements converted to `dtype`.
+fn cast_array(v: &ArrayValue, dtype: DType) -> ArrayValue {
+    if v.dtype() == dtype {
+        return v.clone();
+    }
+    let mut out = ArrayValue::zeros(dtype, v.shape.clone());
+    for i in 0..v.elements.len() {
+        if let Some(x) = v.get(i) {
+            out.elements.set(i, x.cast(dtype));
+        }
+    }
+    out
 }

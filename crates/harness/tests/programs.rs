@@ -84,3 +84,51 @@ fn module_level_code_is_not_the_program() {
 fn basic_slices_bound_to_names_are_views() {
     run("views", &["sim", "cuda", "hip"]);
 }
+
+#[test]
+fn unmodified_programs_of_a_manifest_match_their_numpy_versions() {
+    // `corpus/programs/programs.json`: DaCe programs as users write them
+    // (module-level test code, a dtype alias), their NumPy versions and
+    // initializers, run as `cargo xtask corpus --programs` runs them.
+    let manifest = root().join("corpus/programs/programs.json");
+    let (m, files_root) = corpus::Manifest::read(&manifest).unwrap();
+    assert!(m.programs.len() >= 2);
+    let python = corpus::python_available();
+    if let Err(why) = &python {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "NumPy is needed on CI: {why}"
+        );
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let tools = root().join("corpus/tools");
+    let device = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"));
+    for backend in ["sim", "cuda"] {
+        for entry in &m.programs {
+            let options = RunOptions {
+                preset: "test",
+                backend: sdfg_harness::backend(backend).unwrap(),
+                tools: &tools,
+                python: &python,
+                references: None,
+                device: Ok(&device),
+            };
+            let r = corpus::run_program(entry, &manifest, &files_root, &options);
+            for (stage, s) in &r.stages {
+                let ok = s.verdict == Verdict::Pass
+                    || (std::env::var_os("CI").is_none() && matches!(s.verdict, Verdict::Skip(_)));
+                assert!(ok, "{} ({backend}) {stage}: {:?}", entry.name, s.verdict);
+            }
+        }
+    }
+    // A manifest that is not one says why.
+    let bad = std::env::temp_dir().join(format!("sdfg-bad-manifest-{}.json", std::process::id()));
+    std::fs::write(&bad, r#"{"programs": [{"name": "x"}]}"#).unwrap();
+    let e = corpus::Manifest::read(&bad).err().unwrap();
+    let _ = std::fs::remove_file(&bad);
+    assert!(
+        e.contains("is not a programs manifest") && e.contains("missing field"),
+        "{e}"
+    );
+}

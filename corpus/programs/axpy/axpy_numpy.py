@@ -1,0 +1,2 @@
+def axpy(a, x, y):
+    y[:] = a * x + y
