@@ -89,8 +89,11 @@ pub enum ErrorKind {
     /// A malformed `BENCHMARK` dict.
     #[error("BENCHMARK metadata: {0}")]
     Metadata(String),
-    /// The lowered SDFG is invalid (a bug in the frontend, reported rather than hidden).
-    #[error("internal error, the lowered SDFG is invalid:\n{0}")]
+    /// The lowered SDFG is invalid: a bug of the frontend, reported at the
+    /// statement being lowered rather than hidden.
+    #[error(
+        "internal error (a bug of this compiler) while lowering this statement: the lowered SDFG is invalid:\n{0}"
+    )]
     Invalid(String),
 }
 

@@ -2320,3 +2320,56 @@ fn ellipsis_and_new_axes_in_subscripts() {
     );
     assert_unsupported(&kind, "more than one `...`");
 }
+
+#[test]
+fn refusals_of_calls_ufunc_methods_and_powers_name_the_construct_at_its_position() {
+    let callee = "@dc.program\ndef g(x: dc.float64[N]):\n    x[:] = 1.0\n";
+    // A keyword that is no parameter and no module-level symbol.
+    let kind = error_at(
+        &format!("\n{callee}@dc.program\ndef f(x: dc.float64[N]):\n    g(x, bogus=1)\n"),
+        10,
+        10,
+    );
+    assert_unsupported(&kind, "the keyword `bogus=` in a call of `g`");
+    // A missing argument, named.
+    let kind = error_at(
+        &format!("\n{callee}@dc.program\ndef f(x: dc.float64[N]):\n    g()\n"),
+        10,
+        5,
+    );
+    assert_unsupported(&kind, "calling `g` without its argument `x`");
+    // Too many positional arguments: the first extra one.
+    let kind = error_at(
+        &format!("\n{callee}@dc.program\ndef f(x: dc.float64[N]):\n    g(x, x)\n"),
+        10,
+        10,
+    );
+    assert_unsupported(&kind, "calling `g` with 2 positional arguments; it takes 1");
+    // A ufunc without a reduction, and `where=` in a reduction.
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], y: dc.float64[1]):\n    y[0] = np.logical_and.reduce(x)\n",
+        7,
+        12,
+    );
+    assert_unsupported(&kind, "`np.logical_and.reduce`");
+    let kind = error_at(
+        "\n@dc.program\ndef f(x: dc.float64[N], y: dc.float64[1]):\n    y[0] = np.add.reduce(x, where=x > 0)\n",
+        7,
+        35,
+    );
+    assert_unsupported(&kind, "`where=` in `np.add.reduce`");
+    // An integer array to a negative power, as NumPy refuses it.
+    let kind = error_at(
+        "\n@dc.program\ndef f(a: dc.int64[N], b: dc.float64[N]):\n    b[:] = a ** -2\n",
+        7,
+        12,
+    );
+    assert_unsupported(&kind, "an integer array to a negative integer power");
+    // A float scalar where a symbol is needed.
+    let kind = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N], x: dc.float64):\n    for i in range(x):\n        A[i] = 1.0\n",
+        7,
+        20,
+    );
+    assert_unsupported(&kind, "`x` must be an integer expression of symbols");
+}

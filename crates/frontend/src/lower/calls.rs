@@ -66,12 +66,6 @@ impl<'m> Lowerer<'m> {
             self.assign_region(c, target.clone(), value)?;
             return Ok(Elem::Ref(target));
         }
-        if let Some(w) = self.kwarg(c, "where") {
-            return Err(self.err(
-                w,
-                unsupported("`where=` without `out=` (the other elements would be undefined)"),
-            ));
-        }
         // `np.add.outer(a, b)`, `np.maximum.reduce(x, axis=...)`,
         // `np.add.accumulate(x)` and friends.
         if let Expr::Attribute(a) = &*c.func
@@ -83,6 +77,12 @@ impl<'m> Lowerer<'m> {
                 "accumulate" => return self.ufunc_accumulate(c, ufunc),
                 _ => {}
             }
+        }
+        if let Some(w) = self.kwarg(c, "where") {
+            return Err(self.err(
+                w,
+                unsupported("`where=` without `out=` (the other elements would be undefined)"),
+            ));
         }
         // Array methods: `x.reshape(...)`, `x.copy()`, `x.sum(axis=...)`, ...
         if let Expr::Attribute(a) = &*c.func

@@ -106,6 +106,10 @@ struct Lowerer<'m> {
     /// a view of it, as in NumPy; one bound more often holds a copy, since
     /// which array it names could depend on the path taken.
     bindings: BTreeMap<String, usize>,
+    /// The statement being lowered, innermost.
+    statement: Option<ruff_text_size::TextRange>,
+    /// The statement each block label was pushed for.
+    block_origin: BTreeMap<String, ruff_text_size::TextRange>,
     /// Transients holding a copy of a view (a name bound more than once was
     /// bound to a basic slice): the name and the line. Writing through it
     /// would have to reach the viewed array, so it is refused.
@@ -220,6 +224,8 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         keywords_read: RefCell::new(BTreeSet::new()),
         bindings: binding_sites(f),
         view_copies: BTreeMap::new(),
+        statement: None,
+        block_origin: BTreeMap::new(),
     };
     map_updated_names(&f.body, false, &mut l.map_updated);
     l.parameters(f)?;
@@ -235,12 +241,32 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         .collect();
     sdfg.arguments.extend(used);
     if let Err(errors) = sdfg_ir::validate(&sdfg) {
+        // Reported at the statement whose lowering made the first invalid
+        // block (its label names it), or at the `def`.
+        let at = origin_of_first_error(&errors, &l.block_origin).unwrap_or(f.range().start());
         return Err(FrontendError {
-            at: m.source.position(f.range().start().to_usize()),
+            at: m.source.position(at.to_usize()),
             kind: ErrorKind::Invalid(errors.to_string()),
         });
     }
     Ok(sdfg)
+}
+
+/// Where the statement that made the first invalid block (or state) of
+/// `errors` starts, as `origins` (block label to statement) records it.
+fn origin_of_first_error(
+    errors: &sdfg_ir::validate::ValidationErrors,
+    origins: &BTreeMap<String, ruff_text_size::TextRange>,
+) -> Option<ruff_text_size::TextSize> {
+    use sdfg_ir::validate::ValidationError as V;
+    errors.0.iter().find_map(|e| {
+        let block = match e {
+            V::Node { state, .. } | V::Edge { state, .. } => state.as_str(),
+            V::Block { block, .. } => block.rsplit('/').next().unwrap_or(block),
+            _ => return None,
+        };
+        origins.get(block).map(|r| r.start())
+    })
 }
 
 fn unsupported(what: impl Into<String>) -> ErrorKind {
@@ -353,6 +379,9 @@ impl<'m> Lowerer<'m> {
     // -- Blocks ----------------------------------------------------------------
 
     fn push_block(&mut self, label: String, kind: BlockKind) {
+        if let Some(r) = self.statement {
+            self.block_origin.entry(label.clone()).or_insert(r);
+        }
         match &kind {
             // A state forgets the host reads of what it writes.
             BlockKind::State(state) => {
@@ -467,4 +496,46 @@ fn join(items: &[SymExpr]) -> String {
 /// The first line of a snippet of source, for messages.
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ruff_text_size::{TextRange, TextSize};
+
+    #[test]
+    fn an_invalid_sdfg_is_reported_at_the_statement_that_made_its_first_bad_block() {
+        use sdfg_ir::validate::{BlockError, ValidationError, ValidationErrors};
+        let origins = BTreeMap::from([
+            (
+                "assign_l7_2".to_owned(),
+                TextRange::new(TextSize::from(40), TextSize::from(52)),
+            ),
+            (
+                "for_l6_3".to_owned(),
+                TextRange::new(TextSize::from(20), TextSize::from(60)),
+            ),
+        ]);
+        let block = |path: &str| ValidationError::Block {
+            sdfg: "f".to_owned(),
+            block: path.to_owned(),
+            error: BlockError::AssignsContainer {
+                name: "x".to_owned(),
+            },
+        };
+        // The innermost label of a block path names the statement.
+        let errors = ValidationErrors(vec![block("for_l6_3/assign_l7_2")]);
+        assert_eq!(
+            origin_of_first_error(&errors, &origins),
+            Some(TextSize::from(40))
+        );
+        // Unknown labels are passed over; none known: no position.
+        let errors = ValidationErrors(vec![block("elsewhere"), block("for_l6_3")]);
+        assert_eq!(
+            origin_of_first_error(&errors, &origins),
+            Some(TextSize::from(20))
+        );
+        let errors = ValidationErrors(vec![block("elsewhere")]);
+        assert_eq!(origin_of_first_error(&errors, &origins), None);
+    }
 }

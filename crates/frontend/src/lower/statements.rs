@@ -31,7 +31,12 @@ impl<'m> Lowerer<'m> {
     }
 
     pub(super) fn stmt(&mut self, s: &Stmt) -> Result<()> {
-        self.deeper(s, |l| l.stmt_inner(s))
+        // The statement the blocks pushed now come from (an invalid SDFG
+        // is reported at it).
+        let outer = self.statement.replace(s.range());
+        let r = self.deeper(s, |l| l.stmt_inner(s));
+        self.statement = outer;
+        r
     }
 
     pub(super) fn stmt_inner(&mut self, s: &Stmt) -> Result<()> {
