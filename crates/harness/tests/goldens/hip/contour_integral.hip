@@ -42,189 +42,173 @@ __global__ void arr_5_l17_0_k1(sdfg::complex<double>* __restrict__ arr_5, int64_
 #endif  // arr_5_l17_0_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ z_9, int64_t idx) {
+__global__ void arr_9_l20_0_k2(sdfg::complex<double>* __restrict__ arr_9, int64_t NR) {
+  for (int64_t v__i10_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i10_i < (NR); v__i10_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i10 = (0LL) + v__i10_i * (1LL);
+    for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (NR); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
+      {  // tasklet assign
+        sdfg::complex<double> t___out;
+        t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
+        arr_9[(0LL) + (v__i10) * (NR) + (v__i11) * (1LL)] = t___out;
+      }
+    }
+  }
+}
+#else
+__global__ void arr_9_l20_0_k2(sdfg::complex<double>* __restrict__ arr_9, int64_t NR);
+#endif  // arr_9_l20_0_k2
+
+#if !defined(SDFG_HOST_ONLY)
+__global__ void assign_single_k3(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
       const sdfg::complex<double> t___in0 = dev_int_pts[(0LL) + (idx) * (1LL)];
       sdfg::complex<double> t___out;
-      t___out = t___in0;
-      z_9[(0LL) + (0LL) * (1LL)] = t___out;
+      t___out = ((sdfg::complex<double>)sdfg::pow(t___in0, sdfg::cast<sdfg::complex<double>, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * slab_per_bc)) / ((double)2.0)) - sdfg::cast<double, int64_t>((((int64_t)1LL) * n))))));
+      zz_13[(0LL) + (0LL) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ z_9, int64_t idx);
-#endif  // assign_single_k2
+__global__ void assign_single_k3(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc);
+#endif  // assign_single_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_11_l20_0_k3(sdfg::complex<double>* __restrict__ arr_11, int64_t NR) {
-  for (int64_t v__i12_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i12_i < (NR); v__i12_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
-    for (int64_t v__i13_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i13_i < (NR); v__i13_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
+__global__ void arr_9_l23_0_k4(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n) {
+  for (int64_t v__i15_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i15_i < (NR); v__i15_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
+    for (int64_t v__i16_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i16_i < (NR); v__i16_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i16 = (0LL) + v__i16_i * (1LL);
       {  // tasklet assign
-        sdfg::complex<double> t___out;
-        t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-        arr_11[(0LL) + (v__i12) * (NR) + (v__i13) * (1LL)] = t___out;
-      }
-    }
-  }
-}
-#else
-__global__ void arr_11_l20_0_k3(sdfg::complex<double>* __restrict__ arr_11, int64_t NR);
-#endif  // arr_11_l20_0_k3
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k4(sdfg::complex<double>* __restrict__ z_9, sdfg::complex<double>* __restrict__ zz_15, int64_t n, int64_t slab_per_bc) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const sdfg::complex<double> t___in0 = z_9[(0LL) + (0LL) * (1LL)];
-      sdfg::complex<double> t___out;
-      t___out = sdfg::pow(t___in0, sdfg::cast<sdfg::complex<double>, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * slab_per_bc)) / ((double)2.0)) - sdfg::cast<double, int64_t>((((int64_t)1LL) * n)))));
-      zz_15[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k4(sdfg::complex<double>* __restrict__ z_9, sdfg::complex<double>* __restrict__ zz_15, int64_t n, int64_t slab_per_bc);
-#endif  // assign_single_k4
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_11_l23_0_k5(sdfg::complex<double>* __restrict__ arr_11, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_15, int64_t NR, int64_t n) {
-  for (int64_t v__i17_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i17_i < (NR); v__i17_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i17 = (0LL) + v__i17_i * (1LL);
-    for (int64_t v__i18_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i18_i < (NR); v__i18_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
-      {  // tasklet assign
-        const sdfg::complex<double> t___in2 = dev_Ham[(0LL) + (n) * (NR * NR) + (v__i17) * (NR) + (v__i18) * (1LL)];
-        const sdfg::complex<double> t___in1 = zz_15[(0LL) + (0LL) * (1LL)];
-        const sdfg::complex<double> t___in0 = arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)];
+        const sdfg::complex<double> t___in2 = dev_Ham[(0LL) + (n) * (NR * NR) + (v__i15) * (NR) + (v__i16) * (1LL)];
+        const sdfg::complex<double> t___in1 = zz_13[(0LL) + (0LL) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_9[(0LL) + (v__i15) * (NR) + (v__i16) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + (t___in1 * t___in2));
-        arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)] = t___out;
+        arr_9[(0LL) + (v__i15) * (NR) + (v__i16) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_11_l23_0_k5(sdfg::complex<double>* __restrict__ arr_11, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_15, int64_t NR, int64_t n);
-#endif  // arr_11_l23_0_k5
+__global__ void arr_9_l23_0_k4(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n);
+#endif  // arr_9_l23_0_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k6(bool* __restrict__ dev_cond_23, sdfg::complex<double>* __restrict__ z_9) {
+__global__ void assign_single_k5(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
-      const sdfg::complex<double> t___in0 = z_9[(0LL) + (0LL) * (1LL)];
+      const sdfg::complex<double> t___in0 = dev_int_pts[(0LL) + (idx) * (1LL)];
       bool t___out;
       t___out = (sdfg::abs(t___in0) < ((double)1.0));
-      dev_cond_23[0] = t___out;
+      dev_cond_21[0] = t___out;
     }
   }
 }
 #else
-__global__ void assign_single_k6(bool* __restrict__ dev_cond_23, sdfg::complex<double>* __restrict__ z_9);
-#endif  // assign_single_k6
+__global__ void assign_single_k5(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx);
+#endif  // assign_single_k5
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void lib_21_l26_0_k7(sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR) {
-  for (int64_t v__i25_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i25_i < (NR); v__i25_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i25 = (0LL) + v__i25_i * (1LL);
-    for (int64_t v__i26_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i26_i < (NM); v__i26_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i26 = (0LL) + v__i26_i * (1LL);
+__global__ void lib_19_l26_0_k6(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
+  for (int64_t v__i23_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i23_i < (NR); v__i23_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i23 = (0LL) + v__i23_i * (1LL);
+    for (int64_t v__i24_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i24_i < (NM); v__i24_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i24 = (0LL) + v__i24_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in0 = lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)];
+        const sdfg::complex<double> t___in0 = lib_19[(0LL) + (v__i23) * (NM) + (v__i24) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (-t___in0);
-        lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)] = t___out;
+        lib_19[(0LL) + (v__i23) * (NM) + (v__i24) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void lib_21_l26_0_k7(sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR);
-#endif  // lib_21_l26_0_k7
+__global__ void lib_19_l26_0_k6(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
+#endif  // lib_19_l26_0_k6
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l27_0_k8(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR) {
-  for (int64_t v__i29_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i29_i < (NR); v__i29_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i29 = (0LL) + v__i29_i * (1LL);
-    for (int64_t v__i30_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i30_i < (NM); v__i30_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
+__global__ void arr_1_l27_0_k7(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
+  for (int64_t v__i27_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i27_i < (NR); v__i27_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i27 = (0LL) + v__i27_i * (1LL);
+    for (int64_t v__i28_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i28_i < (NM); v__i28_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i28 = (0LL) + v__i28_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in1 = lib_21[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
-        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
+        const sdfg::complex<double> t___in1 = lib_19[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + t___in1);
-        arr_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)] = t___out;
+        arr_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_1_l27_0_k8(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR);
-#endif  // arr_1_l27_0_k8
+__global__ void arr_1_l27_0_k7(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
+#endif  // arr_1_l27_0_k7
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_5_l28_0_k9(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ lib_21, sdfg::complex<double>* __restrict__ z_9, int64_t NM, int64_t NR) {
-  for (int64_t v__i32_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i32_i < (NR); v__i32_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i32 = (0LL) + v__i32_i * (1LL);
-    for (int64_t v__i33_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i33_i < (NM); v__i33_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
+__global__ void arr_5_l28_0_k8(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx) {
+  for (int64_t v__i30_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i30_i < (NR); v__i30_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
+    for (int64_t v__i31_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i31_i < (NM); v__i31_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i31 = (0LL) + v__i31_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in2 = lib_21[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)];
-        const sdfg::complex<double> t___in1 = z_9[(0LL) + (0LL) * (1LL)];
-        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)];
+        const sdfg::complex<double> t___in2 = lib_19[(0LL) + (v__i30) * (NM) + (v__i31) * (1LL)];
+        const sdfg::complex<double> t___in1 = dev_int_pts[(0LL) + (idx) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i30) * (NM) + (v__i31) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + (t___in1 * t___in2));
-        arr_5[(0LL) + (v__i32) * (NM) + (v__i33) * (1LL)] = t___out;
+        arr_5[(0LL) + (v__i30) * (NM) + (v__i31) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_5_l28_0_k9(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ lib_21, sdfg::complex<double>* __restrict__ z_9, int64_t NM, int64_t NR);
-#endif  // arr_5_l28_0_k9
+__global__ void arr_5_l28_0_k8(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx);
+#endif  // arr_5_l28_0_k8
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_0_l29_0_k10(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ dev_return_0, int64_t NM, int64_t NR) {
-  for (int64_t v__i36_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i36_i < (NR); v__i36_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i36 = (0LL) + v__i36_i * (1LL);
-    for (int64_t v__i37_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i37_i < (NM); v__i37_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i37 = (0LL) + v__i37_i * (1LL);
+__global__ void v__return_0_l29_0_k9(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ dev_return_0, int64_t NM, int64_t NR) {
+  for (int64_t v__i34_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i34_i < (NR); v__i34_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i34 = (0LL) + v__i34_i * (1LL);
+    for (int64_t v__i35_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i35_i < (NM); v__i35_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i35 = (0LL) + v__i35_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i36) * (NM) + (v__i37) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i34) * (NM) + (v__i35) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = t___in0;
-        dev_return_0[(0LL) + (v__i36) * (NM) + (v__i37) * (1LL)] = t___out;
+        dev_return_0[(0LL) + (v__i34) * (NM) + (v__i35) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void v__return_0_l29_0_k10(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ dev_return_0, int64_t NM, int64_t NR);
-#endif  // v__return_0_l29_0_k10
+__global__ void v__return_0_l29_0_k9(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ dev_return_0, int64_t NM, int64_t NR);
+#endif  // v__return_0_l29_0_k9
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_1_l29_0_k11(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR) {
-  for (int64_t v__i39_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i39_i < (NR); v__i39_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i39 = (0LL) + v__i39_i * (1LL);
-    for (int64_t v__i40_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i40_i < (NM); v__i40_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i40 = (0LL) + v__i40_i * (1LL);
+__global__ void v__return_1_l29_0_k10(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR) {
+  for (int64_t v__i37_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i37_i < (NR); v__i37_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i37 = (0LL) + v__i37_i * (1LL);
+    for (int64_t v__i38_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i38_i < (NM); v__i38_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i38 = (0LL) + v__i38_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i39) * (NM) + (v__i40) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i37) * (NM) + (v__i38) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = t___in0;
-        dev_return_1[(0LL) + (v__i39) * (NM) + (v__i40) * (1LL)] = t___out;
+        dev_return_1[(0LL) + (v__i37) * (NM) + (v__i38) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void v__return_1_l29_0_k11(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR);
-#endif  // v__return_1_l29_0_k11
+__global__ void v__return_1_l29_0_k10(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR);
+#endif  // v__return_1_l29_0_k10
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -250,18 +234,17 @@ struct kernel_state_t {
   hipStream_t stream;
   hipEvent_t sdfg_copied;
   sdfg::complex<double>* arr_1;
-  sdfg::complex<double>* arr_11;
   sdfg::complex<double>* arr_5;
-  bool* cond_23;
+  sdfg::complex<double>* arr_9;
+  bool* cond_21;
   sdfg::complex<double>* dev_Ham;
   sdfg::complex<double>* dev_Y;
-  bool* dev_cond_23;
+  bool* dev_cond_21;
   sdfg::complex<double>* dev_int_pts;
   sdfg::complex<double>* dev_return_0;
   sdfg::complex<double>* dev_return_1;
-  sdfg::complex<double>* lib_21;
-  sdfg::complex<double>* z_9;
-  sdfg::complex<double>* zz_15;
+  sdfg::complex<double>* lib_19;
+  sdfg::complex<double>* zz_13;
   hipsolverDnHandle_t sdfg_solver;
   void* sdfg_work;
   size_t sdfg_work_cap;
@@ -277,18 +260,17 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->sdfg_failed) SDFG_RELEASE(hipFree(sdfg_h->sdfg_failed));
   if (sdfg_h->sdfg_info) SDFG_RELEASE(hipFree(sdfg_h->sdfg_info));
   if (sdfg_h->sdfg_work) SDFG_RELEASE(hipFree(sdfg_h->sdfg_work));
-  if (sdfg_h->zz_15) SDFG_RELEASE(hipFree(sdfg_h->zz_15));
-  if (sdfg_h->z_9) SDFG_RELEASE(hipFree(sdfg_h->z_9));
-  if (sdfg_h->lib_21) SDFG_RELEASE(hipFree(sdfg_h->lib_21));
+  if (sdfg_h->zz_13) SDFG_RELEASE(hipFree(sdfg_h->zz_13));
+  if (sdfg_h->lib_19) SDFG_RELEASE(hipFree(sdfg_h->lib_19));
   if (sdfg_h->dev_return_1) SDFG_RELEASE(hipFree(sdfg_h->dev_return_1));
   if (sdfg_h->dev_return_0) SDFG_RELEASE(hipFree(sdfg_h->dev_return_0));
   if (sdfg_h->dev_int_pts) SDFG_RELEASE(hipFree(sdfg_h->dev_int_pts));
-  if (sdfg_h->dev_cond_23) SDFG_RELEASE(hipFree(sdfg_h->dev_cond_23));
+  if (sdfg_h->dev_cond_21) SDFG_RELEASE(hipFree(sdfg_h->dev_cond_21));
   if (sdfg_h->dev_Y) SDFG_RELEASE(hipFree(sdfg_h->dev_Y));
   if (sdfg_h->dev_Ham) SDFG_RELEASE(hipFree(sdfg_h->dev_Ham));
-  std::free(sdfg_h->cond_23);
+  std::free(sdfg_h->cond_21);
+  if (sdfg_h->arr_9) SDFG_RELEASE(hipFree(sdfg_h->arr_9));
   if (sdfg_h->arr_5) SDFG_RELEASE(hipFree(sdfg_h->arr_5));
-  if (sdfg_h->arr_11) SDFG_RELEASE(hipFree(sdfg_h->arr_11));
   if (sdfg_h->arr_1) SDFG_RELEASE(hipFree(sdfg_h->arr_1));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
@@ -304,19 +286,18 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
   SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_11, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_5, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  sdfg_h->cond_23 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
-  if (!sdfg_h->cond_23) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_23`\n"); return 1; }
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR), 1)));
+  sdfg_h->cond_21 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
+  if (!sdfg_h->cond_21) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_21`\n"); return 1; }
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_Ham, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR * slab_per_bc + NR * NR), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_Y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_cond_23, sizeof(bool) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_cond_21, sizeof(bool) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_int_pts, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((32LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_0, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_21, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->z_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->zz_15, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_19, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->zz_13, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_SOLVER_CHECK(hipsolverDnCreate(&sdfg_h->sdfg_solver));
   SDFG_SOLVER_CHECK(hipsolverDnSetStream(sdfg_h->sdfg_solver, sdfg_h->stream));
   // `info` of the last factorization, and the first failure of a run
@@ -341,18 +322,17 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
   sdfg::complex<double>* const arr_1 = sdfg_h->arr_1;
-  sdfg::complex<double>* const arr_11 = sdfg_h->arr_11;
   sdfg::complex<double>* const arr_5 = sdfg_h->arr_5;
-  bool* const cond_23 = sdfg_h->cond_23;
+  sdfg::complex<double>* const arr_9 = sdfg_h->arr_9;
+  bool* const cond_21 = sdfg_h->cond_21;
   sdfg::complex<double>* const dev_Ham = sdfg_h->dev_Ham;
   sdfg::complex<double>* const dev_Y = sdfg_h->dev_Y;
-  bool* const dev_cond_23 = sdfg_h->dev_cond_23;
+  bool* const dev_cond_21 = sdfg_h->dev_cond_21;
   sdfg::complex<double>* const dev_int_pts = sdfg_h->dev_int_pts;
   sdfg::complex<double>* const dev_return_0 = sdfg_h->dev_return_0;
   sdfg::complex<double>* const dev_return_1 = sdfg_h->dev_return_1;
-  sdfg::complex<double>* const lib_21 = sdfg_h->lib_21;
-  sdfg::complex<double>* const z_9 = sdfg_h->z_9;
-  sdfg::complex<double>* const zz_15 = sdfg_h->zz_15;
+  sdfg::complex<double>* const lib_19 = sdfg_h->lib_19;
+  sdfg::complex<double>* const zz_13 = sdfg_h->zz_13;
   int64_t idx = 0;
   int64_t n = 0;
   hipsolverDnHandle_t sdfg_solver = sdfg_h->sdfg_solver;
@@ -385,50 +365,42 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       SDFG_KERNEL(arr_5_l17_0_k1, sdfg_grid, sdfg_block, 0, arr_5, NM, NR);
     }
   }
-  // for_l18_35
+  // for_l18_33
   for (idx = (0LL); ((idx - 32LL) < 0); idx = (idx + 1LL)) {
-    // assign_l19_10
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, dev_int_pts, z_9, idx);
-      }
-    }
-    // assign_l20_14
+    // assign_l20_12
     {
       if ((NR) > 0 && (NR) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
         dim3 sdfg_block(64, 4);
-        SDFG_KERNEL(arr_11_l20_0_k3, sdfg_grid, sdfg_block, 0, arr_11, NR);
+        SDFG_KERNEL(arr_9_l20_0_k2, sdfg_grid, sdfg_block, 0, arr_9, NR);
       }
     }
-    // for_l21_20
+    // for_l21_18
     for (n = (0LL); ((n - slab_per_bc - 1LL) < 0); n = (n + 1LL)) {
-      // assign_l22_16
+      // assign_l22_14
       {
         if ((1LL) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
           dim3 sdfg_block(256);
-          SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, z_9, zz_15, n, slab_per_bc);
+          SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, dev_int_pts, zz_13, idx, n, slab_per_bc);
         }
       }
-      // assign_l23_19
+      // assign_l23_17
       {
         if ((NR) > 0 && (NR) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
           dim3 sdfg_block(64, 4);
-          SDFG_KERNEL(arr_11_l23_0_k5, sdfg_grid, sdfg_block, 0, arr_11, dev_Ham, zz_15, NR, n);
+          SDFG_KERNEL(arr_9_l23_0_k4, sdfg_grid, sdfg_block, 0, arr_9, dev_Ham, zz_13, NR, n);
         }
       }
     }
-    // solve_l24_22
+    // solve_l24_20
     {
       // solve `solve`: hipsolverDn
       {
-        sdfg::complex<double>* sdfg_a = arr_11 + ((0LL) + (0LL) * (NR) + (0LL) * (1LL));
+        sdfg::complex<double>* sdfg_a = arr_9 + ((0LL) + (0LL) * (NR) + (0LL) * (1LL));
         sdfg::complex<double>* sdfg_b = dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
-        sdfg::complex<double>* sdfg_x = lib_21 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
+        sdfg::complex<double>* sdfg_x = lib_19 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
         int64_t sdfg_n = (NR), sdfg_m = (NM), sdfg_lda = (NR), sdfg_ldb = (NM), sdfg_ldx = (NM);
         int sdfg_ldn = (int)sdfg::imax(1, sdfg_n);
         // One workspace: getrf's scratch, the factors, the right-hand
@@ -468,62 +440,62 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
         }
       }
     }
-    // assign_l25_24
+    // assign_l25_22
     {
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, dev_cond_23, z_9);
+        SDFG_KERNEL(assign_single_k5, sdfg_grid, sdfg_block, 0, dev_cond_21, dev_int_pts, idx);
       }
     }
-    // if_l25_28_to_host
+    // if_l25_26_to_host
     {
-      SDFG_CHECK(hipMemcpyAsync(cond_23 + (0), dev_cond_23 + (0), sizeof(bool) * (1LL), hipMemcpyDeviceToHost, stream));
+      SDFG_CHECK(hipMemcpyAsync(cond_21 + (0), dev_cond_21 + (0), sizeof(bool) * (1LL), hipMemcpyDeviceToHost, stream));
       SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
       SDFG_CHECK(hipEventSynchronize(sdfg_copied));
     }
-    // if_l25_28
-    if (((((int64_t)cond_23[0])) != 0)) {
-      // assign_l26_27
+    // if_l25_26
+    if (((((int64_t)cond_21[0])) != 0)) {
+      // assign_l26_25
       {
         if ((NR) > 0 && (NM) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
           dim3 sdfg_block(64, 4);
-          SDFG_KERNEL(lib_21_l26_0_k7, sdfg_grid, sdfg_block, 0, lib_21, NM, NR);
+          SDFG_KERNEL(lib_19_l26_0_k6, sdfg_grid, sdfg_block, 0, lib_19, NM, NR);
         }
       }
     }
-    // assign_l27_31
+    // assign_l27_29
     {
       if ((NR) > 0 && (NM) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
         dim3 sdfg_block(64, 4);
-        SDFG_KERNEL(arr_1_l27_0_k8, sdfg_grid, sdfg_block, 0, arr_1, lib_21, NM, NR);
+        SDFG_KERNEL(arr_1_l27_0_k7, sdfg_grid, sdfg_block, 0, arr_1, lib_19, NM, NR);
       }
     }
-    // assign_l28_34
+    // assign_l28_32
     {
       if ((NR) > 0 && (NM) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
         dim3 sdfg_block(64, 4);
-        SDFG_KERNEL(arr_5_l28_0_k9, sdfg_grid, sdfg_block, 0, arr_5, lib_21, z_9, NM, NR);
+        SDFG_KERNEL(arr_5_l28_0_k8, sdfg_grid, sdfg_block, 0, arr_5, dev_int_pts, lib_19, NM, NR, idx);
       }
     }
   }
-  // assign_l29_38
+  // assign_l29_36
   {
     if ((NR) > 0 && (NM) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(v__return_0_l29_0_k10, sdfg_grid, sdfg_block, 0, arr_1, dev_return_0, NM, NR);
+      SDFG_KERNEL(v__return_0_l29_0_k9, sdfg_grid, sdfg_block, 0, arr_1, dev_return_0, NM, NR);
     }
   }
-  // assign_l29_41
+  // assign_l29_39
   {
     if ((NR) > 0 && (NM) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(v__return_1_l29_0_k11, sdfg_grid, sdfg_block, 0, arr_5, dev_return_1, NM, NR);
+      SDFG_KERNEL(v__return_1_l29_0_k10, sdfg_grid, sdfg_block, 0, arr_5, dev_return_1, NM, NR);
     }
   }
   // offload_copy_out_return
@@ -533,7 +505,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
-  // return_l29_42
+  // return_l29_40
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
@@ -547,7 +519,7 @@ extern "C" int kernel_run(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sd
   if (slab_per_bc != sdfg_h->slab_per_bc) { std::fprintf(stderr, "kernel_run: `slab_per_bc` is %lld, but kernel_init was given %lld\n", (long long)slab_per_bc, (long long)sdfg_h->slab_per_bc); return 3; }
   int sdfg_status = kernel_body(sdfg_h, Ham, int_pts, Y, NM, NR, slab_per_bc, v__return_0, v__return_1);
   if (sdfg_status != 0) return sdfg_status;
-  static const char* const sdfg_sites[] = {"", "the LU factorization (getrf) of `arr_11` for the solve `solve` failed: the matrix is singular"};
+  static const char* const sdfg_sites[] = {"", "the LU factorization (getrf) of `arr_9` for the solve `solve` failed: the matrix is singular"};
   int sdfg_failed[2] = {0, 0};
   {
     hipStream_t stream = sdfg_h->stream;

@@ -6,60 +6,28 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void cols_8_l19_0_k0(uint32_t* __restrict__ cols_8, uint32_t* __restrict__ dev_A_col, int64_t v__data6, int64_t v__data7) {
+__global__ void tmp_8_l21_0_k0(uint32_t* __restrict__ dev_A_col, double* __restrict__ dev_x, double* __restrict__ tmp_8, int64_t N, int64_t v__data6, int64_t v__data7) {
   for (int64_t v__i9_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i9_i < (-v__data6 + v__data7); v__i9_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i9 = (0LL) + v__i9_i * (1LL);
     {  // tasklet assign
-      const uint32_t t___in0 = dev_A_col[(0LL) + (v__data6 + v__i9) * (1LL)];
-      uint32_t t___out;
-      t___out = t___in0;
-      cols_8[(0LL) + (v__i9) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void cols_8_l19_0_k0(uint32_t* __restrict__ cols_8, uint32_t* __restrict__ dev_A_col, int64_t v__data6, int64_t v__data7);
-#endif  // cols_8_l19_0_k0
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void vals_11_l20_0_k1(double* __restrict__ dev_A_val, double* __restrict__ vals_11, int64_t v__data6, int64_t v__data7) {
-  for (int64_t v__i12_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i12_i < (-v__data6 + v__data7); v__i12_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = dev_A_val[(0LL) + (v__data6 + v__i12) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      vals_11[(0LL) + (v__i12) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void vals_11_l20_0_k1(double* __restrict__ dev_A_val, double* __restrict__ vals_11, int64_t v__data6, int64_t v__data7);
-#endif  // vals_11_l20_0_k1
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void tmp_14_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restrict__ dev_x, double* __restrict__ tmp_14, int64_t N, int64_t v__data6, int64_t v__data7) {
-  for (int64_t v__i15_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i15_i < (-v__data6 + v__data7); v__i15_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
-    {  // tasklet assign
       const double* t___ptr0 = dev_x + ((0LL) + (0LL) * (1LL));
-      const uint32_t t___in0 = cols_8[(0LL) + (v__i15) * (1LL)];
+      const uint32_t t___in0 = dev_A_col[(0LL) + (v__data6 + v__i9) * (1LL)];
       double t___out;
       t___out = t___ptr0[(int64_t)(sdfg::cast<int64_t, uint32_t>(t___in0)) * (1LL)];
-      tmp_14[(0LL) + (v__i15) * (1LL)] = t___out;
+      tmp_8[(0LL) + (v__i9) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void tmp_14_l21_0_k2(uint32_t* __restrict__ cols_8, double* __restrict__ dev_x, double* __restrict__ tmp_14, int64_t N, int64_t v__data6, int64_t v__data7);
-#endif  // tmp_14_l21_0_k2
+__global__ void tmp_8_l21_0_k0(uint32_t* __restrict__ dev_A_col, double* __restrict__ dev_x, double* __restrict__ tmp_8, int64_t N, int64_t v__data6, int64_t v__data7);
+#endif  // tmp_8_l21_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict__ lib_17, int64_t i) {
+__global__ void assign_single_k1(double* __restrict__ arr_1, double* __restrict__ lib_11, int64_t i) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
-      const double t___in0 = lib_17[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = lib_11[(0LL) + (0LL) * (1LL)];
       double t___out;
       t___out = t___in0;
       arr_1[(0LL) + (i) * (1LL)] = t___out;
@@ -67,24 +35,24 @@ __global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict_
   }
 }
 #else
-__global__ void assign_single_k3(double* __restrict__ arr_1, double* __restrict__ lib_17, int64_t i);
-#endif  // assign_single_k3
+__global__ void assign_single_k1(double* __restrict__ arr_1, double* __restrict__ lib_11, int64_t i);
+#endif  // assign_single_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_l22_0_k4(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M) {
-  for (int64_t v__i21_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i21_i < (M); v__i21_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
+__global__ void v__return_l22_0_k2(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M) {
+  for (int64_t v__i15_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i15_i < (M); v__i15_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
     {  // tasklet assign
-      const double t___in0 = arr_1[(0LL) + (v__i21) * (1LL)];
+      const double t___in0 = arr_1[(0LL) + (v__i15) * (1LL)];
       double t___out;
       t___out = t___in0;
-      dev_return[(0LL) + (v__i21) * (1LL)] = t___out;
+      dev_return[(0LL) + (v__i15) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void v__return_l22_0_k4(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M);
-#endif  // v__return_l22_0_k4
+__global__ void v__return_l22_0_k2(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M);
+#endif  // v__return_l22_0_k2
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -110,19 +78,15 @@ struct kernel_state_t {
   hipStream_t stream;
   hipEvent_t sdfg_copied;
   double* arr_1;
-  uint32_t* cols_8;
-  size_t sdfg_cap_cols_8;
   uint32_t* dev_A_col;
   double* dev_A_val;
   double* dev_return;
   double* dev_x;
-  double* lib_17;
+  double* lib_11;
   uint32_t* local_2;
   uint32_t* local_3;
-  double* tmp_14;
-  size_t sdfg_cap_tmp_14;
-  double* vals_11;
-  size_t sdfg_cap_vals_11;
+  double* tmp_8;
+  size_t sdfg_cap_tmp_8;
   hipblasHandle_t sdfg_blas;
 };
 
@@ -131,16 +95,14 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
   if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
-  if (sdfg_h->vals_11) SDFG_RELEASE(hipFree(sdfg_h->vals_11));
-  if (sdfg_h->tmp_14) SDFG_RELEASE(hipFree(sdfg_h->tmp_14));
+  if (sdfg_h->tmp_8) SDFG_RELEASE(hipFree(sdfg_h->tmp_8));
   std::free(sdfg_h->local_3);
   std::free(sdfg_h->local_2);
-  if (sdfg_h->lib_17) SDFG_RELEASE(hipFree(sdfg_h->lib_17));
+  if (sdfg_h->lib_11) SDFG_RELEASE(hipFree(sdfg_h->lib_11));
   if (sdfg_h->dev_x) SDFG_RELEASE(hipFree(sdfg_h->dev_x));
   if (sdfg_h->dev_return) SDFG_RELEASE(hipFree(sdfg_h->dev_return));
   if (sdfg_h->dev_A_val) SDFG_RELEASE(hipFree(sdfg_h->dev_A_val));
   if (sdfg_h->dev_A_col) SDFG_RELEASE(hipFree(sdfg_h->dev_A_col));
-  if (sdfg_h->cols_8) SDFG_RELEASE(hipFree(sdfg_h->cols_8));
   if (sdfg_h->arr_1) SDFG_RELEASE(hipFree(sdfg_h->arr_1));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
@@ -160,7 +122,7 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A_val, sizeof(double) * (size_t)sdfg::imax((nnz), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((M), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_17, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_11, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   sdfg_h->local_2 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
   if (!sdfg_h->local_2) { std::fprintf(stderr, "kernel_init: out of host memory for `local_2`\n"); return 1; }
   sdfg_h->local_3 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
@@ -185,19 +147,15 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
   hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
   double* const arr_1 = sdfg_h->arr_1;
-  uint32_t*& cols_8 = sdfg_h->cols_8;
-  size_t& sdfg_cap_cols_8 = sdfg_h->sdfg_cap_cols_8;
   uint32_t* const dev_A_col = sdfg_h->dev_A_col;
   double* const dev_A_val = sdfg_h->dev_A_val;
   double* const dev_return = sdfg_h->dev_return;
   double* const dev_x = sdfg_h->dev_x;
-  double* const lib_17 = sdfg_h->lib_17;
+  double* const lib_11 = sdfg_h->lib_11;
   uint32_t* const local_2 = sdfg_h->local_2;
   uint32_t* const local_3 = sdfg_h->local_3;
-  double*& tmp_14 = sdfg_h->tmp_14;
-  size_t& sdfg_cap_tmp_14 = sdfg_h->sdfg_cap_tmp_14;
-  double*& vals_11 = sdfg_h->vals_11;
-  size_t& sdfg_cap_vals_11 = sdfg_h->sdfg_cap_vals_11;
+  double*& tmp_8 = sdfg_h->tmp_8;
+  size_t& sdfg_cap_tmp_8 = sdfg_h->sdfg_cap_tmp_8;
   int64_t v__data6 = 0;
   int64_t v__data7 = 0;
   int64_t i = 0;
@@ -208,7 +166,7 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
     SDFG_CHECK(hipMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
   }
-  // for_l14_20
+  // for_l14_14
   for (i = (0LL); ((-M + i) < 0); i = (i + 1LL)) {
     // assign_l17_4
     {
@@ -232,103 +190,55 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
     }
     v__data6 = (((int64_t)local_2[0]));
     v__data7 = (((int64_t)local_3[0]));
-    // assign_l19_10
+    // assign_l21_10
     {
-      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_cols_8) {
-        uint32_t* sdfg_old = cols_8;
-        cols_8 = nullptr;
-        sdfg_cap_cols_8 = 0;
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_tmp_8) {
+        double* sdfg_old = tmp_8;
+        tmp_8 = nullptr;
+        sdfg_cap_tmp_8 = 0;
         if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
-        SDFG_CHECK(hipMalloc((void**)&cols_8, sizeof(uint32_t) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
-        sdfg_cap_cols_8 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+        SDFG_CHECK(hipMalloc((void**)&tmp_8, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_tmp_8 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
       }
       if ((-v__data6 + v__data7) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(cols_8_l19_0_k0, sdfg_grid, sdfg_block, 0, cols_8, dev_A_col, v__data6, v__data7);
+        SDFG_KERNEL(tmp_8_l21_0_k0, sdfg_grid, sdfg_block, 0, dev_A_col, dev_x, tmp_8, N, v__data6, v__data7);
       }
     }
-    // assign_l20_13
+    // matmul_l21_12
     {
-      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_vals_11) {
-        double* sdfg_old = vals_11;
-        vals_11 = nullptr;
-        sdfg_cap_vals_11 = 0;
+      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_tmp_8) {
+        double* sdfg_old = tmp_8;
+        tmp_8 = nullptr;
+        sdfg_cap_tmp_8 = 0;
         if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
-        SDFG_CHECK(hipMalloc((void**)&vals_11, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
-        sdfg_cap_vals_11 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-      }
-      if ((-v__data6 + v__data7) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(vals_11_l20_0_k1, sdfg_grid, sdfg_block, 0, dev_A_val, vals_11, v__data6, v__data7);
-      }
-    }
-    // assign_l21_16
-    {
-      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_cols_8) {
-        uint32_t* sdfg_old = cols_8;
-        cols_8 = nullptr;
-        sdfg_cap_cols_8 = 0;
-        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
-        SDFG_CHECK(hipMalloc((void**)&cols_8, sizeof(uint32_t) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
-        sdfg_cap_cols_8 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-      }
-      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_tmp_14) {
-        double* sdfg_old = tmp_14;
-        tmp_14 = nullptr;
-        sdfg_cap_tmp_14 = 0;
-        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
-        SDFG_CHECK(hipMalloc((void**)&tmp_14, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
-        sdfg_cap_tmp_14 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-      }
-      if ((-v__data6 + v__data7) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((-v__data6 + v__data7) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(tmp_14_l21_0_k2, sdfg_grid, sdfg_block, 0, cols_8, dev_x, tmp_14, N, v__data6, v__data7);
-      }
-    }
-    // matmul_l21_18
-    {
-      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_tmp_14) {
-        double* sdfg_old = tmp_14;
-        tmp_14 = nullptr;
-        sdfg_cap_tmp_14 = 0;
-        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
-        SDFG_CHECK(hipMalloc((void**)&tmp_14, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
-        sdfg_cap_tmp_14 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
-      }
-      if ((size_t)sdfg::imax((-v__data6 + v__data7), 1) > sdfg_cap_vals_11) {
-        double* sdfg_old = vals_11;
-        vals_11 = nullptr;
-        sdfg_cap_vals_11 = 0;
-        if (sdfg_old) SDFG_CHECK(hipFree(sdfg_old));
-        SDFG_CHECK(hipMalloc((void**)&vals_11, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
-        sdfg_cap_vals_11 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
+        SDFG_CHECK(hipMalloc((void**)&tmp_8, sizeof(double) * (size_t)sdfg::imax((-v__data6 + v__data7), 1)));
+        sdfg_cap_tmp_8 = (size_t)sdfg::imax((-v__data6 + v__data7), 1);
       }
       // dot `matmul`: hipblas
       {
         // The result stays on the device.
         SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_DEVICE));
-        SDFG_BLAS_CHECK(hipblasDdot(sdfg_blas, (int)((-v__data6 + v__data7)), vals_11 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), tmp_14 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_17 + ((0LL) + (0LL) * (1LL))));
+        SDFG_BLAS_CHECK(hipblasDdot(sdfg_blas, (int)((-v__data6 + v__data7)), dev_A_val + ((0LL) + (v__data6) * (1LL)), (int)((1LL)), tmp_8 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_11 + ((0LL) + (0LL) * (1LL))));
         SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_HOST));
       }
     }
-    // assign_l21_19
+    // assign_l21_13
     {
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, arr_1, lib_17, i);
+        SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, arr_1, lib_11, i);
       }
     }
   }
-  // assign_l22_22
+  // assign_l22_16
   {
     if ((M) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(v__return_l22_0_k4, sdfg_grid, sdfg_block, 0, arr_1, dev_return, M);
+      SDFG_KERNEL(v__return_l22_0_k2, sdfg_grid, sdfg_block, 0, arr_1, dev_return, M);
     }
   }
   // offload_copy_out_return
@@ -337,7 +247,7 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
-  // return_l22_23
+  // return_l22_17
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
