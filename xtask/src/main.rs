@@ -19,13 +19,20 @@
 //!   the corpus format; `--programs MANIFEST` runs the unmodified DaCe
 //!   programs a `programs.json` manifest lists (`docs/corpus.md`). This
 //!   executable is also the emulated GPU's runner (`sdfg_exec::child`).
+//! - `dace [--require-dace] [PATH]...`: runs DaCe's own frontend
+//!   (`to_sdfg` and `validate`) over every program of the corpus files
+//!   (`corpus/tools/dace_check.py`), so that the corpus stays made of DaCe
+//!   programs as DaCe reads them. The Python is `$SDFG_DACE_PYTHON`, else
+//!   `target/dace-venv/bin/python` where it exists, else `python3`; without
+//!   an importable `dace` package the check says skipped (a failure with
+//!   `--require-dace`).
 
 use sdfg_harness::corpus::{self, Verdict};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,6 +49,13 @@ fn main() -> ExitCode {
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::from(1)
+            }
+        },
+        Some("dace") => match dace_command(&args[1..]) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}\n\n{USAGE}");
+                ExitCode::from(2)
             }
         },
         Some("corpus") => match corpus_command(&args[1..]) {
@@ -68,6 +82,48 @@ fn workspace_root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The exit status of `dace_check.py` when `dace` cannot be imported.
+const DACE_SKIPPED: i32 = 3;
+
+fn dace_command(args: &[String]) -> Result<ExitCode, String> {
+    let root = workspace_root();
+    let mut require = false;
+    let mut paths = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "--require-dace" => require = true,
+            flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
+            path => paths.push(path.to_owned()),
+        }
+    }
+    let venv = root.join("target/dace-venv/bin/python");
+    let python = std::env::var_os("SDFG_DACE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            if venv.is_file() {
+                venv
+            } else {
+                PathBuf::from("python3")
+            }
+        });
+    let script = root.join("corpus/tools/dace_check.py");
+    let status = std::process::Command::new(&python)
+        .arg(&script)
+        .args(&paths)
+        .status()
+        .map_err(|e| format!("cannot run `{}`: {e}", python.display()))?;
+    Ok(match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(DACE_SKIPPED) if !require => {
+            println!(
+                "(skipped, not passed: install DaCe with `python3 -m venv target/dace-venv && target/dace-venv/bin/pip install --pre dace==2.0.0b1`)"
+            );
+            ExitCode::SUCCESS
+        }
+        _ => ExitCode::FAILURE,
+    })
 }
 
 fn corpus_command(args: &[String]) -> Result<ExitCode, String> {

@@ -2,7 +2,12 @@
 lid-driven cavity flow; each time step builds the pressure source term,
 runs `nit` Jacobi iterations of the pressure Poisson equation with its
 boundary conditions, then updates the velocities and their boundaries.
-dx, dy and dt follow from the grid size: each preset gives its own."""
+dx, dy and dt follow from the grid size: each preset gives its own.
+
+As in NPBench's DaCe version, the nested program is called with
+``nit=nit``: DaCe requires a callee's free symbols to be passed.  Deviation:
+``nt`` and ``nit`` are symbols of the presets here, where NPBench passes them
+as ``int64`` scalar arguments (equal values, so equal results)."""
 import numpy as np
 import dace as dc
 
@@ -46,7 +51,7 @@ def kernel(u: dc.float64[ny, nx], v: dc.float64[ny, nx], dt: dc.float64, dx: dc.
         un[:] = u.copy()
         vn[:] = v.copy()
         build_up_b(b, rho, dt, u, v, dx, dy)
-        pressure_poisson(p, dx, dy, b)
+        pressure_poisson(p, dx, dy, b, nit=nit)
         u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx *
                          (un[1:-1, 1:-1] - un[1:-1, 0:-2]) -
                          vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1]) -

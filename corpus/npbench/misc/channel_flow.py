@@ -4,7 +4,12 @@ each step builds the pressure source term, runs `nit` Jacobi iterations of
 the pressure Poisson equation and updates the velocities, with explicit
 wrap-around formulas for the first and last columns. The loop runs while the
 relative change of sum(u) exceeds 0.001: a while loop on data whose
-condition is three full reductions; the kernel returns the step count."""
+condition is three full reductions; the kernel returns the step count.
+
+As in NPBench's DaCe version, the nested program is called with
+``nit=nit``: DaCe requires a callee's free symbols to be passed.  Deviation:
+``nit`` is a symbol of the presets here, where NPBench passes it as an
+``int64`` scalar argument."""
 import numpy as np
 import dace as dc
 
@@ -68,7 +73,7 @@ def kernel(u: dc.float64[ny, nx], v: dc.float64[ny, nx], dt: dc.float64, dx: dc.
         un = u.copy()
         vn = v.copy()
         b = build_up_b(rho, dt, dx, dy, u, v)
-        pressure_poisson_periodic(p, dx, dy, b)
+        pressure_poisson_periodic(p, dx, dy, b, nit=nit)
         u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx *
                          (un[1:-1, 1:-1] - un[1:-1, 0:-2]) -
                          vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1]) -

@@ -36,7 +36,8 @@ def initialize(A: dc.float64[N, N]):
     m = np.minimum(i[:, np.newaxis], i[np.newaxis, :])
     hi = 2 * N - 1
     lo = 2 * N - m
-    tail = np.where(i[:, np.newaxis] == i[np.newaxis, :], N * N, N * ((-m) % N + N))
+    # (`m * 0 + N`: DaCe's np.where takes arrays here, not a bare symbol.)
+    tail = N * np.where(i[:, np.newaxis] == i[np.newaxis, :], m * 0 + N, (-m) % N + N)
     inner = hi * (hi + 1) * (2 * hi + 1) // 6 - lo * (lo + 1) * (2 * lo + 1) // 6
     acc = N * N + np.where(m > 0, inner + tail, 0)
     A[:] = acc / (N * N)

@@ -2,8 +2,12 @@
 N x M data matrix.
 
 ``data`` is normalised in place (centred and scaled by sqrt(N) * stddev, with
-stddev <= 0.1 replaced by 1); the M x M correlation matrix is returned.  The
-number of observations (PolyBench's float_n) is the symbol N.
+stddev <= 0.1 replaced by 1); the M x M correlation matrix is returned.
+
+As NPBench's DaCe version does, the standard deviation is spelled out as
+sqrt(mean((data - mean)**2)): DaCe's frontend has no ``np.std`` (it would
+become a Python callback).  Deviation: the number of observations
+(PolyBench's ``float_n``, an argument in NPBench) is the symbol N here.
 """
 import numpy as np
 import dace as dc
@@ -14,10 +18,10 @@ M, N = (dc.symbol(s, dtype=dc.int64) for s in ("M", "N"))
 @dc.program
 def kernel(data: dc.float64[N, M]):
     mean = np.mean(data, axis=0)
-    stddev = np.std(data, axis=0)
-    stddev[:] = np.where(stddev <= 0.1, 1.0, stddev)
-    data -= mean
-    data /= np.sqrt(N * 1.0) * stddev
+    stddev = np.sqrt(np.mean(np.subtract(data, mean)**2, axis=0))
+    stddev[stddev <= 0.1] = 1.0
+    np.subtract(data, mean, out=data)
+    np.divide(data, np.sqrt(N * 1.0) * stddev, out=data)
 
     corr = np.eye(M, dtype=np.float64)
     for i in range(M - 1):
