@@ -1506,10 +1506,10 @@ def f(A: dc.float64[N]):
     assert!(matches!(e.kind, ErrorKind::Syntax(_)), "{e:?}");
     // The position of the unexpected `*`.
     assert_eq!((e.at.line, e.at.column), (7, 17), "{e}");
-    // An unclosed bracket: reported where the parser gives up.
+    // An unclosed bracket: reported where the parser gives up (the `=`).
     let e = Module::parse(FILE, "x = (1,\ny = 2\n").err().unwrap();
     assert!(matches!(e.kind, ErrorKind::Syntax(_)), "{e:?}");
-    assert_eq!(e.at.line, 2, "{e}");
+    assert_eq!((e.at.line, e.at.column), (2, 3), "{e}");
 }
 
 #[test]
@@ -1843,10 +1843,12 @@ fn np_transpose_with_axes_permutes_them_and_without_reverses_them() {
         }
     }
     // Not a permutation: an error at the axes.
-    let err = error(
+    let kind = error_at(
         "@dc.program\ndef f(C: dc.float64[N, M, 2], D: dc.float64[M, 2, N]):\n    D[:] = np.transpose(C, (1, 1, 0))\n",
+        6,
+        28,
     );
-    assert!(err.to_string().contains("not a permutation"), "{err}");
+    assert!(kind.to_string().contains("not a permutation"), "{kind}");
 }
 
 #[test]
@@ -2142,12 +2144,14 @@ fn programs_returning_tuples_unpack_into_names_and_elements() {
         12,
     );
     assert_unsupported(&kind, "returns a tuple");
-    let e = error(
+    let kind = error_at(
         "\n@dc.program\ndef g(x: dc.float64[N]):\n    return x, x\n\n@dc.program\ndef f(x: dc.float64[N]):\n    a, b, c = g(x)\n",
+        11,
+        5,
     );
     assert!(
-        matches!(e.kind, ErrorKind::Shape(ref m) if m.contains("3 names for 2 values")),
-        "{e}"
+        matches!(kind, ErrorKind::Shape(ref m) if m.contains("3 names for 2 values")),
+        "{kind}"
     );
 }
 
