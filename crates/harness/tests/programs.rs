@@ -16,14 +16,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn run(category: &str, backends: &[&str]) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let files: Vec<_> = corpus::discover(&dir)
-        .unwrap()
-        .into_iter()
-        .filter(|f| f.name.starts_with(&format!("{category}/")))
-        .collect();
-    assert!(!files.is_empty(), "no programs in {category}/");
+/// Whether NumPy can run the references (on CI it must be there).
+fn numpy() -> Result<(), String> {
     let python = corpus::python_available();
     if let Err(why) = &python {
         assert!(
@@ -32,31 +26,54 @@ fn run(category: &str, backends: &[&str]) {
         );
         eprintln!("the NumPy comparisons are skipped: {why}");
     }
+    python
+}
+
+/// Why a stage's verdict fails the test: a failure, or a skip on CI (off
+/// CI a missing tool may skip a stage).
+fn failure(verdict: &Verdict) -> Option<String> {
+    match verdict {
+        Verdict::Pass => None,
+        Verdict::Fail(why) => Some(why.clone()),
+        Verdict::Skip(why) if std::env::var_os("CI").is_some() => Some(format!("skipped: {why}")),
+        Verdict::Skip(_) => None,
+    }
+}
+
+/// The options of one run: the `test` preset, no kept references.
+fn options<'a>(
+    backend: &str,
+    tools: &'a std::path::Path,
+    python: &'a Result<(), String>,
+    device: &'a EmulatedGpu,
+) -> RunOptions<'a> {
+    RunOptions {
+        preset: "test",
+        backend: sdfg_harness::backend(backend).unwrap(),
+        tools,
+        python,
+        references: None,
+        device: Ok(device),
+    }
+}
+
+fn run(category: &str, backends: &[&str]) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let files: Vec<_> = corpus::discover(&dir)
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.name.starts_with(&format!("{category}/")))
+        .collect();
+    assert!(!files.is_empty(), "no programs in {category}/");
+    let python = numpy();
     let tools = root().join("corpus/tools");
     let device = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"));
     let mut failures = Vec::new();
     for backend in backends {
         for f in &files {
-            let options = RunOptions {
-                preset: "test",
-                backend: sdfg_harness::backend(backend).unwrap(),
-                tools: &tools,
-                python: &python,
-                references: None,
-                device: Ok(&device),
-            };
-            let report = corpus::run_kernel(f, &options);
+            let report = corpus::run_kernel(f, &options(backend, &tools, &python, &device));
             for (stage, s) in &report.stages {
-                let bad = match &s.verdict {
-                    Verdict::Pass => None,
-                    Verdict::Fail(why) => Some(why.clone()),
-                    // Off CI a missing tool may skip a stage; on CI nothing is skipped.
-                    Verdict::Skip(why) if std::env::var_os("CI").is_some() => {
-                        Some(format!("skipped: {why}"))
-                    }
-                    Verdict::Skip(_) => None,
-                };
-                if let Some(why) = bad {
+                if let Some(why) = failure(&s.verdict) {
                     failures.push(format!("{} ({backend}) {stage}: {why}", f.name));
                 }
             }
@@ -93,32 +110,19 @@ fn unmodified_programs_of_a_manifest_match_their_numpy_versions() {
     let manifest = root().join("corpus/programs/programs.json");
     let (m, files_root) = corpus::Manifest::read(&manifest).unwrap();
     assert!(m.programs.len() >= 2);
-    let python = corpus::python_available();
-    if let Err(why) = &python {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "NumPy is needed on CI: {why}"
-        );
-        eprintln!("skipped: {why}");
+    let python = numpy();
+    if python.is_err() {
         return;
     }
     let tools = root().join("corpus/tools");
     let device = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"));
     for backend in ["sim", "cuda"] {
         for entry in &m.programs {
-            let options = RunOptions {
-                preset: "test",
-                backend: sdfg_harness::backend(backend).unwrap(),
-                tools: &tools,
-                python: &python,
-                references: None,
-                device: Ok(&device),
-            };
+            let options = options(backend, &tools, &python, &device);
             let r = corpus::run_program(entry, &manifest, &files_root, &options);
             for (stage, s) in &r.stages {
-                let ok = s.verdict == Verdict::Pass
-                    || (std::env::var_os("CI").is_none() && matches!(s.verdict, Verdict::Skip(_)));
-                assert!(ok, "{} ({backend}) {stage}: {:?}", entry.name, s.verdict);
+                let bad = failure(&s.verdict);
+                assert!(bad.is_none(), "{} ({backend}) {stage}: {bad:?}", entry.name);
             }
         }
     }

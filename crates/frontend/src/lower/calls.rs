@@ -120,10 +120,15 @@ impl<'m> Lowerer<'m> {
         self.binary(c, op, Elem::Ref(a), Elem::Ref(b))
     }
 
-    /// The write-conflict resolution and the elementwise function of a
-    /// ufunc that reductions and scans combine with.
-    fn ufunc_combiner(&self, c: &ast::ExprCall, ufunc: &str, method: &str) -> Result<Wcr> {
-        Ok(match ufunc {
+    /// The write-conflict resolution a ufunc's reduction or scan combines
+    /// with, and the array it is applied to (the first argument).
+    fn ufunc_method<'c>(
+        &self,
+        c: &'c ast::ExprCall,
+        ufunc: &str,
+        method: &str,
+    ) -> Result<(Wcr, &'c Expr)> {
+        let w = match ufunc {
             "add" => Wcr::Sum,
             "multiply" => Wcr::Product,
             "maximum" => Wcr::Max,
@@ -136,7 +141,14 @@ impl<'m> Lowerer<'m> {
                     )),
                 ));
             }
-        })
+        };
+        match c.arguments.args.first() {
+            Some(first) => Ok((w, first)),
+            None => Err(self.err(
+                c,
+                unsupported(format!("`np.{ufunc}.{method}` without an array")),
+            )),
+        }
     }
 
     /// `a` combined with `b` as `w` does.
@@ -160,14 +172,8 @@ impl<'m> Lowerer<'m> {
     /// reduction along `axis` (NumPy's default for ufuncs is 0, `None`
     /// reduces everything), `initial` combined into the result.
     pub(super) fn ufunc_reduce(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
-        let w = self.ufunc_combiner(c, ufunc, "reduce")?;
+        let (w, first) = self.ufunc_method(c, ufunc, "reduce")?;
         let args = &c.arguments.args;
-        let Some(first) = args.first() else {
-            return Err(self.err(
-                c,
-                unsupported(format!("`np.{ufunc}.reduce` without an array")),
-            ));
-        };
         let x = self.elem(first)?;
         let axis = match self.kwarg(c, "axis").or(args.get(1)) {
             None => Some(vec![SymExpr::int(0)]),
@@ -202,14 +208,8 @@ impl<'m> Lowerer<'m> {
     /// axis, `out[0] = x[0]`, `out[k] = out[k - 1] op x[k]`, as a loop over
     /// the axis whose body combines the other axes elementwise.
     pub(super) fn ufunc_accumulate(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
-        let w = self.ufunc_combiner(c, ufunc, "accumulate")?;
+        let (w, first) = self.ufunc_method(c, ufunc, "accumulate")?;
         let args = &c.arguments.args;
-        let Some(first) = args.first() else {
-            return Err(self.err(
-                c,
-                unsupported(format!("`np.{ufunc}.accumulate` without an array")),
-            ));
-        };
         if !self.map_ctx.is_empty() {
             return Err(self.err(c, unsupported("a scan inside a `dace.map` body")));
         }
