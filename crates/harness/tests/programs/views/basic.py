@@ -27,6 +27,10 @@ def kernel(A: dc.float64[N, M], B: dc.float64[N, M], C: dc.float64[N]):
     r[1, 0] = 5.0
     sub = row[1:3]
     sub[:] = 0.0
+    s = B[::2, 1:]
+    s[1, 0] += 4.0
+    w = A[3:5]
+    w *= 0.5
 
 
 @dc.program

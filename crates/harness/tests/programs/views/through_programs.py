@@ -1,5 +1,5 @@
 """Views passed to another program reach the viewed array; a returned view
-is its values; advanced indexing (an index array) is a copy, as in NumPy."""
+is its values (written through first); advanced indexing (an index array) is a copy, as in NumPy."""
 import numpy as np
 import dace as dc
 
@@ -17,7 +17,9 @@ def kernel(A: dc.float64[N, M], idx: dc.int64[3]):
     scale(row, 3.0)
     g = A[idx, idx]
     g[:] = 0.0
-    return A[1:3]
+    ret = A[1:3]
+    ret[0, 0] = -2.0
+    return ret
 
 
 @dc.program
