@@ -3,6 +3,7 @@
 
     python3 corpus/tools/reference.py FILE --preset test --out DIR
     python3 corpus/tools/reference.py FILE --list-presets
+    python3 corpus/tools/reference.py FILE --preset S --out DIR --time 10 [--array-module cupy]
 
 For the chosen preset it does what the harness does:
 
@@ -24,6 +25,16 @@ Symbols are bound by setting the kernel module's globals of the same names to
 plain ``int``s (and, with the stand-in ``dace`` of ``corpus/tools/dace``, by
 ``dace.bind_symbols``), so inside the kernel body ``N`` is the preset's int.
 Annotations are read before that, while they still hold the symbolic shapes.
+
+With ``--time K`` it then times the kernel alone: one warm-up call, then K
+calls, each on fresh copies of the inputs (copied outside the timed region),
+and writes ``DIR/timing.json`` (``{"module", "runs_ms", "median_ms",
+"matches_numpy"}``).  ``--array-module cupy`` times the same program with
+CuPy as its ``np`` (what a user would pick instead of a compiler): the inputs
+are moved to the GPU before the clock starts, and each call ends with a
+device synchronization; its outputs are compared with NumPy's within the
+kernel's tolerance (``matches_numpy``), and a kernel CuPy cannot run is an
+error naming what failed.
 
 ``corpus/tools`` goes on ``sys.path`` (for the stand-in ``dace``) only when
 ``import dace`` fails.  Only NumPy is needed.  Any problem exits with status 1
@@ -223,12 +234,13 @@ def bind_symbols(module, preset, path):
         dace.bind_symbols(preset)
 
 
-def run(path, preset_name):
+def run(path, preset_name, timing=None):
     """Run FILE for a preset.
 
-    Returns (bench, inputs, outputs, seconds): inputs maps every kernel array
-    parameter to its value after ``init``; outputs maps every name in
-    ``BENCHMARK["outputs"]`` to its value after the kernel.
+    Returns (bench, inputs, outputs, seconds, timed): inputs maps every
+    kernel array parameter to its value after ``init``; outputs maps every
+    name in ``BENCHMARK["outputs"]`` to its value after the kernel; timed is
+    ``time_kernel``'s result for ``timing = (runs, module name)``, else None.
     """
     module = load_module(path)
     bench = read_benchmark(module, path)
@@ -350,7 +362,75 @@ def run(path, preset_name):
     for o, a in outputs.items():
         if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
             raise CorpusError(f"{path}: output {o} has non-finite values")
-    return bench, inputs, outputs, seconds
+    timed = None
+    if timing is not None:
+        runs, module_name = timing
+        timed = time_kernel(module, bench, kernel, kparams, inputs, scalars, outputs,
+                            runs, module_name, path)
+    return bench, inputs, outputs, seconds, timed
+
+
+def time_kernel(module, bench, kernel, kparams, inputs, scalars, outputs, runs, module_name, path):
+    """One warm-up call and ``runs`` timed calls of the kernel with
+    ``module_name`` (numpy or cupy) as its ``np``."""
+    if module_name == "numpy":
+        xp = np
+        to_device = np.array
+        sync = lambda: None  # noqa: E731
+        to_host = np.asarray
+    elif module_name == "cupy":
+        try:
+            import cupy as xp
+        except ImportError as e:
+            raise CorpusError(f"CuPy is not installed ({e})") from e
+        to_device = xp.array
+        sync = lambda: xp.cuda.Device().synchronize()  # noqa: E731
+        to_host = xp.asnumpy
+    else:
+        raise CorpusError(f"unknown array module {module_name!r} (numpy, cupy)")
+    module.np = xp  # the kernel's globals: every np.<f> is the module's
+    call = _python_callable(kernel)
+    times = []
+    result = None
+    for k in range(runs + 1):
+        args = {}
+        for name, (kind, _dt, _shape) in kparams.items():
+            args[name] = to_device(inputs[name]) if kind == "array" else scalars[name]
+        sync()
+        t0 = time.perf_counter()
+        try:
+            result = call(**args)
+        except Exception as e:
+            raise CorpusError(f"{path}: kernel {bench['program']} failed under {module_name}: "
+                              f"{type(e).__name__}: {e}") from e
+        sync()
+        if k > 0:
+            times.append((time.perf_counter() - t0) * 1e3)
+    module.np = np
+    returns = {}
+    if isinstance(result, tuple):
+        for i, r in enumerate(result):
+            returns[f"__return_{i}"] = r
+    elif result is not None:
+        returns["__return"] = result
+    tol = dict(DEFAULT_TOLERANCE)
+    tol.update(bench.get("tolerance", {}))
+    matches = True
+    for o, expected in outputs.items():
+        got = returns[o] if o in returns else args.get(o)
+        if got is None:
+            matches = False
+            continue
+        got = np.asarray(to_host(got))
+        if got.shape != expected.shape or not np.allclose(
+                got, expected, rtol=tol["rtol"], atol=tol["atol"]):
+            matches = False
+    return {
+        "module": module_name,
+        "runs_ms": times,
+        "median_ms": float(np.median(times)),
+        "matches_numpy": matches,
+    }
 
 
 def write_npys(out_dir, inputs, outputs):
@@ -368,6 +448,9 @@ def main(argv=None):
     ap.add_argument("--preset", default="test", help="preset name (default: test)")
     ap.add_argument("--out", help="output directory")
     ap.add_argument("--list-presets", action="store_true", help="print the presets and exit")
+    ap.add_argument("--time", type=int, metavar="K", help="then time K calls of the kernel alone")
+    ap.add_argument("--array-module", default="numpy", choices=["numpy", "cupy"],
+                    help="the array module the timed calls use (default: numpy)")
     ns = ap.parse_args(argv)
     try:
         if ns.list_presets:
@@ -378,8 +461,15 @@ def main(argv=None):
             return 0
         if not ns.out:
             raise CorpusError("--out DIR is required (or --list-presets)")
-        _bench, inputs, outputs, seconds = run(ns.file, ns.preset)
+        timing = (max(1, ns.time), ns.array_module) if ns.time else None
+        _bench, inputs, outputs, seconds, timed = run(ns.file, ns.preset, timing)
         write_npys(ns.out, inputs, outputs)
+        if timed is not None:
+            import json
+            with open(os.path.join(ns.out, "timing.json"), "w") as f:
+                json.dump(timed, f)
+            print(f"{timed['module']}: median {timed['median_ms']:.3f} ms over {len(timed['runs_ms'])} "
+                  f"run(s); matches NumPy: {timed['matches_numpy']}")
         for name, a in outputs.items():
             print(f"{name}: {a.dtype}{list(a.shape)}")
         print(f"kernel ran in {seconds:.3f} s; wrote {len(outputs)} output(s) and "

@@ -19,6 +19,16 @@
 //!   the corpus format; `--programs MANIFEST` runs the unmodified DaCe
 //!   programs a `programs.json` manifest lists (`docs/corpus.md`). This
 //!   executable is also the emulated GPU's runner (`sdfg_exec::child`).
+//!   The `gpu` stage runs the emitted unit on a real GPU where the
+//!   backend's runtime finds one (`docs/gpu.md`), `--repeat K` timed calls
+//!   (default 10) after one warm-up, each program stopped after
+//!   `--gpu-timeout SECONDS` (default 120); without a GPU it is skipped with
+//!   the runtime's reason. `--jobs N` runs N kernels at once (the GPU is
+//!   used by one at a time); `--skip STAGE` leaves a stage out (reported as
+//!   skipped).
+//! - `gpu-info [--backend cuda|hip]`: prints the GPUs the backend's runtime
+//!   finds and the compiler it would use, or why there are none (exit 0
+//!   either way; 2 for a bad option).
 //! - `dace [--require-dace] [PATH]...`: runs DaCe's own frontend
 //!   (`to_sdfg` and `validate`) over every program of the corpus files
 //!   (`corpus/tools/dace_check.py`), so that the corpus stays made of DaCe
@@ -28,11 +38,12 @@
 //!   `--require-dace`).
 
 use sdfg_harness::corpus::{self, Verdict};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE]\n            run the corpus through the pipeline and print a table\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -58,6 +69,13 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Some("gpu-info") => match gpu_info(&args[1..]) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
         Some("corpus") => match corpus_command(&args[1..]) {
             Ok(code) => code,
             Err(e) => {
@@ -76,12 +94,47 @@ fn main() -> ExitCode {
     }
 }
 
+/// The workspace: `$SDFG_ROOT`, else where this xtask was built (it lives
+/// in `<root>/xtask`) if the corpus is there, else the current directory (a
+/// release binary carried to another machine runs from the working tree).
 fn workspace_root() -> PathBuf {
-    // xtask lives in `<root>/xtask`.
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    if let Some(root) = std::env::var_os("SDFG_ROOT") {
+        return PathBuf::from(root);
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
+        .unwrap_or_else(|| PathBuf::from("."));
+    if built.join("corpus/npbench").is_dir() {
+        built
+    } else {
+        PathBuf::from(".")
+    }
+}
+
+/// `gpu-info`: what the backend's runtime sees.
+fn gpu_info(args: &[String]) -> Result<ExitCode, String> {
+    let mut backend = "cuda".to_owned();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--backend" => backend = it.next().cloned().ok_or("`--backend` needs a value")?,
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    let backend = sdfg_harness::backend(&backend)?;
+    let runner =
+        std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    match sdfg_harness::gpu(backend, &runner, 1, Duration::from_secs(60)) {
+        Ok(gpu) => {
+            for d in sdfg_harness::gpu_devices(backend).unwrap_or_default() {
+                println!("found: {d}");
+            }
+            println!("gpu: {}", gpu.describe());
+        }
+        Err(why) => println!("gpu: none: {why}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The exit status of `dace_check.py` when `dace` cannot be imported.
@@ -137,6 +190,10 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut with_atomics = false;
     let mut dir: Option<PathBuf> = None;
     let mut programs: Option<PathBuf> = None;
+    let mut repeat = 10u32;
+    let mut gpu_timeout = 120u64;
+    let mut jobs = 1usize;
+    let mut skip: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
@@ -161,6 +218,11 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             "--require-compilers" => require_compilers = true,
             // The `exec` stage builds and runs the emitted code with a sanitizer.
             "--sanitize" => sanitize = Some(sdfg_exec::Sanitizer::parse(&value()?)?),
+            // Timed calls of the program (and of NumPy and CuPy) in `gpu`.
+            "--repeat" => repeat = number(&value()?, "--repeat")?,
+            "--gpu-timeout" => gpu_timeout = number(&value()?, "--gpu-timeout")?,
+            "--jobs" => jobs = number(&value()?, "--jobs")?,
+            "--skip" => skip.push(value()?),
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -238,7 +300,20 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let references = root.join("target/sdfg-references");
     let runner =
         std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    let emulated = sdfg_exec::EmulatedGpu::new(runner).sanitize(sanitize);
+    let known = corpus::stages(backend);
+    if let Some(s) = skip.iter().find(|s| !known.contains(&s.as_str())) {
+        return Err(format!(
+            "`--skip {s}`: no such stage (the stages: {})",
+            known.join(", ")
+        ));
+    }
+    let emulated = sdfg_exec::EmulatedGpu::new(&runner).sanitize(sanitize);
+    let is_code = matches!(backend, sdfg_harness::Backend::Code(_));
+    let gpu = if is_code && !skip.iter().any(|s| s == "gpu") {
+        sdfg_harness::gpu(backend, &runner, repeat, Duration::from_secs(gpu_timeout))
+    } else {
+        Err("not asked for".to_owned())
+    };
     let options = corpus::RunOptions {
         preset: &preset,
         backend,
@@ -246,9 +321,20 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         python: &python,
         references: Some(&references),
         device: Ok(&emulated),
+        gpu: match &gpu {
+            Ok(g) => Ok(g.as_ref()),
+            Err(why) => Err(why.as_str()),
+        },
+        repeat,
+        skip: &skip,
     };
-    if matches!(backend, sdfg_harness::Backend::Code(_)) {
+    if is_code {
         println!("exec: {}", sdfg_exec::Device::describe(&emulated));
+        match &gpu {
+            Ok(g) => println!("gpu: {}", g.describe()),
+            // Said once here, not on every row.
+            Err(why) => println!("gpu: skipped for every kernel: {why}"),
+        }
     }
     print!("{:<28}", "kernel");
     for s in corpus::stages(backend) {
@@ -260,8 +346,8 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     );
     let start = Instant::now();
     let mut reports = Vec::new();
-    for f in &files {
-        let r = match (&manifest, &programs) {
+    let run_one = |f: &corpus::KernelFile| -> Result<corpus::KernelReport, String> {
+        Ok(match (&manifest, &programs) {
             (Some((m, files_root)), Some(path)) => {
                 let entry = m
                     .programs
@@ -271,65 +357,51 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
                 corpus::run_program(entry, path, files_root, &options)
             }
             _ => corpus::run_kernel(f, &options),
-        };
-        print!("{:<28}", r.kernel);
-        for (_, stage) in &r.stages {
-            let v = match &stage.verdict {
-                Verdict::Pass => "ok",
-                Verdict::Fail(_) => "FAIL",
-                Verdict::Skip(_) => "skip",
-            };
-            print!(" {v:>9}");
-        }
-        let total: f64 = r.stages.iter().map(|(_, s)| s.millis).sum();
-        let ratio = if r.lower_bound_bytes > 0 {
-            format!(
-                "{:.2}",
-                r.transfer_bytes as f64 / r.lower_bound_bytes as f64
-            )
-        } else {
-            "-".to_owned()
-        };
-        println!(
-            " {:>8.1}ms {:>8} {:>12} {:>6}",
-            total, r.launches, r.transfer_bytes, ratio
-        );
-        if let Some(c) = r.exec_counts.as_ref().filter(|c| !c.agree()) {
-            println!(
-                "    exec: the device counted {} launches, {} bytes in, {} bytes out; the simulator {}, {}, {}",
-                c.launches,
-                c.to_device_bytes,
-                c.to_host_bytes,
-                c.simulated_launches,
-                c.simulated_to_device_bytes,
-                c.simulated_to_host_bytes
-            );
-        }
-        for (name, stage) in &r.stages {
-            match &stage.verdict {
-                Verdict::Fail(why) => {
-                    for line in why.lines().take(6) {
-                        println!("    {name}: {line}");
+        })
+    };
+    // `--jobs N`: N threads take kernels in order; rows are printed in
+    // corpus order as they complete.
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| -> Result<(), String> {
+        for _ in 0..jobs.clamp(1, files.len()) {
+            let sender = sender.clone();
+            let (next, files, run_one) = (&next, &files, &run_one);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(f) = files.get(i) else { break };
+                    if sender.send((i, run_one(f))).is_err() {
+                        break;
                     }
                 }
-                // A stage skipped for its own reason (a missing tool), not
-                // because an earlier one failed.
-                Verdict::Skip(why) if !why.starts_with('`') && name != "numpy" => {
-                    println!("    {name}: skipped: {why}");
+            });
+        }
+        drop(sender);
+        let mut done: BTreeMap<usize, Result<corpus::KernelReport, String>> = BTreeMap::new();
+        for (i, r) in receiver {
+            done.insert(i, r);
+            while let Some(r) = done.remove(&reports.len()) {
+                let r = r?;
+                print_row(&r, options.gpu.err());
+                reports.push(r);
+                // Written after every row: a run stopped from outside (a
+                // time limit) keeps what it measured.
+                if let Some(path) = &json {
+                    write_json(path, &reports)?;
                 }
-                _ => {}
             }
         }
-        reports.push(r);
-    }
+        Ok(())
+    })?;
     let failed = reports
         .iter()
         .filter(|r| {
             !r.passed()
-                || (require_compilers
-                    && r.stages.iter().any(|(n, s)| {
-                        (n == "cc" || n == "exec") && matches!(s.verdict, Verdict::Skip(_))
-                    }))
+                || (require_compilers && r.stages.iter().any(|(n, s)| {
+                    (n == "cc" || n == "exec")
+                        && matches!(&s.verdict, Verdict::Skip(why) if !why.starts_with("--skip"))
+                }))
         })
         .count();
     println!(
@@ -338,14 +410,97 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         reports.len() - failed,
         start.elapsed().as_secs_f64()
     );
-    if let Some(path) = json {
-        let text = serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?;
-        std::fs::write(&path, text)
-            .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    if let Some(path) = &json {
+        write_json(path, &reports)?;
     }
     Ok(if failed > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Prints one kernel's row, and under it why each failed stage failed and
+/// why a stage was skipped for its own reason (a missing tool), except the
+/// reason the `gpu` stage is skipped for every kernel (`gpu_skip`, said once
+/// above the table).
+fn print_row(r: &corpus::KernelReport, gpu_skip: Option<&str>) {
+    print!("{:<28}", r.kernel);
+    for (_, stage) in &r.stages {
+        let v = match &stage.verdict {
+            Verdict::Pass => "ok",
+            Verdict::Fail(_) => "FAIL",
+            Verdict::Skip(_) => "skip",
+        };
+        print!(" {v:>9}");
+    }
+    let total: f64 = r.stages.iter().map(|(_, s)| s.millis).sum();
+    let ratio = if r.lower_bound_bytes > 0 {
+        format!(
+            "{:.2}",
+            r.transfer_bytes as f64 / r.lower_bound_bytes as f64
+        )
+    } else {
+        "-".to_owned()
+    };
+    println!(
+        " {:>8.1}ms {:>8} {:>12} {:>6}",
+        total, r.launches, r.transfer_bytes, ratio
+    );
+    if let Some(c) = r.exec_counts.as_ref().filter(|c| !c.agree()) {
+        println!(
+            "    exec: the device counted {} launches, {} bytes in, {} bytes out; the simulator {}, {}, {}",
+            c.launches,
+            c.to_device_bytes,
+            c.to_host_bytes,
+            c.simulated_launches,
+            c.simulated_to_device_bytes,
+            c.simulated_to_host_bytes
+        );
+    }
+    for (name, stage) in &r.stages {
+        match &stage.verdict {
+            Verdict::Fail(why) => {
+                for line in why.lines().take(6) {
+                    println!("    {name}: {line}");
+                }
+            }
+            // A stage skipped for its own reason (a missing tool), not
+            // because an earlier one failed.
+            Verdict::Skip(why)
+                if !why.starts_with('`') && name != "numpy" && Some(why.as_str()) != gpu_skip =>
+            {
+                println!("    {name}: skipped: {why}");
+            }
+            _ => {}
+        }
+    }
+    if let Some(g) = &r.gpu {
+        let vs = |other: Option<f64>, name: &str| match other {
+            Some(ms) => format!(", {name} {ms:.3} ms ({:.1}x)", ms / g.device_ms),
+            None => String::new(),
+        };
+        println!(
+            "    gpu: {:.3} ms (median of {}){}{}",
+            g.device_ms,
+            g.device_runs_ms.len(),
+            vs(g.numpy_ms, "NumPy"),
+            vs(g.cupy_ms, "CuPy")
+        );
+        for n in &g.notes {
+            println!("    gpu: {n}");
+        }
+    }
+}
+
+/// A non-negative number given to `option`.
+fn number<T: std::str::FromStr>(text: &str, option: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("`{option}` takes a number, not `{text}`"))
+}
+
+/// Writes the report for machines.
+fn write_json(path: &Path, reports: &[corpus::KernelReport]) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(reports).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }

@@ -3,7 +3,12 @@
 //! shared C++ emitter (`cuda_runtime.h`, `cuda*` API names, `.cu` files).
 //!
 //! Linking this crate registers the `cuda` target with `sdfg-codegen`;
-//! `sdfgc` and the harness find it by name.
+//! `sdfgc` and the harness find it by name. With the `runtime` feature,
+//! its `runtime` module runs emitted units on a real NVIDIA GPU (cudarc,
+//! `nvcc`; `docs/gpu.md`).
+
+#[cfg(feature = "runtime")]
+pub mod runtime;
 
 use sdfg_codegen::{Blas, Dialect, Solver, Target};
 use sdfg_ir::LibraryOp;

@@ -4,7 +4,12 @@
 //! files).
 //!
 //! Linking this crate registers the `hip` target with `sdfg-codegen`;
-//! `sdfgc` and the harness find it by name.
+//! `sdfgc` and the harness find it by name. With the `runtime` feature,
+//! its `runtime` module runs emitted units on a real AMD GPU (hip-sys,
+//! `hipcc`; `docs/gpu.md`).
+
+#[cfg(feature = "runtime")]
+pub mod runtime;
 
 use sdfg_codegen::{Blas, Dialect, Solver, Target};
 use sdfg_ir::LibraryOp;

@@ -14,12 +14,14 @@
 //! `out/K.npy` and `result.json` ([`Response`]).
 
 use crate::loader::Loaded;
-use crate::{Argument, Compiled, Counts, ExecError, Live};
+use crate::{Argument, Compiled, Counts, ExecError, Execution, Live, Timing};
 use sdfg_codegen::{Parameter, ParameterKind};
 use sdfg_ir::{DType, SymExpr};
 use sdfg_sim::npy;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The first argument that makes a runner serve a request.
 pub const CHILD_FLAG: &str = "__sdfg-exec-child";
@@ -33,9 +35,17 @@ pub struct Request {
     pub entry: String,
     /// One slot per parameter, in order.
     pub slots: Vec<Slot>,
-    /// How many times `NAME_run` is called on one state (the outputs and
-    /// counts are those of the last run; each run starts from the inputs).
+    /// How many times `NAME_run` is called on one state and timed (the
+    /// outputs and counts are those of the last run; each run starts from
+    /// the inputs).
     pub runs: u32,
+    /// Untimed calls of `NAME_run` before those.
+    #[serde(default)]
+    pub warmup: u32,
+    /// The [`TimerFactory`](crate::TimerFactory) that times the runs, by
+    /// name (`None`: the host's clock).
+    #[serde(default)]
+    pub timer: Option<String>,
 }
 
 /// One parameter with the value the call gives it.
@@ -98,6 +108,9 @@ pub struct Response {
     pub counts: Option<Counts>,
     /// What was live after `NAME_exit`.
     pub live_after_exit: Option<Live>,
+    /// The milliseconds of each timed run.
+    #[serde(default)]
+    pub run_millis: Vec<f64>,
 }
 
 impl Request {
@@ -125,6 +138,8 @@ impl Request {
             entry: compiled.entry.clone(),
             slots,
             runs: 1,
+            warmup: 0,
+            timer: None,
         }
     }
 
@@ -234,13 +249,20 @@ fn serve(dir: &Path) -> Result<(), ExecError> {
         Err(e) => return Err(e),
         Ok(state) => {
             let inputs = arguments.clone();
-            for k in 0..request.runs.max(1) {
+            let mut timer = crate::make_timer(request.timer.as_deref())?;
+            let warmup = request.warmup;
+            for k in 0..warmup + request.runs.max(1) {
                 if k > 0 {
                     arguments.clone_from(&inputs);
                 }
                 // Counted from here: what one run does.
                 loaded.emulation_reset();
+                timer.start()?;
                 response.status = loaded.run(&state, &mut arguments)?;
+                let millis = timer.stop()?;
+                if k >= warmup {
+                    response.run_millis.push(millis);
+                }
                 response.counts = report(&loaded)?.map(|(c, _)| c);
                 if response.status != 0 {
                     break;
@@ -275,4 +297,128 @@ fn report(loaded: &Loaded) -> Result<Option<(Counts, Live)>, ExecError> {
     let live: Live = serde_json::from_value(value.get("live").cloned().unwrap_or_default())
         .map_err(|e| ExecError::io("the emulation's report", e))?;
     Ok(Some((counts, live)))
+}
+
+/// Starts child processes that serve requests: a runner binary (and the
+/// arguments before [`CHILD_FLAG`]), its environment, and a time limit.
+/// Every [`Device`](crate::Device) that runs units out of process (the
+/// emulated GPU, the real ones) executes through it.
+#[derive(Clone, Debug)]
+pub struct Runner {
+    /// The runner binary and the arguments before [`CHILD_FLAG`].
+    pub command: Vec<String>,
+    /// Environment variables of the child.
+    pub env: Vec<(String, String)>,
+    /// A child running longer is stopped ([`ExecError::Timeout`]).
+    pub timeout: Duration,
+}
+
+impl Runner {
+    /// A runner that is the binary `program`, with a 15-minute limit.
+    pub fn new(program: impl Into<PathBuf>) -> Runner {
+        Runner {
+            command: vec![program.into().display().to_string()],
+            env: Vec::new(),
+            timeout: Duration::from_secs(900),
+        }
+    }
+
+    /// Runs `compiled` once in a child: `init`, the runs `timing` asks for,
+    /// `exit`. `arguments` are updated with the last run's outputs.
+    pub fn execute(
+        &self,
+        compiled: &Compiled,
+        arguments: &mut [Argument],
+        timing: &Timing,
+        env: &[(String, String)],
+    ) -> Result<Execution, ExecError> {
+        crate::check_arguments(&compiled.parameters, arguments)?;
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let base = compiled.library.parent().unwrap_or(Path::new("."));
+        let dir = base.join(format!("run-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| ExecError::io(dir.display(), e))?;
+        let mut request = Request::new(compiled, arguments);
+        request.runs = timing.runs.max(1);
+        request.warmup = timing.warmup;
+        request.timer = timing.timer.map(str::to_owned);
+        write_request(&dir, &request, arguments)?;
+        let (program, leading) = self
+            .command
+            .split_first()
+            .ok_or_else(|| ExecError::Missing("no runner binary".to_owned()))?;
+        let mut cmd = Command::new(program);
+        cmd.args(leading).arg(CHILD_FLAG).arg(&dir);
+        for (k, v) in self.env.iter().chain(env) {
+            cmd.env(k, v);
+        }
+        let stderr_path = dir.join("stderr.txt");
+        let stderr = std::fs::File::create(&stderr_path)
+            .map_err(|e| ExecError::io(stderr_path.display(), e))?;
+        let stdout = stderr
+            .try_clone()
+            .map_err(|e| ExecError::io(stderr_path.display(), e))?;
+        cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+        let mut process = cmd
+            .spawn()
+            .map_err(|e| ExecError::io(format!("starting `{program}`"), e))?;
+        let start = Instant::now();
+        let status = loop {
+            match process.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if start.elapsed() > self.timeout => {
+                    let _ = process.kill();
+                    let _ = process.wait();
+                    return Err(ExecError::Timeout {
+                        seconds: self.timeout.as_secs(),
+                    });
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                Err(e) => return Err(ExecError::io("waiting for the runner", e)),
+            }
+        };
+        let messages = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        if !status.success() {
+            use std::os::unix::process::ExitStatusExt;
+            let how = match (status.code(), status.signal()) {
+                (_, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
+                (Some(code), _) => format!("exited with status {code}"),
+                _ => "ended abnormally".to_owned(),
+            };
+            return Err(ExecError::Crashed { how, messages });
+        }
+        let response = read_response(&dir, arguments)?;
+        if response.init_failed {
+            return Err(ExecError::Init {
+                entry: compiled.entry.clone(),
+                messages,
+                live: response.live_after_exit,
+            });
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(Execution {
+            status: if response.status != 0 {
+                response.status
+            } else {
+                response.exit_status
+            },
+            messages,
+            counts: response.counts,
+            live_after_exit: response.live_after_exit,
+            run_millis: response.run_millis,
+        })
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        _ => "a signal",
+    }
 }

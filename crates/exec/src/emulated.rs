@@ -1,13 +1,13 @@
 //! The emulated GPU: CUDA and HIP units compiled unchanged by g++ against the
 //! project's replacement runtime headers and run on the CPU.
 
-use crate::child::{self, CHILD_FLAG, Request};
-use crate::{Argument, Compiled, Device, ExecError, Execution, check_arguments};
+use crate::child::Runner;
+use crate::{Argument, Compiled, Device, ExecError, Execution, Timing};
 use sdfg_codegen::TranslationUnit;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The emulation's headers: `cuda_runtime.h`, `hip/hip_runtime.h`, the
 /// vendor libraries' headers and `sdfg_emulation/`.
@@ -69,28 +69,24 @@ impl Sanitizer {
 /// The emulated GPU.
 #[derive(Clone, Debug)]
 pub struct EmulatedGpu {
-    runner: Vec<String>,
-    env: Vec<(String, String)>,
-    runs: u32,
+    runner: Runner,
+    timing: Timing,
     sanitizer: Option<Sanitizer>,
     threads: u32,
-    timeout: Duration,
     optimization: &'static str,
 }
 
 impl EmulatedGpu {
     /// An emulated GPU whose programs run in `runner`: a binary, and the
-    /// arguments before [`CHILD_FLAG`], that passes its arguments to
-    /// [`child::dispatch`] (`cargo xtask`'s and `sdfgc`'s executables do, and
-    /// so does `sdfg-exec-child`).
+    /// arguments before [`CHILD_FLAG`](crate::child::CHILD_FLAG), that passes its arguments to
+    /// [`child::dispatch`](crate::child::dispatch) (`cargo xtask`'s and
+    /// `sdfgc`'s executables do, and so does `sdfg-exec-child`).
     pub fn new(runner: impl Into<PathBuf>) -> EmulatedGpu {
         EmulatedGpu {
-            runner: vec![runner.into().display().to_string()],
-            env: Vec::new(),
-            runs: 1,
+            runner: Runner::new(runner),
+            timing: Timing::default(),
             sanitizer: None,
             threads: 1,
-            timeout: Duration::from_secs(900),
             optimization: "-O1",
         }
     }
@@ -118,22 +114,30 @@ impl EmulatedGpu {
     /// fails), for example.
     #[must_use]
     pub fn env(mut self, key: &str, value: &str) -> EmulatedGpu {
-        self.env.push((key.to_owned(), value.to_owned()));
+        self.runner.env.push((key.to_owned(), value.to_owned()));
         self
     }
 
     /// Calls `NAME_run` `runs` times on one state (a benchmark's repeated
-    /// runs); the outputs and counts are the last run's.
+    /// runs), each timed by the host's clock; the outputs and counts are
+    /// the last run's.
     #[must_use]
     pub fn runs(mut self, runs: u32) -> EmulatedGpu {
-        self.runs = runs.max(1);
+        self.timing.runs = runs.max(1);
+        self
+    }
+
+    /// Calls `NAME_run` `warmup` times, untimed, before the timed runs.
+    #[must_use]
+    pub fn warmup(mut self, warmup: u32) -> EmulatedGpu {
+        self.timing.warmup = warmup;
         self
     }
 
     /// Stops a program that runs longer than `timeout`.
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> EmulatedGpu {
-        self.timeout = timeout;
+        self.runner.timeout = timeout;
         self
     }
 
@@ -162,7 +166,8 @@ impl EmulatedGpu {
     }
 }
 
-pub(crate) fn on_path(tool: &str) -> Option<PathBuf> {
+/// The first `tool` on `PATH`.
+pub fn on_path(tool: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join(tool))
@@ -203,20 +208,6 @@ fn vendor_libraries() -> Result<(), ExecError> {
         .map_err(ExecError::Missing)
 }
 
-/// First diagnostics of a compiler's output.
-fn first_errors(text: &str) -> String {
-    let errors: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("error"))
-        .take(6)
-        .collect();
-    if errors.is_empty() {
-        text.lines().take(6).collect::<Vec<_>>().join("\n")
-    } else {
-        errors.join("\n")
-    }
-}
-
 impl Device for EmulatedGpu {
     fn describe(&self) -> String {
         let mut s = "the emulated GPU (g++ against sdfg-exec's runtime headers".to_owned();
@@ -239,10 +230,7 @@ impl Device for EmulatedGpu {
         if vendor {
             vendor_libraries()?;
         }
-        std::fs::create_dir_all(dir).map_err(|e| ExecError::io(dir.display(), e))?;
-        let source = dir.join(&unit.file_name);
-        std::fs::write(&source, &unit.source).map_err(|e| ExecError::io(source.display(), e))?;
-        let library = dir.join(format!("lib{}.so", unit.entry));
+        let (source, library) = crate::write_source(unit, dir)?;
         let mut cmd = Command::new(&compiler);
         cmd.args([
             "-std=c++17",
@@ -261,14 +249,7 @@ impl Device for EmulatedGpu {
         if vendor {
             cmd.args(["-lopenblas", "-llapacke"]);
         }
-        let out = cmd.output().map_err(|e| ExecError::io("running g++", e))?;
-        if !out.status.success() {
-            return Err(ExecError::Compile {
-                compiler: "g++ (emulated GPU)".to_owned(),
-                file: source,
-                diagnostics: first_errors(&String::from_utf8_lossy(&out.stderr)),
-            });
-        }
+        crate::run_compiler(&mut cmd, "g++ (emulated GPU)", &source)?;
         Ok(Compiled {
             library,
             entry: unit.entry.clone(),
@@ -281,112 +262,35 @@ impl Device for EmulatedGpu {
         compiled: &Compiled,
         arguments: &mut [Argument],
     ) -> Result<Execution, ExecError> {
-        check_arguments(&compiled.parameters, arguments)?;
-        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let base = compiled.library.parent().unwrap_or(Path::new("."));
-        let dir = base.join(format!("run-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| ExecError::io(dir.display(), e))?;
-        let mut request = Request::new(compiled, arguments);
-        request.runs = self.runs;
-        child::write_request(&dir, &request, arguments)?;
-        let (program, leading) = self
-            .runner
-            .split_first()
-            .ok_or_else(|| ExecError::Missing("no runner for the emulated GPU".to_owned()))?;
-        let mut cmd = Command::new(program);
-        cmd.args(leading).arg(CHILD_FLAG).arg(&dir);
-        cmd.env("SDFG_EMULATION_THREADS", self.threads.to_string());
-        // One BLAS thread: the emulated vendor calls run inside launches' order.
-        cmd.env("OPENBLAS_NUM_THREADS", "1");
-        for (k, v) in &self.env {
-            cmd.env(k, v);
-        }
+        let mut env = vec![
+            (
+                "SDFG_EMULATION_THREADS".to_owned(),
+                self.threads.to_string(),
+            ),
+            // One BLAS thread: the emulated vendor calls run inside launches' order.
+            ("OPENBLAS_NUM_THREADS".to_owned(), "1".to_owned()),
+        ];
         if let Some(s) = self.sanitizer {
-            cmd.env("LD_PRELOAD", Self::sanitizer_runtime(s)?);
-            match s {
+            let runtime = Self::sanitizer_runtime(s)?;
+            env.push(("LD_PRELOAD".to_owned(), runtime.display().to_string()));
+            let (key, value) = match s {
                 // Leaks of the runner itself (a Rust process) are not the
                 // unit's; the unit's own are checked through the live counts.
-                Sanitizer::Address => cmd.env(
+                Sanitizer::Address => (
                     "ASAN_OPTIONS",
                     "detect_leaks=0:abort_on_error=0:exitcode=66",
                 ),
-                Sanitizer::Thread => cmd.env(
+                Sanitizer::Thread => (
                     "TSAN_OPTIONS",
                     "halt_on_error=1:exitcode=66:report_signal_unsafe=0",
                 ),
             };
-            cmd.env(
-                "UBSAN_OPTIONS",
-                "print_stacktrace=1:halt_on_error=1:exitcode=66",
-            );
+            env.push((key.to_owned(), value.to_owned()));
+            env.push((
+                "UBSAN_OPTIONS".to_owned(),
+                "print_stacktrace=1:halt_on_error=1:exitcode=66".to_owned(),
+            ));
         }
-        let stderr_path = dir.join("stderr.txt");
-        let stderr = std::fs::File::create(&stderr_path)
-            .map_err(|e| ExecError::io(stderr_path.display(), e))?;
-        let stdout = stderr
-            .try_clone()
-            .map_err(|e| ExecError::io(stderr_path.display(), e))?;
-        cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
-        let mut process = cmd
-            .spawn()
-            .map_err(|e| ExecError::io(format!("starting `{program}`"), e))?;
-        let start = Instant::now();
-        let status = loop {
-            match process.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if start.elapsed() > self.timeout => {
-                    let _ = process.kill();
-                    let _ = process.wait();
-                    return Err(ExecError::Timeout {
-                        seconds: self.timeout.as_secs(),
-                    });
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                Err(e) => return Err(ExecError::io("waiting for the runner", e)),
-            }
-        };
-        let messages = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-        if !status.success() {
-            use std::os::unix::process::ExitStatusExt;
-            let how = match (status.code(), status.signal()) {
-                (_, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
-                (Some(code), _) => format!("exited with status {code}"),
-                _ => "ended abnormally".to_owned(),
-            };
-            return Err(ExecError::Crashed { how, messages });
-        }
-        let response = child::read_response(&dir, arguments)?;
-        if response.init_failed {
-            return Err(ExecError::Init {
-                entry: compiled.entry.clone(),
-                messages,
-                live: response.live_after_exit,
-            });
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-        Ok(Execution {
-            status: if response.status != 0 {
-                response.status
-            } else {
-                response.exit_status
-            },
-            messages,
-            counts: response.counts,
-            live_after_exit: response.live_after_exit,
-        })
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        _ => "a signal",
+        self.runner.execute(compiled, arguments, &self.timing, &env)
     }
 }

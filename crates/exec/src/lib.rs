@@ -19,8 +19,19 @@
 //!   suffered, and so that the sanitizers (`--sanitize address|thread`) can
 //!   be preloaded. `docs/emulation.md` describes what it checks and what it
 //!   cannot.
-//! - Real GPUs (CUDA through cudarc, HIP through hip-sys) implement the same
-//!   trait in the backend crates, with the same [`loader`].
+//! - Real GPUs (CUDA through cudarc in `sdfg-backend-cuda`, HIP through
+//!   hip-sys in `sdfg-backend-hip`, each behind its crate's `runtime`
+//!   feature) implement the same trait with the same [`loader`] and the same
+//!   child process: a fault on a real device leaves the context unusable for
+//!   the rest of the process (CUDA's errors are sticky), so every execution
+//!   gets a process of its own there too.
+//!
+//! Timing: the child can call `NAME_run` several times on one state
+//! (warm-up runs, then timed ones) and time each call with a [`RunTimer`]:
+//! the host's clock by default, or a device's events, registered by name
+//! with [`inventory`] ([`TimerFactory`]) by the crate that knows the device.
+//! Only `NAME_run` is timed: `NAME_init` (allocations, handles, streams) is
+//! not part of a program's run time.
 //!
 //! The [`loader`] is the only code of the workspace that calls into a
 //! loaded library (`unsafe`): it checks every argument against the unit's
@@ -31,7 +42,8 @@ pub mod child;
 mod emulated;
 pub mod loader;
 
-pub use emulated::{EmulatedGpu, INCLUDE_DIR, Sanitizer};
+pub use child::Runner;
+pub use emulated::{EmulatedGpu, INCLUDE_DIR, Sanitizer, on_path};
 use sdfg_codegen::{Parameter, ParameterKind, TranslationUnit};
 use sdfg_sim::ArrayValue;
 use serde::{Deserialize, Serialize};
@@ -62,6 +74,146 @@ pub struct Execution {
     /// What was still allocated or created after `NAME_exit`, where the
     /// device can tell (everything should be zero).
     pub live_after_exit: Option<Live>,
+    /// The time of each timed call of `NAME_run`, in milliseconds, after
+    /// the warm-up calls ([`Timing`]).
+    pub run_millis: Vec<f64>,
+}
+
+/// How often `NAME_run` is called on one state, and what times it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// Calls before the timed ones (the first call of a CUDA program loads
+    /// its module and creates the vendor libraries' kernels lazily).
+    pub warmup: u32,
+    /// Timed calls (at least one); outputs and counts are the last call's.
+    pub runs: u32,
+    /// The [`TimerFactory`] that times them, by name; `None` is the host's
+    /// monotonic clock.
+    pub timer: Option<&'static str>,
+}
+
+impl Default for Timing {
+    fn default() -> Timing {
+        Timing {
+            warmup: 0,
+            runs: 1,
+            timer: None,
+        }
+    }
+}
+
+/// Times one call of `NAME_run`: [`start`](RunTimer::start) right before
+/// the call, [`stop`](RunTimer::stop) right after it returns. A device's
+/// timer records events on its default stream; since `NAME_run` waits for
+/// its own work before it returns, the time covers everything the run did.
+pub trait RunTimer {
+    /// Marks the start of a call.
+    fn start(&mut self) -> Result<(), ExecError>;
+    /// Marks its end; returns the milliseconds since [`start`](Self::start).
+    fn stop(&mut self) -> Result<f64, ExecError>;
+}
+
+/// A named way of making a [`RunTimer`] in the child process, registered
+/// with `inventory::submit!` by the crate that knows the device (the child
+/// is another process: it can be told *which* timer, by name, not how).
+pub struct TimerFactory {
+    /// The name a [`Timing`] gives.
+    pub name: &'static str,
+    /// Makes the timer (opens the device's context, creates its events).
+    pub make: fn() -> Result<Box<dyn RunTimer>, ExecError>,
+}
+
+inventory::collect!(TimerFactory);
+
+/// The host's monotonic clock.
+struct HostClock(Option<std::time::Instant>);
+
+impl RunTimer for HostClock {
+    fn start(&mut self) -> Result<(), ExecError> {
+        self.0 = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    fn stop(&mut self) -> Result<f64, ExecError> {
+        let start = self.0.take().ok_or_else(|| ExecError::Device {
+            call: "the host clock".to_owned(),
+            message: "stopped before it was started".to_owned(),
+        })?;
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    }
+}
+
+/// The timer named `name` (`None`: the host's clock), made in this process.
+pub fn make_timer(name: Option<&str>) -> Result<Box<dyn RunTimer>, ExecError> {
+    let Some(name) = name else {
+        return Ok(Box::new(HostClock(None)));
+    };
+    let factory = inventory::iter::<TimerFactory>
+        .into_iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| {
+            ExecError::Missing(format!(
+                "this runner has no `{name}` timer (it was built without that backend's runtime feature)"
+            ))
+        })?;
+    (factory.make)()
+}
+
+/// Writes `unit`'s source into `dir` (created if missing); returns the
+/// source's path and the path its shared library gets (`libENTRY.so`).
+pub fn write_source(unit: &TranslationUnit, dir: &Path) -> Result<(PathBuf, PathBuf), ExecError> {
+    std::fs::create_dir_all(dir).map_err(|e| ExecError::io(dir.display(), e))?;
+    let source = dir.join(&unit.file_name);
+    std::fs::write(&source, &unit.source).map_err(|e| ExecError::io(source.display(), e))?;
+    Ok((source, dir.join(format!("lib{}.so", unit.entry))))
+}
+
+/// Runs a compiler on `source`: a compiler that cannot be started is an
+/// I/O error, one that rejects the source an [`ExecError::Compile`] with
+/// its first diagnostics (the lines that say "error", else the first six).
+pub fn run_compiler(
+    cmd: &mut std::process::Command,
+    compiler: &str,
+    source: &Path,
+) -> Result<(), ExecError> {
+    let out = cmd
+        .output()
+        .map_err(|e| ExecError::io(format!("running {compiler}"), e))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("error"))
+        .take(6)
+        .collect();
+    Err(ExecError::Compile {
+        compiler: compiler.to_owned(),
+        file: source.to_path_buf(),
+        diagnostics: if errors.is_empty() {
+            text.lines().take(6).collect::<Vec<_>>().join("\n")
+        } else {
+            errors.join("\n")
+        },
+    })
+}
+
+/// The median of `values` (the mean of the middle two for an even count);
+/// `None` for none. Timings are reported as medians: one slow run (a page
+/// fault, another process) moves a mean, not a median.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 /// Copies in one direction.
@@ -228,6 +380,15 @@ pub enum ExecError {
         /// The limit.
         seconds: u64,
     },
+    /// A call of a device's driver or runtime failed (outside the program:
+    /// detecting the device, its timer's events).
+    #[error("{call} failed: {message}")]
+    Device {
+        /// The call, with what it was for ("cuEventRecord (the timer's end)").
+        call: String,
+        /// The driver's error name and description.
+        message: String,
+    },
     /// A file of the exchange with the child process could not be used.
     #[error("{what}: {message}")]
     Io {
@@ -317,4 +478,29 @@ pub fn check_arguments(parameters: &[Parameter], arguments: &[Argument]) -> Resu
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_timings_ignores_order_and_non_finite_values() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[f64::NAN, 5.0]), Some(5.0));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn the_host_clock_times_and_an_unknown_timer_is_missing_not_a_failure() {
+        let mut clock = make_timer(None).unwrap();
+        assert!(clock.stop().is_err(), "stopped before started");
+        clock.start().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(clock.stop().unwrap() >= 2.0);
+        let e = make_timer(Some("no-such-device")).err().unwrap();
+        assert!(matches!(e, ExecError::Missing(_)));
+        assert!(e.to_string().contains("no `no-such-device` timer"), "{e}");
+    }
 }

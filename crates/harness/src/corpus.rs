@@ -33,7 +33,13 @@
 //! output (arguments the program writes and return values) with NumPy
 //! within the kernel's tolerance, fails on anything left allocated, and
 //! records what the device counted beside the simulator's counts of the
-//! same lowered SDFG ([`ExecCounts`]).
+//! same lowered SDFG ([`ExecCounts`]); **gpu** compiles and runs it on
+//! [`RunOptions::gpu`], a real GPU (`docs/gpu.md`), with the same inputs and
+//! the same comparison with NumPy, and times it: the median of the timed
+//! calls of `NAME_run` (after `NAME_init` and warm-up calls), beside NumPy's
+//! time for the same kernel on the host CPU and CuPy's on the GPU where
+//! CuPy is installed ([`GpuTiming`]). Without a GPU the stage is skipped
+//! with the runtime's reason, in one line.
 
 use sdfg_ir::{DType, Sdfg, SymExpr};
 use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};
@@ -55,7 +61,7 @@ pub const STAGES: [&str; 8] = [
 pub fn stages(backend: crate::Backend) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = STAGES[..7].to_vec();
     if matches!(backend, crate::Backend::Code(_)) {
-        out.extend(["lower", "emit", "cc", "exec"]);
+        out.extend(["lower", "emit", "cc", "exec", "gpu"]);
     }
     out.push("numpy");
     out
@@ -100,6 +106,35 @@ pub struct KernelReport {
     pub lower_bound_bytes: u64,
     /// What the `exec` stage's device counted beside the simulator.
     pub exec_counts: Option<ExecCounts>,
+    /// What the `gpu` stage measured.
+    pub gpu: Option<GpuTiming>,
+}
+
+/// What the `gpu` stage measured for one kernel: the emitted program's time
+/// on the device, and the same kernel's under NumPy (host CPU) and CuPy
+/// (the same GPU), at the same sizes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GpuTiming {
+    /// The device, as the runtime describes it.
+    pub device: String,
+    /// The median time of the timed calls of `NAME_run`, in milliseconds
+    /// (device events around each call; `NAME_init` not included).
+    pub device_ms: f64,
+    /// Each timed call's time.
+    pub device_runs_ms: Vec<f64>,
+    /// NumPy's median time for the kernel alone, on the host CPU.
+    pub numpy_ms: Option<f64>,
+    /// CuPy's median time (the same program with CuPy as its `np`), where
+    /// CuPy is installed and runs the kernel.
+    pub cupy_ms: Option<f64>,
+    /// Whether CuPy's outputs matched NumPy's.
+    pub cupy_matches_numpy: Option<bool>,
+    /// Why there is no NumPy or CuPy time, where there is none.
+    pub notes: Vec<String>,
+    /// `numpy_ms / device_ms`.
+    pub speedup_vs_numpy: Option<f64>,
+    /// `cupy_ms / device_ms`.
+    pub speedup_vs_cupy: Option<f64>,
 }
 
 impl KernelReport {
@@ -177,7 +212,15 @@ pub struct RunOptions<'a> {
     pub references: Option<&'a Path>,
     /// The device the `exec` stage runs the emitted unit on, or why there
     /// is none.
-    pub device: Result<&'a dyn sdfg_exec::Device, &'a str>,
+    pub device: Result<&'a (dyn sdfg_exec::Device + Sync), &'a str>,
+    /// The real GPU the `gpu` stage runs the emitted unit on, or why there
+    /// is none ("no CUDA device (driver not found ...)").
+    pub gpu: Result<&'a (dyn sdfg_exec::Device + Sync), &'a str>,
+    /// Timed calls of NumPy and CuPy in the `gpu` stage (the device's own
+    /// count is the device's).
+    pub repeat: u32,
+    /// Stages not to run (reported as skipped, with the reason).
+    pub skip: &'a [String],
 }
 
 /// What the `exec` stage counted on the device beside what the simulator
@@ -227,6 +270,7 @@ fn prerequisite(stage: &str) -> Option<&'static str> {
         "emit" => "lower",
         "cc" => "emit",
         "exec" => "emit",
+        "gpu" => "emit",
         "numpy" => "simulate",
         _ => return None,
     })
@@ -304,6 +348,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         transfer_bytes: 0,
         lower_bound_bytes: 0,
         exec_counts: None,
+        gpu: None,
     };
     let stage =
         |report: &mut KernelReport, name: &str, f: &mut dyn FnMut() -> Result<(), Verdict>| {
@@ -317,6 +362,9 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             });
             let verdict = match needed {
                 Some(why) => Verdict::Skip(why),
+                None if options.skip.iter().any(|s| s == name) => {
+                    Verdict::Skip(format!("--skip {name}"))
+                }
                 None => match f() {
                     Ok(()) => Verdict::Pass,
                     Err(v) => v,
@@ -521,12 +569,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             Ok(())
         });
         let mut unit: Option<sdfg_codegen::TranslationUnit> = None;
-        let dir = std::env::temp_dir().join(format!(
-            "sdfg-emit-{}-{}-{}",
-            std::process::id(),
-            target.name,
-            case.name().replace('/', "_")
-        ));
+        let dir = scratch_dir(&format!("emit-{}-{}", target.name, case.name()));
         stage(&mut report, "emit", &mut || {
             let (k, _) = lowered
                 .as_ref()
@@ -554,11 +597,12 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                 crate::toolchain::Check::Missing(why) => Err(Verdict::Skip(why)),
             }
         });
-        let mut exec_counts = None;
-        stage(&mut report, "exec", &mut || {
-            let device = options
-                .device
-                .map_err(|why| Verdict::Skip(why.to_owned()))?;
+        // Compiles the unit for `device`, runs it with the initializer's
+        // inputs and compares every output with NumPy (with the host run
+        // where NumPy cannot run).
+        let mut run_unit = |device: &dyn sdfg_exec::Device,
+                            subdir: &str|
+         -> Result<sdfg_exec::Execution, Verdict> {
             let unit = unit
                 .as_ref()
                 .ok_or_else(|| Verdict::Skip("nothing emitted".to_owned()))?;
@@ -568,15 +612,12 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             let h = host
                 .as_ref()
                 .ok_or_else(|| Verdict::Skip("no host run".to_owned()))?;
-            let (_, simulated) = lowered
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("nothing lowered".to_owned()))?;
             let exec_error = |e: sdfg_exec::ExecError| match e {
                 sdfg_exec::ExecError::Missing(why) => Verdict::Skip(why),
                 other => Verdict::Fail(other.to_string()),
             };
             let compiled = device
-                .compile(unit, &dir.join("exec"))
+                .compile(unit, &dir.join(subdir))
                 .map_err(exec_error)?;
             let mut arguments =
                 unit_arguments(unit, &h.inputs, &md.symbols).map_err(Verdict::Fail)?;
@@ -618,10 +659,22 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                 what,
                 &md.tolerance,
             )?;
+            Ok(execution)
+        };
+        let mut exec_counts = None;
+        stage(&mut report, "exec", &mut || {
+            let device = options
+                .device
+                .map_err(|why| Verdict::Skip(why.to_owned()))?;
+            let execution = run_unit(device, "exec")?;
+            let (_, simulated) = lowered
+                .as_ref()
+                .ok_or_else(|| Verdict::Skip("nothing lowered".to_owned()))?;
             if let Some(c) = execution.counts {
                 // A program with factorizations reads their status flag
                 // back once per run: no program data.
-                let status_read = if unit.factorizations > 0 { 8 } else { 0 };
+                let factorizations = unit.as_ref().map_or(0, |u| u.factorizations);
+                let status_read = if factorizations > 0 { 8 } else { 0 };
                 exec_counts = Some(ExecCounts {
                     launches: c.launches + c.library_operations(),
                     simulated_launches: simulated.launches,
@@ -635,6 +688,53 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             }
             Ok(())
         });
+        let mut gpu_timing = None;
+        stage(&mut report, "gpu", &mut || {
+            let device = options.gpu.map_err(|why| Verdict::Skip(why.to_owned()))?;
+            // One program on the GPU at a time: timings of programs sharing
+            // it would be each other's.
+            let execution = {
+                let _gpu = GPU
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                run_unit(device, "gpu")?
+            };
+            let device_ms = sdfg_exec::median(&execution.run_millis).ok_or_else(|| {
+                Verdict::Fail("the device timed no run of the program".to_owned())
+            })?;
+            let mut t = GpuTiming {
+                device: device.describe(),
+                device_ms,
+                device_runs_ms: execution.run_millis.clone(),
+                ..GpuTiming::default()
+            };
+            if let Case::Corpus(kernel) = case {
+                for module in ["numpy", "cupy"] {
+                    // CuPy runs on the GPU: one user of it at a time.
+                    let _gpu = (module == "cupy").then(|| {
+                        GPU.lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    });
+                    let timed = python_timing(kernel, options, module);
+                    match (module, timed) {
+                        ("numpy", Ok((ms, _))) => t.numpy_ms = Some(ms),
+                        (_, Ok((ms, matches))) => {
+                            t.cupy_ms = Some(ms);
+                            t.cupy_matches_numpy = Some(matches);
+                        }
+                        (_, Err(why)) => t.notes.push(format!("{module}: {why}")),
+                    }
+                }
+            } else {
+                t.notes
+                    .push("NumPy and CuPy are timed for corpus kernels only".to_owned());
+            }
+            t.speedup_vs_numpy = t.numpy_ms.map(|n| n / device_ms);
+            t.speedup_vs_cupy = t.cupy_ms.map(|c| c / device_ms);
+            gpu_timing = Some(t);
+            Ok(())
+        });
+        report.gpu = gpu_timing;
         report.exec_counts = exec_counts;
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -718,6 +818,69 @@ fn unit_arguments(
         .collect()
 }
 
+/// A fresh directory name under the system's temporary directory for one
+/// use named `what`: runs of the same kernel may overlap (`--jobs`, tests
+/// in one process), so the name has the process and a counter.
+fn scratch_dir(what: &str) -> PathBuf {
+    static USES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "sdfg-{}-{}-{}",
+        what.replace('/', "_"),
+        std::process::id(),
+        USES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ))
+}
+
+/// Serializes the `gpu` stage's use of the GPU across the corpus runner's
+/// threads ([`run_kernel`] may run on several at once).
+static GPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The median time of the kernel alone under `module` (`numpy` on the host
+/// CPU, `cupy` on the GPU) over [`RunOptions::repeat`] calls after one
+/// warm-up (`corpus/tools/reference.py --time`), and whether its outputs
+/// matched NumPy's; or why there is none (CuPy missing, or failing on the
+/// kernel).
+fn python_timing(
+    kernel: &KernelFile,
+    options: &RunOptions<'_>,
+    module: &str,
+) -> Result<(f64, bool), String> {
+    options.python.clone()?;
+    let dir = scratch_dir(&format!("timing-{}-{module}", kernel.name));
+    let out = Command::new("python3")
+        .arg(options.tools.join("reference.py"))
+        .arg(&kernel.path)
+        .args(["--preset", options.preset, "--out"])
+        .arg(&dir)
+        .args(["--time", &options.repeat.max(1).to_string()])
+        .args(["--array-module", module])
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    let result = if out.status.success() {
+        std::fs::read_to_string(dir.join("timing.json"))
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                let v: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|e| e.to_string())?;
+                let ms = v["median_ms"]
+                    .as_f64()
+                    .ok_or("timing.json has no median_ms")?;
+                Ok((ms, v["matches_numpy"].as_bool().unwrap_or(false)))
+            })
+    } else {
+        let text = String::from_utf8_lossy(&out.stderr);
+        Err(text
+            .trim()
+            .trim_start_matches("reference.py: error: ")
+            .lines()
+            .last()
+            .unwrap_or("failed")
+            .to_owned())
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 /// NumPy's outputs for the kernel (`corpus/tools/reference.py`), from the
 /// cache when the kernel file and the runner are unchanged.
 fn numpy_reference(
@@ -748,15 +911,17 @@ fn numpy_reference(
     );
     let (dir, cached) = match options.references {
         Some(cache) => (cache.join(&name), true),
-        None => (
-            std::env::temp_dir().join(format!("sdfg-corpus-{}-{name}", std::process::id())),
-            false,
-        ),
+        None => (scratch_dir(&format!("reference-{name}")), false),
     };
     if !(cached && dir.is_dir()) {
         // Written elsewhere and renamed into place: runs of the corpus for
         // several backends at once never read a half-written reference.
-        let fresh = dir.with_extension(format!("part-{}", std::process::id()));
+        let fresh = dir.with_extension(
+            scratch_dir("part")
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
         let out = Command::new("python3")
             .arg(&script)
             .arg(&kernel.path)
@@ -1195,11 +1360,7 @@ fn program_reference(
         .clone()
         .map_err(|why| Verdict::Skip(format!("NumPy reference not run: {why}")))?;
     let fail = |e: &dyn std::fmt::Display| Verdict::Fail(e.to_string());
-    let dir = std::env::temp_dir().join(format!(
-        "sdfg-programs-{}-{}",
-        std::process::id(),
-        entry.name.replace('/', "_")
-    ));
+    let dir = scratch_dir(&format!("programs-{}", entry.name));
     let _ = std::fs::remove_dir_all(&dir);
     let out = Command::new("python3")
         .arg(options.tools.join("programs_reference.py"))

@@ -179,6 +179,61 @@ pub fn backend(name: &str) -> Result<Backend, String> {
     ))
 }
 
+/// The real GPU of `backend` on this machine, with its programs run in
+/// `runner` (a binary that dispatches `sdfg_exec::child` requests: `cargo
+/// xtask`'s and `sdfgc`'s do), one untimed and `repeat` timed calls of
+/// `NAME_run`, and `timeout` per program; or why there is none, in one line:
+/// the runtime's reason ("no CUDA device (driver not found ...)"), or that
+/// this build lacks the runtime's feature.
+pub fn gpu(
+    backend: Backend,
+    runner: &Path,
+    repeat: u32,
+    timeout: std::time::Duration,
+) -> Result<Box<dyn sdfg_exec::Device + Sync>, String> {
+    let _ = (runner, repeat, timeout);
+    match backend.name() {
+        #[cfg(feature = "cuda-runtime")]
+        "cuda" => sdfg_backend_cuda::runtime::CudaGpu::open(runner)
+            .map(|g| Box::new(g.timing(1, repeat).timeout(timeout)) as Box<_>)
+            .map_err(|e| e.to_string()),
+        #[cfg(not(feature = "cuda-runtime"))]
+        "cuda" => Err(
+            "the CUDA runtime is not built in (the harness's `cuda-runtime` feature is off)"
+                .to_owned(),
+        ),
+        #[cfg(feature = "hip-runtime")]
+        "hip" => sdfg_backend_hip::runtime::HipGpu::open(runner)
+            .map(|g| Box::new(g.timing(1, repeat).timeout(timeout)) as Box<_>)
+            .map_err(|e| e.to_string()),
+        #[cfg(not(feature = "hip-runtime"))]
+        "hip" => Err(
+            "the HIP runtime is not built in (build with `--features hip-runtime`, which links libamdhip64: Debian's libamdhip64-dev)"
+                .to_owned(),
+        ),
+        other => Err(format!("the `{other}` backend has no GPU")),
+    }
+}
+
+/// Every GPU of `backend` the runtime finds on this machine, one line each,
+/// or why there are none (as [`gpu`] says it).
+pub fn gpu_devices(backend: Backend) -> Result<Vec<String>, String> {
+    fn lines<T: std::fmt::Display, E: std::fmt::Display>(
+        found: Result<Vec<T>, E>,
+    ) -> Result<Vec<String>, String> {
+        found
+            .map(|d| d.iter().map(ToString::to_string).collect())
+            .map_err(|e| e.to_string())
+    }
+    match backend.name() {
+        #[cfg(feature = "cuda-runtime")]
+        "cuda" => lines(sdfg_backend_cuda::runtime::detect()),
+        #[cfg(feature = "hip-runtime")]
+        "hip" => lines(sdfg_backend_hip::runtime::detect()),
+        _ => gpu(backend, Path::new(""), 1, std::time::Duration::ZERO).map(|g| vec![g.describe()]),
+    }
+}
+
 /// Parses `--host-maps`: `none`, `auto`, or map labels separated by commas.
 pub fn parse_host_maps(text: &str) -> sdfg_passes::HostMaps {
     match text.trim() {

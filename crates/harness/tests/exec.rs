@@ -126,6 +126,9 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
                 python: &python,
                 references: None,
                 device: Ok(&device),
+                gpu: Err("no GPU in this test"),
+                repeat: 1,
+                skip: &[],
             };
             let report = corpus::run_kernel(file, &options);
             let exec = &report.stages.iter().find(|(s, _)| s == "exec").unwrap().1;
@@ -150,6 +153,9 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
         python: &python,
         references: None,
         device: Err("no device in this test"),
+        gpu: Err("no GPU in this test"),
+        repeat: 1,
+        skip: &[],
     };
     let gemm = files.iter().find(|f| f.name == "polybench/gemm").unwrap();
     let report = corpus::run_kernel(gemm, &options);
@@ -159,4 +165,128 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
         Verdict::Skip("no device in this test".to_owned())
     );
     assert!(report.passed());
+}
+
+/// The `gpu` stage drives any [`Device`] through the same interface: with
+/// the emulated GPU standing in for a real one, it compiles, runs one
+/// warm-up and three timed calls of `NAME_run`, compares with NumPy, and
+/// times NumPy on the same kernel.
+#[test]
+fn the_gpu_stage_times_the_program_and_numpy_through_the_device_interface() {
+    use sdfg_harness::corpus::{self, RunOptions, Verdict};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let files = corpus::discover(&root.join("corpus/npbench")).unwrap();
+    let python = corpus::python_available();
+    let exec = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"));
+    let gpu = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"))
+        .warmup(1)
+        .runs(3);
+    let tools = root.join("corpus/tools");
+    let gemm = files.iter().find(|f| f.name == "polybench/gemm").unwrap();
+    let skip = ["exec".to_owned()];
+    let options = RunOptions {
+        preset: "test",
+        backend: sdfg_harness::backend("cuda").unwrap(),
+        tools: &tools,
+        python: &python,
+        references: None,
+        device: Ok(&exec),
+        gpu: Ok(&gpu),
+        repeat: 2,
+        skip: &skip,
+    };
+    let report = corpus::run_kernel(gemm, &options);
+    let stage = |name: &str| &report.stages.iter().find(|(s, _)| s == name).unwrap().1;
+    assert_eq!(
+        stage("exec").verdict,
+        Verdict::Skip("--skip exec".to_owned())
+    );
+    match &stage("gpu").verdict {
+        Verdict::Skip(why) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        v => assert_eq!(v, &Verdict::Pass),
+    }
+    let timing = report
+        .gpu
+        .as_ref()
+        .expect("the gpu stage reports its timing");
+    assert_eq!(timing.device_runs_ms.len(), 3);
+    assert!(timing.device_ms > 0.0);
+    assert!(timing.device.starts_with("the emulated GPU"));
+    if python.is_ok() {
+        let numpy = timing.numpy_ms.expect("NumPy was timed");
+        assert!(numpy > 0.0);
+        assert_eq!(timing.speedup_vs_numpy, Some(numpy / timing.device_ms));
+        // CuPy is not installed here: said, not passed over.
+        if timing.cupy_ms.is_none() {
+            assert!(
+                timing.notes.iter().any(|n| n.starts_with("cupy: ")),
+                "{:?}",
+                timing.notes
+            );
+        }
+    }
+    assert!(report.passed());
+}
+
+/// CuPy's timing mode of the reference runner, with a stand-in `cupy`
+/// (NumPy behind CuPy's names) on the module path: the kernel runs with it
+/// as its `np`, each call ends with a synchronization, and the outputs are
+/// brought back and compared with NumPy's.
+#[test]
+fn the_reference_runner_times_a_kernel_with_cupy_as_its_array_module() {
+    if sdfg_harness::corpus::python_available().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI has NumPy");
+        eprintln!("skipped: no python3 with NumPy");
+        return;
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::temp_dir().join(format!("sdfg-fake-cupy-{}", std::process::id()));
+    let package = dir.join("cupy");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::write(
+        package.join("__init__.py"),
+        "from numpy import *\nimport numpy as _np\nSYNCS = [0]\n\
+         def asnumpy(a):\n    return _np.asarray(a)\n\
+         class _Device:\n    def synchronize(self):\n        SYNCS[0] += 1\n\
+         class cuda:\n    Device = _Device\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let run = |kernel: &str, extra: &[&str]| {
+        std::process::Command::new("python3")
+            .env("PYTHONPATH", &dir)
+            .arg(root.join("corpus/tools/reference.py"))
+            .arg(root.join(kernel))
+            .args(["--preset", "test", "--out"])
+            .arg(&out_dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(
+        "corpus/npbench/polybench/gemm.py",
+        &["--time", "3", "--array-module", "cupy"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let timing: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("timing.json")).unwrap())
+            .unwrap();
+    assert_eq!(timing["module"], "cupy");
+    assert_eq!(timing["runs_ms"].as_array().unwrap().len(), 3);
+    assert!(timing["median_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(timing["matches_numpy"], true);
+    // An array module that does not exist is an error, not a time.
+    let out = run(
+        "corpus/npbench/polybench/gemm.py",
+        &["--time", "1", "--array-module", "jax"],
+    );
+    assert!(!out.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
 }

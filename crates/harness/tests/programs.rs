@@ -54,6 +54,9 @@ fn options<'a>(
         python,
         references: None,
         device: Ok(device),
+        gpu: Err("no GPU in this test"),
+        repeat: 1,
+        skip: &[],
     }
 }
 
