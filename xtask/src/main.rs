@@ -26,6 +26,12 @@
 //!   the runtime's reason. `--jobs N` runs N kernels at once (the GPU is
 //!   used by one at a time); `--skip STAGE` leaves a stage out (reported as
 //!   skipped).
+//! - `compare-dace [--preset NAME] [--kernel NAME]... [--json FILE]`:
+//!   launches and host<->device bytes per run of the offloaded programs
+//!   (the `device` stage for the CUDA accelerator) beside what DaCe's own
+//!   GPU pipeline (`auto_optimize` for the GPU) launches and copies for the
+//!   same files at the same preset, counted by `corpus/tools/dace_compare.py`
+//!   over DaCe's SDFG; skipped without DaCe (`docs/corpus.md`).
 //! - `gpu-info [--backend cuda|hip]`: prints the GPUs the backend's runtime
 //!   finds and the compiler it would use, or why there are none (exit 0
 //!   either way; 2 for a bad option).
@@ -43,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace]\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,6 +69,13 @@ fn main() -> ExitCode {
             }
         },
         Some("dace") => match dace_command(&args[1..]) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
+        Some("compare-dace") => match compare_dace(&args[1..]) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {e}\n\n{USAGE}");
@@ -140,6 +153,174 @@ fn gpu_info(args: &[String]) -> Result<ExitCode, String> {
 /// The exit status of `dace_check.py` when `dace` cannot be imported.
 const DACE_SKIPPED: i32 = 3;
 
+/// The Python that has DaCe: `$SDFG_DACE_PYTHON`, else
+/// `target/dace-venv/bin/python` where it exists, else `python3`.
+fn dace_python(root: &Path) -> PathBuf {
+    let venv = root.join("target/dace-venv/bin/python");
+    std::env::var_os("SDFG_DACE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            if venv.is_file() {
+                venv
+            } else {
+                PathBuf::from("python3")
+            }
+        })
+}
+
+/// `compare-dace`: launches and host<->device bytes per run of this
+/// project's offloaded programs (the `device` stage for the CUDA
+/// accelerator) beside DaCe's own GPU pipeline on the same files and preset
+/// (`corpus/tools/dace_compare.py`).
+fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
+    let root = workspace_root();
+    let mut preset = "test".to_owned();
+    let mut kernels: Vec<String> = Vec::new();
+    let mut json: Option<PathBuf> = None;
+    let mut require = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
+        match a.as_str() {
+            "--preset" => preset = value()?,
+            "--kernel" => kernels.push(value()?),
+            "--json" => json = Some(PathBuf::from(value()?)),
+            "--require-dace" => require = true,
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    let corpus_dir = root.join("corpus/npbench");
+    let files: Vec<_> = corpus::discover(&corpus_dir)
+        .map_err(|e| format!("cannot read `{}`: {e}", corpus_dir.display()))?
+        .into_iter()
+        .filter(|f| kernels.is_empty() || kernels.iter().any(|k| names(&f.name, k)))
+        .collect();
+    if files.is_empty() {
+        return Err("no corpus kernel is selected".to_owned());
+    }
+    // DaCe's side first: without DaCe there is nothing to compare.
+    let out = std::env::temp_dir().join(format!("sdfg-dace-compare-{}.json", std::process::id()));
+    let status = std::process::Command::new(dace_python(&root))
+        .arg(root.join("corpus/tools/dace_compare.py"))
+        .args(["--preset", &preset, "--root"])
+        .arg(&root)
+        .arg("--out")
+        .arg(&out)
+        .args(files.iter().map(|f| &f.path))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run DaCe's Python: {e}"))?;
+    if status.code() == Some(DACE_SKIPPED) {
+        println!(
+            "compare-dace: skipped: DaCe is not installed (`python3 -m venv target/dace-venv && target/dace-venv/bin/pip install --pre dace==2.0.0b1`)"
+        );
+        return Ok(if require {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    if !status.success() {
+        return Err(format!("dace_compare.py failed ({status})"));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&out);
+    let dace: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    // Ours: the offloaded program for the CUDA accelerator, simulated on
+    // the device (launches counted per run, vendor calls as one each).
+    let python = Err("not needed".to_owned());
+    let skip = ["lower", "numpy"];
+    let tools = root.join("corpus/tools");
+    let options = corpus::RunOptions {
+        preset: &preset,
+        backend: sdfg_harness::backend("cuda")?,
+        tools: &tools,
+        python: &python,
+        references: None,
+        device: Err("not needed"),
+        gpu: Err("not needed"),
+        repeat: 1,
+        skip: &skip,
+    };
+    println!(
+        "{:<28} {:>9} {:>9} {:>7} {:>11} {:>11}  note",
+        "kernel", "ours", "DaCe", "ratio", "ours bytes", "DaCe bytes"
+    );
+    let mut rows = Vec::new();
+    let (mut compared, mut at_most, mut logs) = (0usize, 0usize, Vec::new());
+    for f in &files {
+        let r = corpus::run_kernel(f, &options);
+        let ours = r.passed().then_some((r.launches, r.transfer_bytes));
+        let d = &dace["kernels"][&f.name];
+        let theirs = d["launches"].as_u64().zip(d["bytes"].as_u64());
+        let exact = d["exact"].as_bool().unwrap_or(false);
+        let note = if let Some(e) = d["error"].as_str() {
+            format!("DaCe fails: {e}")
+        } else if ours.is_none() {
+            "ours failed a stage".to_owned()
+        } else if !exact {
+            let notes: Vec<&str> = d["notes"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
+                .unwrap_or_default();
+            format!("DaCe's count is not exact: {}", notes.join("; "))
+        } else {
+            String::new()
+        };
+        let ratio = match (ours, theirs) {
+            (Some((o, _)), Some((t, _))) => Some(o.max(1) as f64 / t.max(1) as f64),
+            _ => None,
+        };
+        if let (Some(q), Some((o, _)), Some((t, _))) = (ratio, ours, theirs) {
+            compared += 1;
+            if o <= t {
+                at_most += 1;
+            }
+            if exact {
+                logs.push(q.ln());
+            }
+        }
+        let show = |v: Option<u64>| v.map_or("-".to_owned(), |v| v.to_string());
+        println!(
+            "{:<28} {:>9} {:>9} {:>7} {:>11} {:>11}  {note}",
+            f.name,
+            show(ours.map(|o| o.0)),
+            show(theirs.map(|t| t.0)),
+            ratio.map_or("-".to_owned(), |q| format!("{q:.2}")),
+            show(ours.map(|o| o.1)),
+            show(theirs.map(|t| t.1)),
+        );
+        rows.push(serde_json::json!({
+            "kernel": f.name,
+            "ours": ours.map(|(l, b)| serde_json::json!({"launches": l, "bytes": b})),
+            "dace": d,
+            "ratio": ratio,
+        }));
+    }
+    let mean = (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp());
+    println!(
+        "preset `{preset}`: launches at most DaCe's on {at_most} of the {compared} kernels both compile; geometric mean ours/DaCe {} over the {} with exact DaCe counts",
+        mean.map_or("-".to_owned(), |m| format!("{m:.2}")),
+        logs.len()
+    );
+    if let Some(path) = json {
+        let report = serde_json::json!({
+            "preset": preset,
+            "dace_version": dace["dace"],
+            "kernels": rows,
+            "at_most_dace": at_most,
+            "compared": compared,
+            "geometric_mean_ratio": mean,
+        });
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn dace_command(args: &[String]) -> Result<ExitCode, String> {
     let root = workspace_root();
     let mut require = false;
@@ -151,16 +332,7 @@ fn dace_command(args: &[String]) -> Result<ExitCode, String> {
             path => paths.push(path.to_owned()),
         }
     }
-    let venv = root.join("target/dace-venv/bin/python");
-    let python = std::env::var_os("SDFG_DACE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            if venv.is_file() {
-                venv
-            } else {
-                PathBuf::from("python3")
-            }
-        });
+    let python = dace_python(&root);
     let script = root.join("corpus/tools/dace_check.py");
     let status = std::process::Command::new(&python)
         .arg(&script)
@@ -249,23 +421,13 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     };
     let files: Vec<_> = files
         .into_iter()
-        .filter(|f| {
-            !excluded
-                .iter()
-                .any(|k| f.name == *k || f.name.rsplit('/').next() == Some(k.as_str()))
-        })
-        .filter(|f| {
-            kernels.is_empty()
-                || kernels
-                    .iter()
-                    .any(|k| f.name == *k || f.name.rsplit('/').next() == Some(k.as_str()))
-        })
+        .filter(|f| !excluded.iter().any(|k| names(&f.name, k)))
+        .filter(|f| kernels.is_empty() || kernels.iter().any(|k| names(&f.name, k)))
         .collect();
-    if let Some(k) = kernels.iter().find(|k| {
-        !files
-            .iter()
-            .any(|f| f.name == **k || f.name.rsplit('/').next() == Some(k.as_str()))
-    }) {
+    if let Some(k) = kernels
+        .iter()
+        .find(|k| !files.iter().any(|f| names(&f.name, k)))
+    {
         return Err(format!("no corpus kernel named `{k}`"));
     }
     if files.is_empty() {
@@ -326,7 +488,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             Err(why) => Err(why.as_str()),
         },
         repeat,
-        skip: &skip,
+        skip: &skip.iter().map(String::as_str).collect::<Vec<_>>(),
     };
     if is_code {
         println!("exec: {}", sdfg_exec::Device::describe(&emulated));
@@ -503,4 +665,10 @@ fn number<T: std::str::FromStr>(text: &str, option: &str) -> Result<T, String> {
 fn write_json(path: &Path, reports: &[corpus::KernelReport]) -> Result<(), String> {
     let text = serde_json::to_string_pretty(reports).map_err(|e| e.to_string())?;
     std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+}
+
+/// Whether `--kernel NAME` names the kernel `kernel` (`category/name`):
+/// by its whole name or by the name alone.
+fn names(kernel: &str, name: &str) -> bool {
+    kernel == name || kernel.rsplit('/').next() == Some(name)
 }

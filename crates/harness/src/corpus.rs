@@ -219,8 +219,8 @@ pub struct RunOptions<'a> {
     /// Timed calls of NumPy and CuPy in the `gpu` stage (the device's own
     /// count is the device's).
     pub repeat: u32,
-    /// Stages not to run (reported as skipped, with the reason).
-    pub skip: &'a [String],
+    /// Stages not to run (reported as skipped: `--skip STAGE`).
+    pub skip: &'a [&'a str],
 }
 
 /// What the `exec` stage counted on the device beside what the simulator
@@ -362,9 +362,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             });
             let verdict = match needed {
                 Some(why) => Verdict::Skip(why),
-                None if options.skip.iter().any(|s| s == name) => {
-                    Verdict::Skip(format!("--skip {name}"))
-                }
+                None if options.skip.contains(&name) => Verdict::Skip(format!("--skip {name}")),
                 None => match f() {
                     Ok(()) => Verdict::Pass,
                     Err(v) => v,

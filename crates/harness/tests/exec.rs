@@ -183,7 +183,7 @@ fn the_gpu_stage_times_the_program_and_numpy_through_the_device_interface() {
         .runs(3);
     let tools = root.join("corpus/tools");
     let gemm = files.iter().find(|f| f.name == "polybench/gemm").unwrap();
-    let skip = ["exec".to_owned()];
+    let skip = ["exec"];
     let options = RunOptions {
         preset: "test",
         backend: sdfg_harness::backend("cuda").unwrap(),

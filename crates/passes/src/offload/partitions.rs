@@ -11,11 +11,24 @@
 //! kernel (a map over `0:1`), so the data it touches can stay on the
 //! device. Empty (ordering) memlets cross the new map without connectors.
 //!
-//! One kind of state stays on the host whole: a *host state*, holding
-//! nothing but tasklets and access nodes, computing only transients that
-//! interstate code alone reads (a branch flag, a loop bound) from data no
-//! state writes. Moving it to the device would only add a copy back of its
-//! result for the condition every time it runs.
+//! One kind of state stays on the host whole: a *host state*, sequential
+//! scalar code that touches only what the host holds anyway. It holds
+//! nothing but tasklets and access nodes; it writes only scalars (a scalar,
+//! or an array of one element) or transients that interstate code alone
+//! reads (a branch flag, a loop bound); and what it reads, no other kind of
+//! state writes. The host states of an SDFG are a fixed point: a candidate
+//! leaves the set when it reads a container some state outside the set
+//! writes (its value would come from the device), or writes one some state
+//! outside the set reads, a write-conflict resolution included (it would
+//! have to go there). What remains is host code whose scalars never cross
+//! to the device, reading inputs valid on the host from the start; where
+//! device code also writes what it writes, the placement walk copies the
+//! device's value back only where host code reads it, as it would for any
+//! container. Moving such code to the
+//! device would give every statement a single-thread launch and every
+//! condition a copy back (crc16's bit loop: a kernel per statement, a byte
+//! back per iteration), as DaCe's GPU transformation also keeps scalar
+//! tasklets on the host.
 
 use super::locations::interstate_reads;
 use super::{OffloadError, Report, for_each_state_mut};
@@ -36,9 +49,9 @@ pub(crate) fn wrap_host_tasklets(
     }
     let host = HostStates::of(sdfg);
     for_each_state_mut(&mut sdfg.body, &mut |label, state| {
-        if host.stays(plain_host_code(state)) {
+        if host.stays(label) {
             report.host_states.push(format!(
-                "{label} (computes only what interstate code reads, from data no state writes)"
+                "{label} (sequential scalar code on what the host holds: it writes only scalars and what interstate code reads, and reads nothing device code writes)"
             ));
             return Ok(());
         }
@@ -281,53 +294,100 @@ fn wrap(state: &mut State, members: &BTreeSet<NodeId>, map: Map) {
     }
 }
 
-/// What decides whether a state is a host state.
+/// The host states of an SDFG (one level: a nested SDFG is a level of its
+/// own), by label.
 struct HostStates {
-    /// Containers some state writes (or passes between code nodes).
-    written: BTreeSet<String>,
-    /// Containers some state reads.
-    read: BTreeSet<String>,
-    /// Containers interstate code reads.
-    interstate: BTreeSet<String>,
-    /// Transient containers.
-    transients: BTreeSet<String>,
+    stay: BTreeSet<String>,
+}
+
+/// What the fixed point needs of one state.
+struct StateUse {
+    label: String,
+    reads: BTreeSet<String>,
+    writes: BTreeSet<String>,
+    /// Only tasklets and access nodes.
+    plain: bool,
 }
 
 impl HostStates {
     fn of(sdfg: &Sdfg) -> HostStates {
-        let mut h = HostStates {
-            written: BTreeSet::new(),
-            read: BTreeSet::new(),
-            interstate: BTreeSet::new(),
-            transients: sdfg
-                .containers
-                .iter()
-                .filter(|(_, d)| d.transient)
-                .map(|(x, _)| x.clone())
-                .collect(),
-        };
+        let mut states: Vec<StateUse> = Vec::new();
+        let mut interstate = BTreeSet::new();
         sdfg.walk_blocks(&mut |_, _, block| {
-            h.interstate.extend(interstate_reads(block));
+            interstate.extend(interstate_reads(block));
             if let BlockKind::State(state) = &block.kind {
-                let (r, w) = reads_writes(state);
-                h.read.extend(r);
-                h.written.extend(w);
+                let (mut reads, writes) = reads_writes(state);
+                // A write-conflict resolution reads what it updates.
+                reads.extend(
+                    state
+                        .edges()
+                        .filter_map(|(_, _, _, e)| e.memlet.as_ref())
+                        .filter(|m| m.wcr.is_some())
+                        .map(|m| m.data.clone()),
+                );
+                states.push(StateUse {
+                    label: block.label.clone(),
+                    reads,
+                    writes,
+                    plain: plain_host_code(state).is_some(),
+                });
             }
         });
-        h
+        let read_by_states: BTreeSet<&String> = states.iter().flat_map(|s| &s.reads).collect();
+        // A scalar, or an array of one element (a scalar argument, a
+        // returned scalar).
+        let scalar = |x: &String| {
+            sdfg.containers.get(x).is_some_and(|d| {
+                !d.is_view()
+                    && (d.is_scalar() || d.total_elements().and_then(|n| n.as_int()) == Some(1))
+            })
+        };
+        let only_interstate = |x: &String| {
+            sdfg.containers.get(x).is_some_and(|d| d.transient)
+                && interstate.contains(x)
+                && !read_by_states.contains(x)
+        };
+        let mut stay: BTreeSet<String> = states
+            .iter()
+            .filter(|s| {
+                s.plain
+                    && !s.writes.is_empty()
+                    && s.writes.iter().all(|x| scalar(x) || only_interstate(x))
+            })
+            .map(|s| s.label.clone())
+            .collect();
+        loop {
+            let outside = |stay: &BTreeSet<String>| {
+                let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
+                for s in states.iter().filter(|s| !stay.contains(&s.label)) {
+                    reads.extend(s.reads.iter().cloned());
+                    writes.extend(s.writes.iter().cloned());
+                }
+                (reads, writes)
+            };
+            let (read_outside, written_outside) = outside(&stay);
+            let leaving: Vec<String> = states
+                .iter()
+                .filter(|s| stay.contains(&s.label))
+                .filter(|s| {
+                    s.reads.iter().any(|x| written_outside.contains(x))
+                        || s.writes.iter().any(|x| read_outside.contains(x))
+                })
+                .map(|s| s.label.clone())
+                .collect();
+            if leaving.is_empty() {
+                break;
+            }
+            for l in leaving {
+                stay.remove(&l);
+            }
+        }
+        HostStates { stay }
     }
 
-    /// Whether `state` (its reads and writes, if it is plain host code)
-    /// stays on the host.
-    fn stays(&self, plain: Option<(BTreeSet<String>, BTreeSet<String>)>) -> bool {
-        let Some((reads, writes)) = plain else {
-            return false;
-        };
-        !writes.is_empty()
-            && writes.iter().all(|x| {
-                self.transients.contains(x) && self.interstate.contains(x) && !self.read.contains(x)
-            })
-            && reads.iter().all(|x| !self.written.contains(x))
+    /// Whether the state labelled `label` stays on the host.
+    fn stays(&self, label: &str) -> bool {
+        self.stay.contains(label)
     }
 }
 
