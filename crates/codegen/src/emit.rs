@@ -298,6 +298,26 @@ impl<'a> Emitter<'a> {
         (offset, dims)
     }
 
+    /// The elements and the stride (in elements) of each dimension of
+    /// `subset` of `x` that is not a single index, symbolically.
+    fn subset_extents(&self, x: &str, subset: &Subset) -> Vec<(SymExpr, SymExpr)> {
+        let strides: Vec<SymExpr> = self
+            .desc(x)
+            .and_then(|d| d.layout())
+            .map(|l| l.strides.clone())
+            .unwrap_or_default();
+        subset
+            .ranges
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_index())
+            .map(|(d, r)| {
+                let stride = strides.get(d).cloned().unwrap_or(SymExpr::int(1));
+                (r.num_elements(), &stride * &r.step)
+            })
+            .collect()
+    }
+
     // -----------------------------------------------------------------
     // The host code: the state, init, run, exit and the one-shot entry.
 
@@ -1054,21 +1074,29 @@ impl<'a> Emitter<'a> {
                 label,
             ));
         }
-        // Innermost dimensions, contiguous on both sides, coalesce into one run.
+        // Innermost dimensions, contiguous on both sides, coalesce into one
+        // run: a dimension whose stride is the elements of the run so far,
+        // on both sides, decided on the canonical symbolic forms (a whole
+        // array of any rank is one copy).
         let mut dims: Vec<(String, String, String)> = dims_a
             .into_iter()
             .zip(dims_b)
             .map(|((c, s1), (_, s2))| (c, s1, s2))
             .collect();
+        let (mut ext_a, mut ext_b) = (self.subset_extents(a, sa), self.subset_extents(b, sb));
         let mut run = "1LL".to_owned();
-        while let Some((c, s1, s2)) = dims.last().cloned() {
-            let contiguous_a = s1 == format!("({run})") || (run == "1LL" && s1 == "(1LL)");
-            let contiguous_b = s2 == format!("({run})") || (run == "1LL" && s2 == "(1LL)");
-            if !(contiguous_a && contiguous_b) {
+        let mut run_elements = SymExpr::int(1);
+        while let (Some((c, _, _)), Some((count_a, stride_a)), Some((count_b, stride_b))) =
+            (dims.last().cloned(), ext_a.last(), ext_b.last())
+        {
+            if !(*stride_a == run_elements && *stride_b == run_elements && count_a == count_b) {
                 break;
             }
+            run_elements = &run_elements * count_a;
             run = format!("{run} * {c}");
             dims.pop();
+            ext_a.pop();
+            ext_b.pop();
         }
         let api = self.api("MemcpyAsync");
         let api2 = self.api("Memcpy2DAsync");

@@ -591,3 +591,33 @@ fn grow_only_buffers_are_reset_before_they_are_released() {
     let malloc = after.find("SDFG_CHECK(cudaMalloc(").unwrap();
     assert!(reset < free && free < malloc, "{after}");
 }
+
+#[test]
+fn a_whole_array_of_any_rank_moves_in_one_copy() {
+    // Contiguity is decided on the canonical symbolic strides: `A[N, M, K]`
+    // in and out is one `MemcpyAsync` each way, not rows or planes.
+    let sdfg = program(
+        "import dace as dc\nN = dc.symbol('N')\nM = dc.symbol('M')\nK = dc.symbol('K')\n\n@dc.program\ndef f(A: dc.float64[N, M, K], B: dc.float64[N, M]):\n    A[:] = A * 2.0\n    B[:] = B + 1.0\n",
+    );
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let unit = emitted(&sdfg, d);
+        let p = d.api_prefix();
+        let whole = |x: &str, kind: &str| {
+            unit.source
+                .lines()
+                .filter(|l| l.contains(&format!("{p}MemcpyAsync(")) && l.contains(kind))
+                .filter(|l| l.contains(&format!(" {x} +")) || l.contains(&format!("({x} +")))
+                .count()
+        };
+        assert!(!unit.source.contains("Memcpy2DAsync("), "{}", unit.source);
+        assert_eq!(whole("A", "HostToDevice"), 1, "{}", unit.source);
+        assert_eq!(whole("A", "DeviceToHost"), 1, "{}", unit.source);
+        assert_eq!(whole("B", "HostToDevice"), 1, "{}", unit.source);
+        assert!(
+            unit.source
+                .contains("sizeof(double) * (1LL * (K) * (M) * (N))"),
+            "{}",
+            unit.source
+        );
+    }
+}

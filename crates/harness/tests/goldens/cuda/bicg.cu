@@ -130,7 +130,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
   {
     SDFG_CHECK(cudaMemcpyAsync(dev_p + ((0LL) + (0LL) * (1LL)), p + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), cudaMemcpyHostToDevice, stream));
     SDFG_CHECK(cudaMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), sizeof(double) * (1LL * (M)), (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), cudaMemcpyHostToDevice, stream));
   }
   // matmul_l11_2
   {

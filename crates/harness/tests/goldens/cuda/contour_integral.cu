@@ -344,10 +344,8 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   // offload_copy_in
   {
     SDFG_CHECK(cudaMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (32LL)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpy2DAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), cudaMemcpyHostToDevice, stream));
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (slab_per_bc + 1LL); ++sdfg_c0) {
-    SDFG_CHECK(cudaMemcpy2DAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)) + sdfg_c0 * (NR * NR), sizeof(sdfg::complex<double>) * (NR), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)) + sdfg_c0 * (NR * NR), sizeof(sdfg::complex<double>) * (NR), sizeof(sdfg::complex<double>) * (1LL * (NR)), (NR), cudaMemcpyHostToDevice, stream));
-    }
+    SDFG_CHECK(cudaMemcpyAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NR) * (NR) * (slab_per_bc + 1LL)), cudaMemcpyHostToDevice, stream));
   }
   // assign_l16_4
   {
@@ -500,8 +498,8 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpy2DAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), cudaMemcpyDeviceToHost, stream));
-    SDFG_CHECK(cudaMemcpy2DAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM), sizeof(sdfg::complex<double>) * (1LL * (NM)), (NR), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

@@ -103,10 +103,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP
   cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpy2DAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NP), cudaMemcpyHostToDevice, stream));
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
-    SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), cudaMemcpyHostToDevice, stream));
-    }
+    SDFG_CHECK(cudaMemcpyAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NP)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ) * (NR)), cudaMemcpyHostToDevice, stream));
   }
   // for_l13_6
   for (r = (0LL); ((-NR + r) < 0); r = (r + 1LL)) {
@@ -129,9 +127,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP
   }
   // offload_copy_out
   {
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
-    SDFG_CHECK(cudaMemcpy2DAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), cudaMemcpyDeviceToHost, stream));
-    }
+    SDFG_CHECK(cudaMemcpyAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ) * (NR)), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

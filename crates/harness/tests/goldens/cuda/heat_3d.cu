@@ -123,12 +123,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, 
   int64_t t = 0;
   // offload_copy_in
   {
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (N); ++sdfg_c0) {
-    SDFG_CHECK(cudaMemcpy2DAsync(dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
-    }
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (N); ++sdfg_c0) {
-    SDFG_CHECK(cudaMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyHostToDevice, stream));
-    }
+    SDFG_CHECK(cudaMemcpyAsync(dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), cudaMemcpyHostToDevice, stream));
   }
   // for_l11_9
   for (t = (1LL); ((-TSTEPS + t) < 0); t = (t + 1LL)) {
@@ -151,12 +147,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, 
   }
   // offload_copy_out
   {
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (N); ++sdfg_c0) {
-    SDFG_CHECK(cudaMemcpy2DAsync(B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
-    }
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (N); ++sdfg_c0) {
-    SDFG_CHECK(cudaMemcpy2DAsync(A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)) + sdfg_c0 * (N * N), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
-    }
+    SDFG_CHECK(cudaMemcpyAsync(B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

@@ -479,7 +479,7 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpy2DAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N), sizeof(int32_t) * (1LL * (N)), (N), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N) * (N)), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

@@ -105,7 +105,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* x, int64_t M, 
   // offload_copy_in
   {
     SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (M), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (M)), hipMemcpyHostToDevice, stream));
   }
   // matmul_l10_2
   {

@@ -130,7 +130,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
   {
     SDFG_CHECK(hipMemcpyAsync(dev_p + ((0LL) + (0LL) * (1LL)), p + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), sizeof(double) * (1LL * (M)), (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), hipMemcpyHostToDevice, stream));
   }
   // matmul_l11_2
   {

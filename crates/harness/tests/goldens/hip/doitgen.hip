@@ -103,10 +103,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpy2DAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NP), hipMemcpyHostToDevice, stream));
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
-    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), hipMemcpyHostToDevice, stream));
-    }
+    SDFG_CHECK(hipMemcpyAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NP)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ) * (NR)), hipMemcpyHostToDevice, stream));
   }
   // for_l13_6
   for (r = (0LL); ((-NR + r) < 0); r = (r + 1LL)) {
@@ -129,9 +127,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP
   }
   // offload_copy_out
   {
-    for (int64_t sdfg_c0 = 0; sdfg_c0 < (NR); ++sdfg_c0) {
-    SDFG_CHECK(hipMemcpy2DAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)) + sdfg_c0 * (NP * NQ), sizeof(double) * (NP), sizeof(double) * (1LL * (NP)), (NQ), hipMemcpyDeviceToHost, stream));
-    }
+    SDFG_CHECK(hipMemcpyAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ) * (NR)), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }

@@ -141,10 +141,10 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   // offload_copy_in
   {
     SDFG_CHECK(hipMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NK), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NI)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NK)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NK), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NK), sizeof(double) * (1LL * (NK)), (NI), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (1LL * (NK) * (NI)), hipMemcpyHostToDevice, stream));
   }
   // assign_l11_4
   {
@@ -172,7 +172,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   }
   // offload_copy_out
   {
-    SDFG_CHECK(hipMemcpy2DAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ), sizeof(double) * (1LL * (NJ)), (NI), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NI)), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }

@@ -131,7 +131,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
     SDFG_CHECK(hipMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
   }
   // matmul_l12_2
   {

@@ -115,8 +115,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   {
     SDFG_CHECK(hipMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M), sizeof(double) * (1LL * (M)), (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), hipMemcpyHostToDevice, stream));
   }
   // for_l12_6
   for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
@@ -142,7 +142,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   }
   // offload_copy_out
   {
-    SDFG_CHECK(hipMemcpy2DAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }

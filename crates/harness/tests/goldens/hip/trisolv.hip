@@ -102,7 +102,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* L, double* x, double* b, 
   {
     SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_b + ((0LL) + (0LL) * (1LL)), b + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpy2DAsync(dev_L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N), sizeof(double) * (1LL * (N)), (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
   }
   // for_l12_4
   for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
