@@ -249,7 +249,16 @@ fn serve(dir: &Path) -> Result<(), ExecError> {
         Err(e) => return Err(e),
         Ok(state) => {
             let inputs = arguments.clone();
-            let mut timer = crate::make_timer(request.timer.as_deref())?;
+            // A device error names the call and the program it was timing.
+            let entry = &request.entry;
+            let naming = |e: ExecError| match e {
+                ExecError::Device { call, message } => ExecError::Device {
+                    call: format!("{call}, timing `{entry}_run`"),
+                    message,
+                },
+                other => other,
+            };
+            let mut timer = crate::make_timer(request.timer.as_deref()).map_err(naming)?;
             let warmup = request.warmup;
             for k in 0..warmup + request.runs.max(1) {
                 if k > 0 {
@@ -257,9 +266,9 @@ fn serve(dir: &Path) -> Result<(), ExecError> {
                 }
                 // Counted from here: what one run does.
                 loaded.emulation_reset();
-                timer.start()?;
+                timer.start().map_err(naming)?;
                 response.status = loaded.run(&state, &mut arguments)?;
-                let millis = timer.stop()?;
+                let millis = timer.stop().map_err(naming)?;
                 if k >= warmup {
                     response.run_millis.push(millis);
                 }
