@@ -225,7 +225,7 @@ impl Toolkit {
             env_dir("CUDA_HOME"),
             env_dir("CUDA_PATH"),
             Some(PathBuf::from("/usr/local/cuda/bin/nvcc")),
-            wheels().map(|w| w.join("cu13/bin/nvcc")),
+            sdfg_exec::nvidia_wheels().map(|w| w.join("cu13/bin/nvcc")),
         ];
         candidates
             .into_iter()
@@ -258,22 +258,6 @@ impl Toolkit {
             None => vec![format!("-l{name}").into()],
         }
     }
-}
-
-/// The `nvidia/` directory of NVIDIA's Python wheels.
-fn wheels() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("SDFG_NVIDIA_WHEELS") {
-        return Some(PathBuf::from(dir)).filter(|d| d.is_dir());
-    }
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import nvidia, sys; sys.stdout.write(list(nvidia.__path__)[0])",
-        ])
-        .output()
-        .ok()?;
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).into_owned());
-    (out.status.success() && dir.is_dir()).then_some(dir)
 }
 
 /// Which vendor libraries a unit calls, from the headers it includes.

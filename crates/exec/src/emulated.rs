@@ -166,6 +166,23 @@ impl EmulatedGpu {
     }
 }
 
+/// The `nvidia/` directory of NVIDIA's Python wheels: `$SDFG_NVIDIA_WHEELS`,
+/// else where `python3` finds the `nvidia` package; `None` if neither.
+pub fn nvidia_wheels() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SDFG_NVIDIA_WHEELS") {
+        return Some(PathBuf::from(dir)).filter(|d| d.is_dir());
+    }
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import nvidia, sys; sys.stdout.write(list(nvidia.__path__)[0])",
+        ])
+        .output()
+        .ok()?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).into_owned());
+    (out.status.success() && dir.is_dir()).then_some(dir)
+}
+
 /// The first `tool` on `PATH`.
 pub fn on_path(tool: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {

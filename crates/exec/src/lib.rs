@@ -43,7 +43,7 @@ mod emulated;
 pub mod loader;
 
 pub use child::Runner;
-pub use emulated::{EmulatedGpu, INCLUDE_DIR, Sanitizer, on_path};
+pub use emulated::{EmulatedGpu, INCLUDE_DIR, Sanitizer, nvidia_wheels, on_path};
 use sdfg_codegen::{Parameter, ParameterKind, TranslationUnit};
 use sdfg_sim::ArrayValue;
 use serde::{Deserialize, Serialize};

@@ -17,7 +17,8 @@
 //! A missing tool is a [`Check::Missing`] naming it: the corpus reports the
 //! stage as skipped, never as passed.
 
-use std::path::{Path, PathBuf};
+use sdfg_exec::on_path;
+use std::path::Path;
 use std::process::Command;
 
 /// The outcome of a compile check.
@@ -29,14 +30,6 @@ pub enum Check {
     Failed(String),
     /// A tool is not installed.
     Missing(String),
-}
-
-fn on_path(tool: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(tool))
-            .find(|p| p.is_file())
-    })
 }
 
 fn run(cmd: &mut Command, what: &str) -> Check {
@@ -85,21 +78,10 @@ pub fn check_hip(source: &Path, tools: &Path) -> Check {
     check
 }
 
-/// The `nvidia/` directory of NVIDIA's Python wheels, if installed.
-pub fn nvidia_wheels() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("SDFG_NVIDIA_WHEELS") {
-        return Some(PathBuf::from(dir)).filter(|d| d.is_dir());
-    }
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import nvidia, sys; sys.stdout.write(list(nvidia.__path__)[0])",
-        ])
-        .output()
-        .ok()?;
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).into_owned());
-    (out.status.success() && dir.is_dir()).then_some(dir)
-}
+/// The `nvidia/` directory of NVIDIA's Python wheels, if installed
+/// (`sdfg_exec::nvidia_wheels`, which the CUDA runtime's search for `nvcc`
+/// shares).
+pub use sdfg_exec::nvidia_wheels;
 
 /// Compiles a CUDA translation unit: its kernels with NVRTC for `sm_90`,
 /// its host part with the system C++ compiler against NVIDIA's headers.
