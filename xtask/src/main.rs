@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace]\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -172,12 +172,20 @@ fn dace_python(root: &Path) -> PathBuf {
 /// project's offloaded programs (the `device` stage for the CUDA
 /// accelerator) beside DaCe's own GPU pipeline on the same files and preset
 /// (`corpus/tools/dace_compare.py`).
+/// The pass an option `--no-PASS` turns off (`--no-loop-to-map`).
+fn turned_off(option: &str) -> Option<sdfg_passes::Pass> {
+    option
+        .strip_prefix("--no-")
+        .and_then(sdfg_passes::Pass::from_name)
+}
+
 fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
     let root = workspace_root();
     let mut preset = "test".to_owned();
     let mut kernels: Vec<String> = Vec::new();
     let mut json: Option<PathBuf> = None;
     let mut require = false;
+    let mut disabled: Vec<sdfg_passes::Pass> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
@@ -186,6 +194,7 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
             "--kernel" => kernels.push(value()?),
             "--json" => json = Some(PathBuf::from(value()?)),
             "--require-dace" => require = true,
+            other if turned_off(other).is_some() => disabled.extend(turned_off(other)),
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -232,6 +241,7 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
     let skip = ["lower", "numpy"];
     let tools = root.join("corpus/tools");
     let options = corpus::RunOptions {
+        disabled: &disabled,
         preset: &preset,
         backend: sdfg_harness::backend("cuda")?,
         tools: &tools,
@@ -366,6 +376,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut gpu_timeout = 120u64;
     let mut jobs = 1usize;
     let mut skip: Vec<String> = Vec::new();
+    let mut disabled: Vec<sdfg_passes::Pass> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
@@ -395,6 +406,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             "--gpu-timeout" => gpu_timeout = number(&value()?, "--gpu-timeout")?,
             "--jobs" => jobs = number(&value()?, "--jobs")?,
             "--skip" => skip.push(value()?),
+            other if turned_off(other).is_some() => disabled.extend(turned_off(other)),
             other => return Err(format!("unknown option `{other}`")),
         }
     }
@@ -477,6 +489,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         Err("not asked for".to_owned())
     };
     let options = corpus::RunOptions {
+        disabled: &disabled,
         preset: &preset,
         backend,
         tools: &tools,

@@ -20,6 +20,8 @@ use sdfg_ir::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+mod thread;
+
 /// The prelude every translation unit starts with (after its includes):
 /// the semantics of the IR's operations on host and device, the same for
 /// every dialect.
@@ -28,17 +30,7 @@ pub const PRELUDE: &str = include_str!("prelude.cpp");
 /// Emits `sdfg` (offloaded for `dialect`'s accelerator) as one translation unit.
 pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitError> {
     sdfg_ir::validate(sdfg).map_err(|e| EmitError::Invalid(e.to_string()))?;
-    let mut e = Emitter {
-        sdfg,
-        d: dialect,
-        kernels: Vec::new(),
-        kernel_names: Vec::new(),
-        growable: BTreeSet::new(),
-        blas_used: false,
-        solver_used: false,
-        factorizations: Vec::new(),
-        signature: Vec::new(),
-    };
+    let mut e = Emitter::new(sdfg, dialect);
     let entry = ident(&sdfg.name);
     let host = e.host_code(&entry)?;
     let p = dialect.api_prefix();
@@ -202,6 +194,21 @@ fn linear(sdfg: &Sdfg, x: &str, idx: &[String]) -> String {
     parts.join(" + ")
 }
 
+/// `for (v = init; cond; v = update) {` of a loop block (a `while` loop has
+/// only the condition).
+fn for_header(p: &mut SymPrinter<'_>, l: &sdfg_ir::LoopBlock) -> String {
+    let init = match (&l.variable, &l.init) {
+        (Some(v), Some(e)) => format!("{} = {}", ident(v), p.expr(e)),
+        _ => String::new(),
+    };
+    let cond = p.cond(&l.condition);
+    let update = match (&l.variable, &l.update) {
+        (Some(v), Some(e)) => format!("{} = {}", ident(v), p.expr(e)),
+        _ => String::new(),
+    };
+    format!("for ({init}; {cond}; {update}) {{")
+}
+
 /// `, a, b, c` for parameters after the state handle (nothing for none).
 fn after_handle(items: &[String]) -> String {
     items.iter().map(|i| format!(", {i}")).collect()
@@ -235,6 +242,21 @@ fn unsupported(what: impl Into<String>, node: &str, state: &str) -> EmitError {
 }
 
 impl<'a> Emitter<'a> {
+    /// An emitter of `sdfg`, nothing emitted yet.
+    fn new(sdfg: &'a Sdfg, d: &'a dyn Dialect) -> Emitter<'a> {
+        Emitter {
+            sdfg,
+            d,
+            kernels: Vec::new(),
+            kernel_names: Vec::new(),
+            growable: BTreeSet::new(),
+            blas_used: false,
+            solver_used: false,
+            factorizations: Vec::new(),
+            signature: Vec::new(),
+        }
+    }
+
     fn api(&self, name: &str) -> String {
         format!("{}{name}", self.d.api_prefix())
     }
@@ -746,17 +768,7 @@ impl<'a> Emitter<'a> {
                     let _ = writeln!(out, "{pad}}}");
                 }
                 BlockKind::Loop(l) => {
-                    let mut p = self.sym();
-                    let init = match (&l.variable, &l.init) {
-                        (Some(v), Some(e)) => format!("{} = {}", ident(v), p.expr(e)),
-                        _ => String::new(),
-                    };
-                    let cond = p.cond(&l.condition);
-                    let update = match (&l.variable, &l.update) {
-                        (Some(v), Some(e)) => format!("{} = {}", ident(v), p.expr(e)),
-                        _ => String::new(),
-                    };
-                    let _ = writeln!(out, "{pad}for ({init}; {cond}; {update}) {{");
+                    let _ = writeln!(out, "{pad}{}", for_header(&mut self.sym(), l));
                     self.region(&l.body, indent + 1, out)?;
                     let _ = writeln!(out, "{pad}}}");
                 }
@@ -1543,6 +1555,9 @@ impl<'a> Emitter<'a> {
                 }
                 Some(Node::Access(a)) => {
                     used.extend(self.scope_copies(label, state, n, &a.data, indent, out)?);
+                }
+                Some(Node::NestedSdfg(nested)) if ctx == Ctx::Device => {
+                    used.extend(self.nested_in_kernel(label, state, n, nested, indent, out)?);
                 }
                 Some(Node::MapExit(_)) | None => {}
                 Some(other) => {

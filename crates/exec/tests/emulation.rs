@@ -631,3 +631,120 @@ fn a_kernel_given_a_host_pointer_faults_as_on_a_gpu() {
         );
     }
 }
+
+/// The unit of `source` through the whole pipeline (loop-to-map included).
+fn pipeline_unit(source: &str, d: &dyn Dialect) -> TranslationUnit {
+    let module = sdfg_frontend::Module::parse("test.py", source).unwrap();
+    let sdfg = module.compile("f").unwrap();
+    let (out, _) = sdfg_passes::pipeline::run(
+        &sdfg,
+        Some(d),
+        &sdfg_passes::PipelineOptions::default(),
+        &sdfg_passes::Pass::ALL,
+    )
+    .unwrap();
+    sdfg_codegen::emit(&out, d).unwrap()
+}
+
+/// `named` in the order of the unit's parameters.
+fn by_name(unit: &TranslationUnit, named: &[(&str, Argument)]) -> Vec<Argument> {
+    unit.parameters
+        .iter()
+        .map(|p| {
+            named
+                .iter()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, a)| a.clone())
+                .unwrap_or_else(|| panic!("no argument for `{}`", p.name))
+        })
+        .collect()
+}
+
+/// The position of parameter `name`.
+fn at(unit: &TranslationUnit, name: &str) -> usize {
+    unit.parameters.iter().position(|p| p.name == name).unwrap()
+}
+
+/// Rows independent, an inner loop accumulating, and a scalar private to
+/// each row: loop-to-map makes the row loop one kernel whose threads run
+/// the rest.
+const ROWS: &str = "import dace as dc\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[N]):\n    for i in range(N):\n        t = A[i, 0] * 2.0\n        B[i] = t\n        for k in range(1, M):\n            B[i] = B[i] + A[i, k] * t\n";
+
+/// A sequential loop of scalar device work (each step reads the previous).
+const RECURRENCE: &str = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[0] = A[0]\n    for i in range(1, N):\n        if A[i] > B[i - 1]:\n            B[i] = A[i]\n        else:\n            B[i] = B[i - 1] * 0.5\n";
+
+#[test]
+fn loops_run_inside_one_kernel() {
+    let (n, m) = (5usize, 3usize);
+    let a: Vec<f64> = (0..n * m).map(|k| (k as f64) * 0.25 - 1.0).collect();
+    let want: Vec<f64> = (0..n)
+        .map(|i| {
+            let t = a[i * m] * 2.0;
+            (1..m).fold(t, |acc, k| acc + a[i * m + k] * t)
+        })
+        .collect();
+    let x: Vec<f64> = vec![3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0];
+    let mut prev = x[0];
+    let mut rec = vec![x[0]];
+    for &v in &x[1..] {
+        prev = if v > prev { v } else { prev * 0.5 };
+        rec.push(prev);
+    }
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let rows = pipeline_unit(ROWS, d);
+        assert!(rows.source.contains("nested SDFG"), "{}", rows.source);
+        let rows_args = || {
+            by_name(
+                &rows,
+                &[
+                    ("A", Argument::Array(ArrayValue::f64(vec![n, m], a.clone()))),
+                    ("B", f64s(&[0.0; 5])),
+                    ("M", Argument::Symbol(m as i64)),
+                    ("N", Argument::Symbol(n as i64)),
+                ],
+            )
+        };
+        let mut args = rows_args();
+        let Some(r) = run(&device(), &rows, "rows", &mut args) else {
+            return;
+        };
+        let r = r.unwrap();
+        assert_eq!(r.status, 0, "{}", r.messages);
+        assert_eq!(values(&args[at(&rows, "B")]), want, "{}", d.name());
+        assert_eq!(
+            r.counts.as_ref().map(|c| c.launches),
+            Some(1),
+            "{}",
+            d.name()
+        );
+        // The control: a thread that skips its inner loop is caught.
+        let bad = broken(&rows, "for (k = (1LL);", "for (k = (2LL);");
+        let mut args = rows_args();
+        let r = run(&device(), &bad, "rows-bad", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.status, 0);
+        assert_ne!(values(&args[at(&rows, "B")]), want);
+
+        let seq = pipeline_unit(RECURRENCE, d);
+        let mut args = by_name(
+            &seq,
+            &[
+                ("A", f64s(&x)),
+                ("B", f64s(&[0.0; 7])),
+                ("N", Argument::Symbol(7)),
+            ],
+        );
+        let r = run(&device(), &seq, "recurrence", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.status, 0, "{}", r.messages);
+        assert_eq!(values(&args[at(&seq, "B")]), rec, "{}", d.name());
+        // The whole loop, its branch on data included, is one launch
+        // (besides the one for `B[0] = A[0]`), and no value goes back to
+        // the host per iteration.
+        let counts = r.counts.unwrap();
+        assert!(counts.launches <= 2, "{counts:?}");
+        assert!(counts.device_to_host.count <= 1, "{counts:?}");
+    }
+}

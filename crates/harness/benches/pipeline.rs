@@ -1,8 +1,11 @@
 //! Compile time of the whole pipeline per kernel: parse the Python file,
-//! lower the kernel, validate it, offload it and validate the result
-//! (group `pipeline`, for the simulated accelerator); and the same for the
-//! CUDA backend followed by library lowering and emission of the CUDA
-//! translation unit (group `to_cuda`). The goal is milliseconds per kernel.
+//! lower the kernel, validate it, run every pass up to offloading
+//! (`sdfg_passes::pipeline`, validated after each; group `pipeline`, for
+//! the simulated accelerator); the same for the CUDA backend followed by
+//! library lowering and emission of the CUDA translation unit (group
+//! `to_cuda`); and generated programs of 1,000 and 10,000 statements (group
+//! `generated`), whose time per statement must not grow. The goal is
+//! milliseconds per kernel.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 // Linked for its registration: `sdfg_codegen::target("cuda")` finds it.
@@ -14,13 +17,15 @@ fn pipeline(text: &str, file: &str, program: &str) -> sdfg_ir::Sdfg {
     let module = sdfg_frontend::Module::parse(file, text).expect("parses");
     let sdfg = module.compile(program).expect("compiles");
     sdfg_ir::validate(&sdfg).expect("valid");
-    let (out, _) = sdfg_passes::offload(
+    use sdfg_passes::Pass;
+    // Every pass up to offloading; the pipeline validates after each.
+    let (out, _) = sdfg_passes::pipeline::run(
         &sdfg,
-        &sdfg_sim::SimAccelerator,
-        &sdfg_passes::Options::default(),
+        Some(&sdfg_sim::SimAccelerator),
+        &sdfg_passes::PipelineOptions::default(),
+        &Pass::TO_OFFLOAD,
     )
     .expect("offloads");
-    sdfg_ir::validate(&out).expect("valid after offload");
     out
 }
 
@@ -28,13 +33,48 @@ fn to_cuda(text: &str, file: &str) -> String {
     let module = sdfg_frontend::Module::parse(file, text).expect("parses");
     let sdfg = module.compile("kernel").expect("compiles");
     let target = sdfg_codegen::target("cuda").expect("the cuda backend is linked");
-    let (mut out, _) =
-        sdfg_passes::offload(&sdfg, target.dialect, &sdfg_passes::Options::default())
-            .expect("offloads");
-    sdfg_passes::lower_library_nodes(&mut out, target.dialect).expect("lowers");
+    let (out, _) = sdfg_passes::pipeline::run(
+        &sdfg,
+        Some(target.dialect),
+        &sdfg_passes::PipelineOptions::default(),
+        &sdfg_passes::Pass::ALL,
+    )
+    .expect("offloads and lowers");
     sdfg_codegen::emit(&out, target.dialect)
         .expect("emits")
         .source
+}
+
+/// Generated programs of `k` statements, to see compile time grow
+/// linearly: a chain of element-wise statements (fusion's worst case, one
+/// growing kernel), a loop of independent statements (loop-to-map), and a
+/// sequential loop of scalar recurrences (a single-thread kernel).
+fn generated(kind: &str, k: usize) -> String {
+    let mut body = String::new();
+    match kind {
+        "chain" => {
+            body.push_str("    T0 = A * 1.0\n");
+            for s in 1..k {
+                body.push_str(&format!("    T{s} = T{} + {s}.0\n", s - 1));
+            }
+            body.push_str(&format!("    B[:] = T{}\n", k - 1));
+        }
+        "loop" => {
+            body.push_str("    for i in range(N):\n");
+            for s in 0..k {
+                body.push_str(&format!("        B[i] = B[i] + A[i] * {s}.0\n"));
+            }
+        }
+        _ => {
+            body.push_str("    for i in range(1, N):\n");
+            for s in 0..k {
+                body.push_str(&format!("        B[i] = B[i - 1] * 0.5 + {s}.0\n"));
+            }
+        }
+    }
+    format!(
+        "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef kernel(A: dc.float64[N], B: dc.float64[N]):\n{body}"
+    )
 }
 
 /// The kernels measured, by path in `corpus/npbench/`: PolyBench products,
@@ -76,6 +116,19 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("to_cuda");
     for (kernel, text, file) in &sources {
         group.bench_function(*kernel, |b| b.iter(|| black_box(to_cuda(text, file))));
+    }
+    group.finish();
+    // Parse to the offloaded SDFG for programs of 1,000 and 10,000
+    // statements: the time per statement should not grow.
+    let mut group = c.benchmark_group("generated");
+    group.sample_size(10);
+    for kind in ["chain", "loop", "recurrence"] {
+        for k in [1_000, 10_000] {
+            let text = generated(kind, k);
+            group.bench_function(format!("{kind}/{k}"), |b| {
+                b.iter(|| black_box(pipeline(&text, "generated.py", "kernel")))
+            });
+        }
     }
     group.finish();
 }

@@ -221,6 +221,8 @@ pub struct RunOptions<'a> {
     pub repeat: u32,
     /// Stages not to run (reported as skipped: `--skip STAGE`).
     pub skip: &'a [&'a str],
+    /// Passes of the pipeline turned off (`--no-loop-to-map`).
+    pub disabled: &'a [sdfg_passes::Pass],
 }
 
 /// What the `exec` stage counted on the device beside what the simulator
@@ -499,10 +501,15 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         let (k, _) = sdfgs
             .as_ref()
             .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        let acc = accelerator;
-        let options = sdfg_passes::Options::default();
-        let (out, _) = sdfg_passes::offload(k, acc, &options).map_err(|e| fail(&e))?;
-        sdfg_ir::validate(&out).map_err(|e| fail(&e))?;
+        // The pipeline up to offloading, each pass validated as it runs.
+        let passes = sdfg_passes::Pass::TO_OFFLOAD;
+        let mut pipeline = sdfg_passes::PipelineOptions::default();
+        for p in options.disabled {
+            pipeline = pipeline.without(*p);
+        }
+        let options = &pipeline;
+        let run = |s: &Sdfg| sdfg_passes::pipeline::run(s, Some(accelerator), options, &passes);
+        let (out, _) = run(k).map_err(|e| fail(&e))?;
         let text = out.to_json();
         let back = Sdfg::from_json(&text).map_err(|e| fail(&e))?;
         if back != out {
@@ -510,7 +517,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                 "the offloaded SDFG changed in a JSON round trip".to_owned(),
             ));
         }
-        let (again, _) = sdfg_passes::offload(&out, acc, &options).map_err(|e| fail(&e))?;
+        let (again, _) = run(&out).map_err(|e| fail(&e))?;
         if again != out {
             return Err(Verdict::Fail(
                 "a second offload changed the SDFG (not idempotent)".to_owned(),

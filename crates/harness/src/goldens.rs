@@ -53,7 +53,7 @@ pub fn path(root: &Path, backend: &crate::Backend, kernel: &str) -> PathBuf {
 }
 
 /// The source `sdfgc compile --backend B --emit source` writes for `kernel`
-/// (frontend, offload, library lowering, emission), with the prelude
+/// (frontend, the whole pipeline of `sdfg_passes::pipeline`, emission), with the prelude
 /// replaced by [`PRELUDE_MARKER`].
 pub fn generate(
     root: &Path,
@@ -67,10 +67,13 @@ pub fn generate(
     let program =
         crate::default_program(&module).ok_or_else(|| format!("`{kernel}` names no program"))?;
     let sdfg = module.compile(&program).map_err(|e| e.to_string())?;
-    let (mut sdfg, _) =
-        sdfg_passes::offload(&sdfg, target.dialect, &sdfg_passes::Options::default())
-            .map_err(|e| e.to_string())?;
-    sdfg_passes::lower_library_nodes(&mut sdfg, target.dialect).map_err(|e| e.to_string())?;
+    let (sdfg, _) = sdfg_passes::pipeline::run(
+        &sdfg,
+        Some(target.dialect),
+        &sdfg_passes::PipelineOptions::default(),
+        &sdfg_passes::Pass::ALL,
+    )
+    .map_err(|e| e.to_string())?;
     let source = sdfg_codegen::emit(&sdfg, target.dialect)
         .map(|u| u.source)
         .map_err(|e| e.to_string())?;

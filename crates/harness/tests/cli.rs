@@ -303,7 +303,9 @@ fn compile_offloads_and_reports_every_copy_with_its_reason() {
     ]);
     let report = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(report.starts_with("offload report (sim)"), "{report}");
+    // The pipeline's passes report in order, the offload pass last.
+    assert!(report.contains("\noffload report (sim)\n"), "{report}");
+    assert!(report.contains("loop-to-map report"), "{report}");
     let copies: Vec<&str> = report
         .lines()
         .filter(|l| l.trim_start().starts_with("copy "))
@@ -483,4 +485,67 @@ fn broken_sources_never_pass_the_compile_checks() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compile_names_selects_and_turns_off_passes() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let trmm = root.join("corpus/npbench/polybench/trmm.py");
+    let trmm = trmm.to_str().unwrap();
+    // The pipeline, in order.
+    let out = sdfgc(&["compile", trmm, "--passes", "list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let names: Vec<String> = text(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "return-in-place",
+            "map-fusion",
+            "loop-to-map",
+            "sink-loop",
+            "map-to-copy",
+            "offload",
+            "lower-library"
+        ]
+    );
+    // With loop-to-map, trmm's inner `j` loop is a map; without, it is not.
+    let on = sdfgc(&["compile", trmm, "--backend", "sim", "--emit", "report"]);
+    let on = text(&on.stdout);
+    assert!(on.contains("map: loop `for_l13_4` over j"), "{on}");
+    let off = sdfgc(&[
+        "compile",
+        trmm,
+        "--backend",
+        "sim",
+        "--no-loop-to-map",
+        "--emit",
+        "report",
+    ]);
+    let off = text(&off.stdout);
+    assert!(!off.contains("loop-to-map report"), "{off}");
+    // Only the named passes run; an unknown one is an error naming it.
+    let only = sdfgc(&[
+        "compile",
+        trmm,
+        "--passes",
+        "loop-to-map",
+        "--emit",
+        "report",
+    ]);
+    assert_eq!(only.status.code(), Some(0));
+    assert!(!text(&only.stdout).contains("offload report"));
+    let bad = sdfgc(&["compile", trmm, "--passes", "loop-to-mop"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("unknown pass `loop-to-mop`"));
+    // Offloading needs a backend.
+    let none = sdfgc(&["compile", trmm, "--passes", "offload"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(
+        text(&none.stderr).contains("needs an accelerator"),
+        "{}",
+        text(&none.stderr)
+    );
 }

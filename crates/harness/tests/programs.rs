@@ -50,6 +50,7 @@ fn options<'a>(
     device: &'a EmulatedGpu,
 ) -> RunOptions<'a> {
     RunOptions {
+        disabled: &[],
         preset: "test",
         backend: sdfg_harness::backend(backend).unwrap(),
         tools,

@@ -1,17 +1,36 @@
-//! Transformations over the SDFG.
+//! Transformations over the SDFG, in the order of the named pipeline
+//! ([`mod@pipeline`], `docs/pipeline.md`):
 //!
-//! Today this crate holds the [`Accelerator`]
-//! description every device-specific decision goes through, the generic
-//! **offload pass** ([`mod@offload`]) and **library lowering**
-//! ([`mod@library`], pure expansions of library nodes). The rest of the GPU
-//! pipeline (simplification, loop-to-map, map fusion, vendor-call lowering,
-//! register promotion) arrives with its issues.
-//! Every pass keeps the SDFG valid (`sdfg_ir::validate`) and serializable.
+//! - [`mod@loop_to_map`]: independent `for` loops become maps, decided by the
+//!   dependence test of [`mod@dependence`] on the memlets' symbolic subsets;
+//! - [`mod@sink_loop`]: a sequential loop around maps of per-point work
+//!   becomes one map whose threads run the loop;
+//! - the **offload pass** ([`mod@offload`]), written once against the
+//!   [`Accelerator`] description every device-specific decision goes
+//!   through;
+//! - **library lowering** ([`mod@library`], pure expansions of library nodes,
+//!   or vendor calls).
+//!
+//! Loop-to-map, loop sinking and the offload pass's sequential loops share
+//! one rewrite, [`mod@nest`]: a region nested in a map as an SDFG of its own.
+//! Map fusion arrives with its issue. Every pass keeps the SDFG valid
+//! (`sdfg_ir::validate`) and serializable, and running it again changes
+//! nothing.
 
 pub mod accelerator;
+pub mod copies;
+pub mod dependence;
 pub mod library;
+pub mod loop_to_map;
+pub mod map_fusion;
+pub mod nest;
 pub mod offload;
+pub mod pipeline;
+pub mod returns;
+pub mod sink_loop;
 
 pub use accelerator::{Accelerator, CopyKind, VendorCall};
 pub use library::{LibraryError, lower_library_nodes};
+pub use loop_to_map::{LoopReport, loop_to_map};
 pub use offload::{HostMaps, OffloadError, Options, Report, offload};
+pub use pipeline::{Pass, PipelineError, PipelineOptions, PipelineReport};

@@ -84,13 +84,25 @@ pub fn lower_library_nodes(
     sdfg: &mut Sdfg,
     acc: &dyn Accelerator,
 ) -> Result<Vec<String>, LibraryError> {
+    let lines = lower_sdfg(sdfg, acc, false)?;
+    sdfg_ir::validate(sdfg).map_err(|e| LibraryError::Invalid(e.to_string()))?;
+    Ok(lines)
+}
+
+/// Lowers one SDFG level; `device` when it is nested inside device code
+/// (then every expansion is sequential code of the thread running it).
+/// Validation is the caller's: a nested SDFG is only valid where it sits.
+fn lower_sdfg(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+    device: bool,
+) -> Result<Vec<String>, LibraryError> {
     let mut lines = Vec::new();
     let Sdfg {
         body, containers, ..
     } = sdfg;
     let mut counter = 0usize;
-    lower_region(body, containers, acc, &mut counter, &mut lines)?;
-    sdfg_ir::validate(sdfg).map_err(|e| LibraryError::Invalid(e.to_string()))?;
+    lower_region(body, containers, acc, device, &mut counter, &mut lines)?;
     Ok(lines)
 }
 
@@ -98,21 +110,24 @@ fn lower_region(
     region: &mut Region,
     containers: &mut BTreeMap<String, DataDesc>,
     acc: &dyn Accelerator,
+    device: bool,
     counter: &mut usize,
     lines: &mut Vec<String>,
 ) -> Result<(), LibraryError> {
     for block in &mut region.blocks {
         match &mut block.kind {
             BlockKind::State(state) => {
-                lower_state(&block.label, state, containers, acc, counter, lines)?;
+                lower_state(&block.label, state, containers, acc, device, counter, lines)?;
             }
-            BlockKind::Loop(l) => lower_region(&mut l.body, containers, acc, counter, lines)?,
+            BlockKind::Loop(l) => {
+                lower_region(&mut l.body, containers, acc, device, counter, lines)?
+            }
             BlockKind::Conditional(c) => {
                 for (_, r) in &mut c.branches {
-                    lower_region(r, containers, acc, counter, lines)?;
+                    lower_region(r, containers, acc, device, counter, lines)?;
                 }
                 if let Some(r) = &mut c.otherwise {
-                    lower_region(r, containers, acc, counter, lines)?;
+                    lower_region(r, containers, acc, device, counter, lines)?;
                 }
             }
             BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
@@ -156,19 +171,25 @@ fn operands(state: &State, id: NodeId, incoming: bool) -> BTreeMap<String, Opera
         .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn lower_state(
     label: &str,
     state: &mut State,
     containers: &mut BTreeMap<String, DataDesc>,
     acc: &dyn Accelerator,
+    device: bool,
     counter: &mut usize,
     lines: &mut Vec<String>,
 ) -> Result<(), LibraryError> {
-    // Nested SDFGs first.
+    // Nested SDFGs first: one inside device code is code of each thread.
     let ids: Vec<NodeId> = state.nodes().map(|(id, _)| id).collect();
+    let tree = state
+        .scope_tree()
+        .map_err(|e| LibraryError::Invalid(e.to_string()))?;
     for id in &ids {
+        let inside = device || tree.runs_on_device(state, *id);
         if let Some(Node::NestedSdfg(n)) = state.graph.node_weight_mut(*id) {
-            let mut inner = lower_library_nodes(&mut n.sdfg, acc)?;
+            let mut inner = lower_sdfg(&mut n.sdfg, acc, inside)?;
             lines.append(&mut inner);
         }
     }
@@ -192,6 +213,7 @@ fn lower_state(
         let (inputs, outputs) = (operands(state, id, true), operands(state, id, false));
         // Where the expansion runs.
         let (outer, inner) = match (tree.parent(id), node.schedule) {
+            _ if device => (acc.inner_schedule(), acc.inner_schedule()),
             (None, s) if s.is_device() => (acc.kernel_schedule(), acc.inner_schedule()),
             (None, _) => (Schedule::Default, Schedule::Sequential),
             (Some(_), _) => (acc.inner_schedule(), acc.inner_schedule()),

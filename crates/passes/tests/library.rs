@@ -4,28 +4,13 @@
 use sdfg_ir::{Node, Sdfg};
 use sdfg_passes::{LibraryError, Options, lower_library_nodes, offload};
 use sdfg_sim::{Arguments, RunResult, SimAccelerator, Simulator};
-use std::collections::BTreeMap;
 
-fn program(body: &str, params: &str) -> Sdfg {
-    let src = format!(
-        "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f({params}):\n{body}"
-    );
-    let module = sdfg_frontend::Module::parse("test.py", &src).unwrap();
-    module.compile("f").unwrap_or_else(|e| panic!("{e}\n{src}"))
-}
+mod common;
+use common::program;
 
+/// `N = 5`, `M = 3`: shapes of the expansions' edge cases.
 fn args(sdfg: &Sdfg) -> Arguments {
-    let symbols: BTreeMap<String, i64> = [("N".to_owned(), 5), ("M".to_owned(), 3)].into();
-    let mut a = Arguments::default();
-    for s in &sdfg.arguments {
-        if let Some(v) = symbols.get(s) {
-            a = a.symbol(s, *v);
-        }
-    }
-    for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols).unwrap() {
-        a = a.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
-    }
-    a
+    common::args_with(sdfg, 5, 3)
 }
 
 fn run(sdfg: &Sdfg, a: &Arguments) -> RunResult {

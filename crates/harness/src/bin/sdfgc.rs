@@ -53,6 +53,14 @@ enum Command {
         /// Print every offload decision to stderr.
         #[arg(long)]
         verbose: bool,
+        /// The passes to run, by name, separated by commas (`list` prints
+        /// the pipeline). Default: every pass with `--backend` (code
+        /// generation adds `lower-library`), none without.
+        #[arg(long)]
+        passes: Option<String>,
+        /// Turn off loop-to-map (to compare with it on).
+        #[arg(long)]
+        no_loop_to_map: bool,
     },
     /// Run an SDFG on the simulated accelerator and print the run report.
     ///
@@ -125,7 +133,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             out_dir,
             host_maps,
             verbose,
+            passes,
+            no_loop_to_map,
         } => {
+            if passes.as_deref() == Some("list") {
+                for p in sdfg_passes::Pass::ALL {
+                    println!("{:<14} {}", p.name(), p.describe());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
             let module = sdfg_frontend::Module::parse(&file.display().to_string(), &text)
@@ -139,26 +155,57 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     )
                 })?,
             };
-            let mut sdfg = module.compile(&name).map_err(|e| e.to_string())?;
-            let mut report = None;
+            let sdfg = module.compile(&name).map_err(|e| e.to_string())?;
             let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
-            if let Some(backend) = backend {
-                let options = sdfg_passes::Options {
+            let mut options = sdfg_passes::PipelineOptions {
+                offload: sdfg_passes::Options {
                     host_maps: sdfg_harness::parse_host_maps(&host_maps),
                     verbose,
-                };
-                let (out, r) = sdfg_passes::offload(&sdfg, backend.accelerator(), &options)
-                    .map_err(|e| e.to_string())?;
-                sdfg = out;
-                report = Some(r);
+                },
+                ..Default::default()
+            };
+            if no_loop_to_map {
+                options = options.without(sdfg_passes::Pass::LoopToMap);
+            }
+            use sdfg_passes::Pass;
+            let selected: Vec<Pass> = match &passes {
+                Some(list) => list
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| {
+                        Pass::from_name(p).ok_or_else(|| {
+                            format!("unknown pass `{p}` (`--passes list` shows them)")
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
+                None if backend.is_some() => Pass::TO_OFFLOAD.to_vec(),
+                None => Vec::new(),
+            };
+            let codegen = matches!(emit, Emit::Source);
+            let mut selected = selected;
+            if codegen && !selected.contains(&Pass::LowerLibrary) {
+                selected.push(Pass::LowerLibrary);
+            }
+            let (sdfg, report) = sdfg_passes::pipeline::run(
+                &sdfg,
+                backend.as_ref().map(|b| b.accelerator()),
+                &options,
+                &selected,
+            )
+            .map_err(|e| e.to_string())?;
+            if verbose && let Some(l) = &report.loops {
+                eprint!("{l}");
             }
             match emit {
                 Emit::SdfgJson => println!("{}", sdfg.to_json()),
                 Emit::Dot => print!("{}", sdfg_ir::dot::to_dot(&sdfg)),
-                Emit::Report => match report {
-                    Some(r) => print!("{r}"),
-                    None => return Err("`--emit report` needs `--backend`".to_owned()),
-                },
+                Emit::Report => {
+                    if report.ran.is_empty() {
+                        return Err("`--emit report` needs `--backend` or `--passes`".to_owned());
+                    }
+                    print!("{report}");
+                }
                 Emit::Source => {
                     let Some(sdfg_harness::Backend::Code(target)) = backend else {
                         return Err(
@@ -166,8 +213,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                                 .to_owned(),
                         );
                     };
-                    sdfg_passes::lower_library_nodes(&mut sdfg, target.dialect)
-                        .map_err(|e| e.to_string())?;
+                    if !report.ran.contains(&Pass::Offload) {
+                        return Err("`--emit source` needs the `offload` pass".to_owned());
+                    }
                     let unit =
                         sdfg_codegen::emit(&sdfg, target.dialect).map_err(|e| e.to_string())?;
                     match out_dir {

@@ -11,6 +11,10 @@
 //!    its maps become kernels on data the caller keeps on the device; one
 //!    inside a kernel is code of each thread (its maps sequential, its
 //!    transients registers).
+//! 0. [`sequential`]: a loop whose body is only single-thread device code
+//!    (tasklets and access nodes, not all staying on the host) becomes one
+//!    single-thread kernel holding the loop, instead of a launch per state
+//!    per iteration.
 //! 2. [`partitions`]: host tasklets left at host level in a state are
 //!    grouped into partitions (joined by memlets and by data only they
 //!    touch, never reaching across a kernel or callback) and each partition
@@ -51,6 +55,7 @@ pub mod nested;
 pub mod partitions;
 pub mod placement;
 pub mod schedules;
+pub mod sequential;
 
 use crate::accelerator::{Accelerator, CopyKind};
 use sdfg_ir::{BlockKind, Region, Sdfg, State, SymExpr};
@@ -136,6 +141,9 @@ pub struct Report {
     pub host_maps: Vec<String>,
     /// States left on the host whole (see [`partitions`]), by label, with why.
     pub host_states: Vec<String>,
+    /// Sequential loops of single-thread device code that became one
+    /// single-thread kernel each (see [`sequential`]), by label.
+    pub sequential_loops: Vec<String>,
     /// Library nodes that became device-wide calls, with the vendor call if any.
     pub library_calls: Vec<String>,
     /// Container placements.
@@ -157,6 +165,12 @@ impl fmt::Display for Report {
         }
         for h in &self.host_states {
             writeln!(f, "  host state: {h}")?;
+        }
+        for l in &self.sequential_loops {
+            writeln!(
+                f,
+                "  sequential loop: {l} (single-thread device code: one single-thread kernel runs the whole loop)"
+            )?;
         }
         for k in &self.kernels {
             writeln!(f, "  kernel: {k}")?;
@@ -206,6 +220,8 @@ pub fn offload(
         return Ok((sdfg.clone(), report));
     }
     let mut out = sdfg.clone();
+    let param = partitions::single_thread_param(&out);
+    report.sequential_loops = sequential::wrap_sequential_loops(&mut out, &param);
     schedules::assign(&mut out, acc, &options.host_maps, &mut report)?;
     partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
     let usage = locations::analyse(&out);
@@ -218,7 +234,7 @@ pub fn offload(
 }
 
 /// Whether anything in the SDFG already lives or runs on a device.
-fn is_offloaded(sdfg: &Sdfg) -> bool {
+pub(crate) fn is_offloaded(sdfg: &Sdfg) -> bool {
     if sdfg
         .containers
         .values()

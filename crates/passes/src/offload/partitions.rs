@@ -43,11 +43,9 @@ pub(crate) fn wrap_host_tasklets(
     acc: &dyn Accelerator,
     report: &mut Report,
 ) -> Result<(), OffloadError> {
-    let mut param = "__s".to_owned();
-    while sdfg.symbols.contains_key(&param) || sdfg.containers.contains_key(&param) {
-        param.push('_');
-    }
+    let param = single_thread_param(sdfg);
     let host = HostStates::of(sdfg);
+    merge_device_states(sdfg, &host);
     for_each_state_mut(&mut sdfg.body, &mut |label, state| {
         if host.stays(label) {
             report.host_states.push(format!(
@@ -75,6 +73,95 @@ pub(crate) fn wrap_host_tasklets(
         }
         Ok(())
     })
+}
+
+/// The most ordering edges one merge of two states may add (tasklets of
+/// the first times tasklets of the second): merges of small states are
+/// the point; the bound keeps the pass linear.
+const MAX_ORDERING_EDGES: usize = 16;
+
+/// Consecutive states of device tasklets (plain host code that does not
+/// stay on the host, no copies between access nodes, nothing between the
+/// states) merge into one state, every tasklet of the second ordered after
+/// every tasklet of the first by an empty memlet, so that their tasklets
+/// become one partition:
+/// one single-thread kernel where each statement had its own (lu's
+/// `A[i, j] -= ...; A[i, j] /= A[j, j]`). Neither was a host state, so the
+/// host states of the SDFG stay what they were.
+fn merge_device_states(sdfg: &mut Sdfg, host: &HostStates) {
+    sdfg.body.for_each_region_mut(&mut |region| {
+        let mut k = 0;
+        while k + 1 < region.blocks.len() {
+            let (a, b) = (&region.blocks[k], &region.blocks[k + 1]);
+            let mergeable = |label: &str, kind: &BlockKind| match kind {
+                BlockKind::State(s) => {
+                    !host.stays(label)
+                        && s.nodes().any(|(_, n)| matches!(n, Node::Tasklet(_)))
+                        && plain_host_code(s).is_some()
+                }
+                _ => false,
+            };
+            let (BlockKind::State(s1), BlockKind::State(s2)) = (&a.kind, &b.kind) else {
+                k += 1;
+                continue;
+            };
+            let tasklets = |st: &State| -> Vec<NodeId> {
+                st.nodes()
+                    .filter(|(_, n)| matches!(n, Node::Tasklet(_)))
+                    .map(|(id, _)| id)
+                    .collect()
+            };
+            // Copies between access nodes would need ordering of their own.
+            let copies = |st: &State| {
+                st.edges().any(|(_, x, y, _)| {
+                    st.node(x).and_then(Node::as_access).is_some()
+                        && st.node(y).and_then(Node::as_access).is_some()
+                })
+            };
+            let (sinks, sources) = (tasklets(s1), tasklets(s2));
+            if copies(s1) || copies(s2) {
+                k += 1;
+                continue;
+            }
+            if !a.transition.is_empty()
+                || !mergeable(&a.label, &a.kind)
+                || !mergeable(&b.label, &b.kind)
+                || sinks.len() * sources.len() > MAX_ORDERING_EDGES
+            {
+                k += 1;
+                continue;
+            }
+            let second = region.blocks.remove(k + 1);
+            let BlockKind::State(s2) = second.kind else {
+                continue;
+            };
+            let BlockKind::State(s1) = &mut region.blocks[k].kind else {
+                continue;
+            };
+            let mut ids = BTreeMap::new();
+            for (id, n) in s2.nodes() {
+                ids.insert(id, s1.add_node(n.clone()));
+            }
+            for (_, src, dst, e) in s2.edges() {
+                s1.graph.add_edge(ids[&src], ids[&dst], e.clone());
+            }
+            for s in &sinks {
+                for t in &sources {
+                    s1.graph.add_edge(*s, ids[t], Edge::empty());
+                }
+            }
+            region.blocks[k].transition = second.transition;
+        }
+    });
+}
+
+/// The parameter of single-thread maps: a name no symbol or container has.
+pub(crate) fn single_thread_param(sdfg: &Sdfg) -> String {
+    let mut param = "__s".to_owned();
+    while sdfg.symbols.contains_key(&param) || sdfg.containers.contains_key(&param) {
+        param.push('_');
+    }
+    param
 }
 
 /// The partitions of a state's host code, each with the label of its first
@@ -296,7 +383,7 @@ fn wrap(state: &mut State, members: &BTreeSet<NodeId>, map: Map) {
 
 /// The host states of an SDFG (one level: a nested SDFG is a level of its
 /// own), by label.
-struct HostStates {
+pub(crate) struct HostStates {
     stay: BTreeSet<String>,
 }
 
@@ -310,7 +397,7 @@ struct StateUse {
 }
 
 impl HostStates {
-    fn of(sdfg: &Sdfg) -> HostStates {
+    pub(crate) fn of(sdfg: &Sdfg) -> HostStates {
         let mut states: Vec<StateUse> = Vec::new();
         let mut interstate = BTreeSet::new();
         sdfg.walk_blocks(&mut |_, _, block| {
@@ -386,7 +473,7 @@ impl HostStates {
     }
 
     /// Whether the state labelled `label` stays on the host.
-    fn stays(&self, label: &str) -> bool {
+    pub(crate) fn stays(&self, label: &str) -> bool {
         self.stay.contains(label)
     }
 }

@@ -6,7 +6,7 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ arr_1, int64_t NM, int64_t NR) {
+__global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR) {
   for (int64_t v__i2_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i2_i < (NR); v__i2_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
     for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (NM); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
@@ -14,35 +14,22 @@ __global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ arr_1, int64_
       {  // tasklet assign
         sdfg::complex<double> t___out;
         t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-        arr_1[(0LL) + (v__i2) * (NM) + (v__i3) * (1LL)] = t___out;
+        dev_return_1[(0LL) + (v__i2) * (NM) + (v__i3) * (1LL)] = t___out;
       }
-    }
-  }
-}
-#else
-__global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ arr_1, int64_t NM, int64_t NR);
-#endif  // arr_1_l16_0_k0
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_5_l17_0_k1(sdfg::complex<double>* __restrict__ arr_5, int64_t NM, int64_t NR) {
-  for (int64_t v__i6_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i6_i < (NR); v__i6_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
-    for (int64_t v__i7_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i7_i < (NM); v__i7_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
       {  // tasklet assign
         sdfg::complex<double> t___out;
         t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-        arr_5[(0LL) + (v__i6) * (NM) + (v__i7) * (1LL)] = t___out;
+        dev_return_0[(0LL) + (v__i2) * (NM) + (v__i3) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_5_l17_0_k1(sdfg::complex<double>* __restrict__ arr_5, int64_t NM, int64_t NR);
-#endif  // arr_5_l17_0_k1
+__global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR);
+#endif  // arr_1_l16_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l20_0_k2(sdfg::complex<double>* __restrict__ arr_9, int64_t NR) {
+__global__ void arr_9_l20_0_k1(sdfg::complex<double>* __restrict__ arr_9, int64_t NR) {
   for (int64_t v__i10_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i10_i < (NR); v__i10_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i10 = (0LL) + v__i10_i * (1LL);
     for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (NR); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
@@ -56,11 +43,11 @@ __global__ void arr_9_l20_0_k2(sdfg::complex<double>* __restrict__ arr_9, int64_
   }
 }
 #else
-__global__ void arr_9_l20_0_k2(sdfg::complex<double>* __restrict__ arr_9, int64_t NR);
-#endif  // arr_9_l20_0_k2
+__global__ void arr_9_l20_0_k1(sdfg::complex<double>* __restrict__ arr_9, int64_t NR);
+#endif  // arr_9_l20_0_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k3(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc) {
+__global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -72,11 +59,11 @@ __global__ void assign_single_k3(sdfg::complex<double>* __restrict__ dev_int_pts
   }
 }
 #else
-__global__ void assign_single_k3(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc);
-#endif  // assign_single_k3
+__global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc);
+#endif  // assign_single_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l23_0_k4(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n) {
+__global__ void arr_9_l23_0_k3(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n) {
   for (int64_t v__i15_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i15_i < (NR); v__i15_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
     for (int64_t v__i16_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i16_i < (NR); v__i16_i += (int64_t)gridDim.x * blockDim.x) {
@@ -93,11 +80,11 @@ __global__ void arr_9_l23_0_k4(sdfg::complex<double>* __restrict__ arr_9, sdfg::
   }
 }
 #else
-__global__ void arr_9_l23_0_k4(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n);
-#endif  // arr_9_l23_0_k4
+__global__ void arr_9_l23_0_k3(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n);
+#endif  // arr_9_l23_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k5(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx) {
+__global__ void assign_single_k4(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -109,11 +96,11 @@ __global__ void assign_single_k5(bool* __restrict__ dev_cond_21, sdfg::complex<d
   }
 }
 #else
-__global__ void assign_single_k5(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx);
-#endif  // assign_single_k5
+__global__ void assign_single_k4(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx);
+#endif  // assign_single_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void lib_19_l26_0_k6(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
+__global__ void lib_19_l26_0_k5(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
   for (int64_t v__i23_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i23_i < (NR); v__i23_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i23 = (0LL) + v__i23_i * (1LL);
     for (int64_t v__i24_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i24_i < (NM); v__i24_i += (int64_t)gridDim.x * blockDim.x) {
@@ -128,87 +115,36 @@ __global__ void lib_19_l26_0_k6(sdfg::complex<double>* __restrict__ lib_19, int6
   }
 }
 #else
-__global__ void lib_19_l26_0_k6(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
-#endif  // lib_19_l26_0_k6
+__global__ void lib_19_l26_0_k5(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
+#endif  // lib_19_l26_0_k5
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l27_0_k7(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
+__global__ void arr_1_l27_0_k6(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx) {
   for (int64_t v__i27_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i27_i < (NR); v__i27_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i27 = (0LL) + v__i27_i * (1LL);
     for (int64_t v__i28_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i28_i < (NM); v__i28_i += (int64_t)gridDim.x * blockDim.x) {
       const int64_t v__i28 = (0LL) + v__i28_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in1 = lib_19[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
-        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
-        sdfg::complex<double> t___out;
-        t___out = (t___in0 + t___in1);
-        arr_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)] = t___out;
-      }
-    }
-  }
-}
-#else
-__global__ void arr_1_l27_0_k7(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
-#endif  // arr_1_l27_0_k7
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_5_l28_0_k8(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx) {
-  for (int64_t v__i30_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i30_i < (NR); v__i30_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
-    for (int64_t v__i31_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i31_i < (NM); v__i31_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i31 = (0LL) + v__i31_i * (1LL);
-      {  // tasklet assign
-        const sdfg::complex<double> t___in2 = lib_19[(0LL) + (v__i30) * (NM) + (v__i31) * (1LL)];
+        const sdfg::complex<double> t___in2 = lib_19[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
         const sdfg::complex<double> t___in1 = dev_int_pts[(0LL) + (idx) * (1LL)];
-        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i30) * (NM) + (v__i31) * (1LL)];
+        const sdfg::complex<double> t___in0 = dev_return_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + (t___in1 * t___in2));
-        arr_5[(0LL) + (v__i30) * (NM) + (v__i31) * (1LL)] = t___out;
+        dev_return_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)] = t___out;
       }
-    }
-  }
-}
-#else
-__global__ void arr_5_l28_0_k8(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx);
-#endif  // arr_5_l28_0_k8
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_0_l29_0_k9(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ dev_return_0, int64_t NM, int64_t NR) {
-  for (int64_t v__i34_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i34_i < (NR); v__i34_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i34 = (0LL) + v__i34_i * (1LL);
-    for (int64_t v__i35_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i35_i < (NM); v__i35_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i35 = (0LL) + v__i35_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in0 = arr_1[(0LL) + (v__i34) * (NM) + (v__i35) * (1LL)];
+        const sdfg::complex<double> t___in1 = lib_19[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
+        const sdfg::complex<double> t___in0 = dev_return_0[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
         sdfg::complex<double> t___out;
-        t___out = t___in0;
-        dev_return_0[(0LL) + (v__i34) * (NM) + (v__i35) * (1LL)] = t___out;
+        t___out = (t___in0 + t___in1);
+        dev_return_0[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void v__return_0_l29_0_k9(sdfg::complex<double>* __restrict__ arr_1, sdfg::complex<double>* __restrict__ dev_return_0, int64_t NM, int64_t NR);
-#endif  // v__return_0_l29_0_k9
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_1_l29_0_k10(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR) {
-  for (int64_t v__i37_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i37_i < (NR); v__i37_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i37 = (0LL) + v__i37_i * (1LL);
-    for (int64_t v__i38_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i38_i < (NM); v__i38_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i38 = (0LL) + v__i38_i * (1LL);
-      {  // tasklet assign
-        const sdfg::complex<double> t___in0 = arr_5[(0LL) + (v__i37) * (NM) + (v__i38) * (1LL)];
-        sdfg::complex<double> t___out;
-        t___out = t___in0;
-        dev_return_1[(0LL) + (v__i37) * (NM) + (v__i38) * (1LL)] = t___out;
-      }
-    }
-  }
-}
-#else
-__global__ void v__return_1_l29_0_k10(sdfg::complex<double>* __restrict__ arr_5, sdfg::complex<double>* __restrict__ dev_return_1, int64_t NM, int64_t NR);
-#endif  // v__return_1_l29_0_k10
+__global__ void arr_1_l27_0_k6(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx);
+#endif  // arr_1_l27_0_k6
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -233,8 +169,6 @@ struct kernel_state_t {
   int64_t slab_per_bc;
   cudaStream_t stream;
   cudaEvent_t sdfg_copied;
-  sdfg::complex<double>* arr_1;
-  sdfg::complex<double>* arr_5;
   sdfg::complex<double>* arr_9;
   bool* cond_21;
   sdfg::complex<double>* dev_Ham;
@@ -270,8 +204,6 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->dev_Ham) SDFG_RELEASE(cudaFree(sdfg_h->dev_Ham));
   std::free(sdfg_h->cond_21);
   if (sdfg_h->arr_9) SDFG_RELEASE(cudaFree(sdfg_h->arr_9));
-  if (sdfg_h->arr_5) SDFG_RELEASE(cudaFree(sdfg_h->arr_5));
-  if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
@@ -285,8 +217,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   const int64_t slab_per_bc = sdfg_h->slab_per_bc;
   SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
   SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_5, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR), 1)));
   sdfg_h->cond_21 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
   if (!sdfg_h->cond_21) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_21`\n"); return 1; }
@@ -321,8 +251,6 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   cudaStream_t stream = sdfg_h->stream;
   cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
-  sdfg::complex<double>* const arr_1 = sdfg_h->arr_1;
-  sdfg::complex<double>* const arr_5 = sdfg_h->arr_5;
   sdfg::complex<double>* const arr_9 = sdfg_h->arr_9;
   bool* const cond_21 = sdfg_h->cond_21;
   sdfg::complex<double>* const dev_Ham = sdfg_h->dev_Ham;
@@ -352,15 +280,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     if ((NR) > 0 && (NM) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
       dim3 sdfg_block(32, 8);
-      SDFG_KERNEL(arr_1_l16_0_k0, sdfg_grid, sdfg_block, 0, arr_1, NM, NR);
-    }
-  }
-  // assign_l17_8
-  {
-    if ((NR) > 0 && (NM) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
-      dim3 sdfg_block(32, 8);
-      SDFG_KERNEL(arr_5_l17_0_k1, sdfg_grid, sdfg_block, 0, arr_5, NM, NR);
+      SDFG_KERNEL(arr_1_l16_0_k0, sdfg_grid, sdfg_block, 0, dev_return_0, dev_return_1, NM, NR);
     }
   }
   // for_l18_33
@@ -370,7 +290,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       if ((NR) > 0 && (NR) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
         dim3 sdfg_block(32, 8);
-        SDFG_KERNEL(arr_9_l20_0_k2, sdfg_grid, sdfg_block, 0, arr_9, NR);
+        SDFG_KERNEL(arr_9_l20_0_k1, sdfg_grid, sdfg_block, 0, arr_9, NR);
       }
     }
     // for_l21_18
@@ -380,7 +300,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
         if ((1LL) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
           dim3 sdfg_block(256);
-          SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, dev_int_pts, zz_13, idx, n, slab_per_bc);
+          SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, dev_int_pts, zz_13, idx, n, slab_per_bc);
         }
       }
       // assign_l23_17
@@ -388,7 +308,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
         if ((NR) > 0 && (NR) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
           dim3 sdfg_block(32, 8);
-          SDFG_KERNEL(arr_9_l23_0_k4, sdfg_grid, sdfg_block, 0, arr_9, dev_Ham, zz_13, NR, n);
+          SDFG_KERNEL(arr_9_l23_0_k3, sdfg_grid, sdfg_block, 0, arr_9, dev_Ham, zz_13, NR, n);
         }
       }
     }
@@ -443,7 +363,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k5, sdfg_grid, sdfg_block, 0, dev_cond_21, dev_int_pts, idx);
+        SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, dev_cond_21, dev_int_pts, idx);
       }
     }
     // if_l25_26_to_host
@@ -459,7 +379,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
         if ((NR) > 0 && (NM) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
           dim3 sdfg_block(32, 8);
-          SDFG_KERNEL(lib_19_l26_0_k6, sdfg_grid, sdfg_block, 0, lib_19, NM, NR);
+          SDFG_KERNEL(lib_19_l26_0_k5, sdfg_grid, sdfg_block, 0, lib_19, NM, NR);
         }
       }
     }
@@ -468,32 +388,8 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       if ((NR) > 0 && (NM) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
         dim3 sdfg_block(32, 8);
-        SDFG_KERNEL(arr_1_l27_0_k7, sdfg_grid, sdfg_block, 0, arr_1, lib_19, NM, NR);
+        SDFG_KERNEL(arr_1_l27_0_k6, sdfg_grid, sdfg_block, 0, dev_int_pts, dev_return_0, dev_return_1, lib_19, NM, NR, idx);
       }
-    }
-    // assign_l28_32
-    {
-      if ((NR) > 0 && (NM) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
-        dim3 sdfg_block(32, 8);
-        SDFG_KERNEL(arr_5_l28_0_k8, sdfg_grid, sdfg_block, 0, arr_5, dev_int_pts, lib_19, NM, NR, idx);
-      }
-    }
-  }
-  // assign_l29_36
-  {
-    if ((NR) > 0 && (NM) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
-      dim3 sdfg_block(32, 8);
-      SDFG_KERNEL(v__return_0_l29_0_k9, sdfg_grid, sdfg_block, 0, arr_1, dev_return_0, NM, NR);
-    }
-  }
-  // assign_l29_39
-  {
-    if ((NR) > 0 && (NM) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
-      dim3 sdfg_block(32, 8);
-      SDFG_KERNEL(v__return_1_l29_0_k10, sdfg_grid, sdfg_block, 0, arr_5, dev_return_1, NM, NR);
     }
   }
   // offload_copy_out_return

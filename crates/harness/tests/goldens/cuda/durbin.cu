@@ -6,7 +6,7 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restrict__ dev_r) {
+__global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ dev_return) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -15,45 +15,25 @@ __global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restric
       t___out = (-t___in0);
       alpha_2[(0LL) + (0LL) * (1LL)] = t___out;
     }
-  }
-}
-#else
-__global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restrict__ dev_r);
-#endif  // assign_single_k0
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k1(double* __restrict__ beta_4) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
       double t___out;
       t___out = ((double)1.0);
       beta_4[(0LL) + (0LL) * (1LL)] = t___out;
     }
-  }
-}
-#else
-__global__ void assign_single_k1(double* __restrict__ beta_4);
-#endif  // assign_single_k1
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k2(double* __restrict__ arr_1, double* __restrict__ dev_r) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
       const double t___in0 = dev_r[(0LL) + (0LL) * (1LL)];
       double t___out;
       t___out = (-t___in0);
-      arr_1[(0LL) + (0LL) * (1LL)] = t___out;
+      dev_return[(0LL) + (0LL) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void assign_single_k2(double* __restrict__ arr_1, double* __restrict__ dev_r);
-#endif  // assign_single_k2
+__global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ dev_return);
+#endif  // assign_single_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restrict__ beta_4) {
+__global__ void assign_single_k1(double* __restrict__ alpha_2, double* __restrict__ beta_4) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -66,43 +46,35 @@ __global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restric
   }
 }
 #else
-__global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restrict__ beta_4);
-#endif  // assign_single_k3
+__global__ void assign_single_k1(double* __restrict__ alpha_2, double* __restrict__ beta_4);
+#endif  // assign_single_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_8_l19_0_k4(double* __restrict__ arr_8, double* __restrict__ dev_r, int64_t k) {
+__global__ void arr_8_l19_0_k2(double* __restrict__ dev_r, double* __restrict__ ret_10, int64_t k) {
+  double arr_8_p0_s[1];
+  double* arr_8_p0 = arr_8_p0_s;
   for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (k); i_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = (0LL) + i_i * (1LL);
     {  // tasklet assign
       const double t___in0 = dev_r[(0LL) + (-i + k - 1LL) * (1LL)];
       double t___out;
       t___out = t___in0;
-      arr_8[(0LL) + (i) * (1LL)] = t___out;
+      arr_8_p0[0] = t___out;
     }
-  }
-}
-#else
-__global__ void arr_8_l19_0_k4(double* __restrict__ arr_8, double* __restrict__ dev_r, int64_t k);
-#endif  // arr_8_l19_0_k4
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void ret_10_l20_0_k5(double* __restrict__ arr_8, double* __restrict__ ret_10, int64_t k) {
-  for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (k); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
     {  // tasklet assign
-      const double t___in0 = arr_8[(0LL) + (v__i11) * (1LL)];
+      const double t___in0 = arr_8_p0[0];
       double t___out;
       t___out = t___in0;
-      ret_10[(0LL) + (v__i11) * (1LL)] = t___out;
+      ret_10[(0LL) + (i) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void ret_10_l20_0_k5(double* __restrict__ arr_8, double* __restrict__ ret_10, int64_t k);
-#endif  // ret_10_l20_0_k5
+__global__ void arr_8_l19_0_k2(double* __restrict__ dev_r, double* __restrict__ ret_10, int64_t k);
+#endif  // arr_8_l19_0_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ lib_13, int64_t k) {
+__global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ lib_13, int64_t k) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -116,90 +88,66 @@ __global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restric
   }
 }
 #else
-__global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ lib_13, int64_t k);
-#endif  // assign_single_k6
+__global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ lib_13, int64_t k);
+#endif  // assign_single_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_16_l19_0_k7(double* __restrict__ arr_1, double* __restrict__ arr_16, int64_t k) {
+__global__ void arr_16_l19_0_k4(double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k) {
+  double arr_16_p0_s[1];
+  double* arr_16_p0 = arr_16_p0_s;
   for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (k); i_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = (0LL) + i_i * (1LL);
     {  // tasklet assign
-      const double t___in0 = arr_1[(0LL) + (-i + k - 1LL) * (1LL)];
+      const double t___in0 = dev_return[(0LL) + (-i + k - 1LL) * (1LL)];
       double t___out;
       t___out = t___in0;
-      arr_16[(0LL) + (i) * (1LL)] = t___out;
+      arr_16_p0[0] = t___out;
     }
-  }
-}
-#else
-__global__ void arr_16_l19_0_k7(double* __restrict__ arr_1, double* __restrict__ arr_16, int64_t k);
-#endif  // arr_16_l19_0_k7
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void ret_18_l20_0_k8(double* __restrict__ arr_16, double* __restrict__ ret_18, int64_t k) {
-  for (int64_t v__i19_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i19_i < (k); v__i19_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i19 = (0LL) + v__i19_i * (1LL);
     {  // tasklet assign
-      const double t___in0 = arr_16[(0LL) + (v__i19) * (1LL)];
+      const double t___in0 = arr_16_p0[0];
       double t___out;
       t___out = t___in0;
-      ret_18[(0LL) + (v__i19) * (1LL)] = t___out;
+      ret_18[(0LL) + (i) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void ret_18_l20_0_k8(double* __restrict__ arr_16, double* __restrict__ ret_18, int64_t k);
-#endif  // ret_18_l20_0_k8
+__global__ void arr_16_l19_0_k4(double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k);
+#endif  // arr_16_l19_0_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l32_0_k9(double* __restrict__ alpha_2, double* __restrict__ arr_1, double* __restrict__ ret_18, int64_t k) {
+__global__ void arr_1_l32_0_k5(double* __restrict__ alpha_2, double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k) {
   for (int64_t v__i21_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i21_i < (k); v__i21_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
     {  // tasklet assign
       const double t___in2 = ret_18[(0LL) + (v__i21) * (1LL)];
       const double t___in1 = alpha_2[(0LL) + (0LL) * (1LL)];
-      const double t___in0 = arr_1[(0LL) + (v__i21) * (1LL)];
+      const double t___in0 = dev_return[(0LL) + (v__i21) * (1LL)];
       double t___out;
       t___out = (t___in0 + (t___in1 * t___in2));
-      arr_1[(0LL) + (v__i21) * (1LL)] = t___out;
+      dev_return[(0LL) + (v__i21) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void arr_1_l32_0_k9(double* __restrict__ alpha_2, double* __restrict__ arr_1, double* __restrict__ ret_18, int64_t k);
-#endif  // arr_1_l32_0_k9
+__global__ void arr_1_l32_0_k5(double* __restrict__ alpha_2, double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k);
+#endif  // arr_1_l32_0_k5
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k10(double* __restrict__ alpha_2, double* __restrict__ arr_1, int64_t k) {
+__global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restrict__ dev_return, int64_t k) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
       const double t___in0 = alpha_2[(0LL) + (0LL) * (1LL)];
       double t___out;
       t___out = t___in0;
-      arr_1[(0LL) + (k) * (1LL)] = t___out;
+      dev_return[(0LL) + (k) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void assign_single_k10(double* __restrict__ alpha_2, double* __restrict__ arr_1, int64_t k);
-#endif  // assign_single_k10
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_l34_0_k11(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t N) {
-  for (int64_t v__i25_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i25_i < (N); v__i25_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i25 = (0LL) + v__i25_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = arr_1[(0LL) + (v__i25) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      dev_return[(0LL) + (v__i25) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void v__return_l34_0_k11(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t N);
-#endif  // v__return_l34_0_k11
+__global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restrict__ dev_return, int64_t k);
+#endif  // assign_single_k6
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -223,11 +171,8 @@ struct kernel_state_t {
   cudaStream_t stream;
   cudaEvent_t sdfg_copied;
   double* alpha_2;
-  double* arr_1;
-  double* arr_16;
-  size_t sdfg_cap_arr_16;
-  double* arr_8;
-  size_t sdfg_cap_arr_8;
+  double* arr_16_p0;
+  double* arr_8_p0;
   double* beta_4;
   double* dev_r;
   double* dev_return;
@@ -250,9 +195,8 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->dev_return) SDFG_RELEASE(cudaFree(sdfg_h->dev_return));
   if (sdfg_h->dev_r) SDFG_RELEASE(cudaFree(sdfg_h->dev_r));
   if (sdfg_h->beta_4) SDFG_RELEASE(cudaFree(sdfg_h->beta_4));
-  if (sdfg_h->arr_8) SDFG_RELEASE(cudaFree(sdfg_h->arr_8));
-  if (sdfg_h->arr_16) SDFG_RELEASE(cudaFree(sdfg_h->arr_16));
-  if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
+  std::free(sdfg_h->arr_8_p0);
+  std::free(sdfg_h->arr_16_p0);
   if (sdfg_h->alpha_2) SDFG_RELEASE(cudaFree(sdfg_h->alpha_2));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
@@ -266,7 +210,10 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
   SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->alpha_2, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
+  sdfg_h->arr_16_p0 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->arr_16_p0) { std::fprintf(stderr, "kernel_init: out of host memory for `arr_16_p0`\n"); return 1; }
+  sdfg_h->arr_8_p0 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->arr_8_p0) { std::fprintf(stderr, "kernel_init: out of host memory for `arr_8_p0`\n"); return 1; }
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->beta_4, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_r, sizeof(double) * (size_t)sdfg::imax((N), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((N), 1)));
@@ -289,11 +236,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
   cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
   double* const alpha_2 = sdfg_h->alpha_2;
-  double* const arr_1 = sdfg_h->arr_1;
-  double*& arr_16 = sdfg_h->arr_16;
-  size_t& sdfg_cap_arr_16 = sdfg_h->sdfg_cap_arr_16;
-  double*& arr_8 = sdfg_h->arr_8;
-  size_t& sdfg_cap_arr_8 = sdfg_h->sdfg_cap_arr_8;
+  double* const arr_16_p0 = sdfg_h->arr_16_p0;
+  double* const arr_8_p0 = sdfg_h->arr_8_p0;
   double* const beta_4 = sdfg_h->beta_4;
   double* const dev_r = sdfg_h->dev_r;
   double* const dev_return = sdfg_h->dev_return;
@@ -313,23 +257,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(assign_single_k0, sdfg_grid, sdfg_block, 0, alpha_2, dev_r);
-    }
-  }
-  // assign_l27_5
-  {
-    if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, beta_4);
-    }
-  }
-  // assign_l28_6
-  {
-    if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, arr_1, dev_r);
+      SDFG_KERNEL(assign_single_k0, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, dev_return);
     }
   }
   // for_l29_24
@@ -339,35 +267,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, alpha_2, beta_4);
+        SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, alpha_2, beta_4);
       }
     }
     // assign_l19_9
     {
-      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_8) {
-        double* sdfg_old = arr_8;
-        arr_8 = nullptr;
-        sdfg_cap_arr_8 = 0;
-        if (sdfg_old) SDFG_CHECK(cudaFree(sdfg_old));
-        SDFG_CHECK(cudaMalloc((void**)&arr_8, sizeof(double) * (size_t)sdfg::imax((k), 1)));
-        sdfg_cap_arr_8 = (size_t)sdfg::imax((k), 1);
-      }
-      if ((k) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_8_l19_0_k4, sdfg_grid, sdfg_block, 0, arr_8, dev_r, k);
-      }
-    }
-    // assign_l20_12
-    {
-      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_8) {
-        double* sdfg_old = arr_8;
-        arr_8 = nullptr;
-        sdfg_cap_arr_8 = 0;
-        if (sdfg_old) SDFG_CHECK(cudaFree(sdfg_old));
-        SDFG_CHECK(cudaMalloc((void**)&arr_8, sizeof(double) * (size_t)sdfg::imax((k), 1)));
-        sdfg_cap_arr_8 = (size_t)sdfg::imax((k), 1);
-      }
       if ((size_t)sdfg::imax((k), 1) > sdfg_cap_ret_10) {
         double* sdfg_old = ret_10;
         ret_10 = nullptr;
@@ -379,7 +283,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((k) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(ret_10_l20_0_k5, sdfg_grid, sdfg_block, 0, arr_8, ret_10, k);
+        SDFG_KERNEL(arr_8_l19_0_k2, sdfg_grid, sdfg_block, 0, dev_r, ret_10, k);
       }
     }
     // matmul_l31_14
@@ -396,7 +300,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       {
         // The result stays on the device.
         SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_DEVICE));
-        SDFG_BLAS_CHECK(cublasDdot(sdfg_blas, (int)((k)), ret_10 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), arr_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_13 + ((0LL) + (0LL) * (1LL))));
+        SDFG_BLAS_CHECK(cublasDdot(sdfg_blas, (int)((k)), ret_10 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), dev_return + ((0LL) + (0LL) * (1LL)), (int)((1LL)), lib_13 + ((0LL) + (0LL) * (1LL))));
         SDFG_BLAS_CHECK(cublasSetPointerMode(sdfg_blas, CUBLAS_POINTER_MODE_HOST));
       }
     }
@@ -405,35 +309,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, lib_13, k);
+        SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, lib_13, k);
       }
     }
     // assign_l19_17
     {
-      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_16) {
-        double* sdfg_old = arr_16;
-        arr_16 = nullptr;
-        sdfg_cap_arr_16 = 0;
-        if (sdfg_old) SDFG_CHECK(cudaFree(sdfg_old));
-        SDFG_CHECK(cudaMalloc((void**)&arr_16, sizeof(double) * (size_t)sdfg::imax((k), 1)));
-        sdfg_cap_arr_16 = (size_t)sdfg::imax((k), 1);
-      }
-      if ((k) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_16_l19_0_k7, sdfg_grid, sdfg_block, 0, arr_1, arr_16, k);
-      }
-    }
-    // assign_l20_20
-    {
-      if ((size_t)sdfg::imax((k), 1) > sdfg_cap_arr_16) {
-        double* sdfg_old = arr_16;
-        arr_16 = nullptr;
-        sdfg_cap_arr_16 = 0;
-        if (sdfg_old) SDFG_CHECK(cudaFree(sdfg_old));
-        SDFG_CHECK(cudaMalloc((void**)&arr_16, sizeof(double) * (size_t)sdfg::imax((k), 1)));
-        sdfg_cap_arr_16 = (size_t)sdfg::imax((k), 1);
-      }
       if ((size_t)sdfg::imax((k), 1) > sdfg_cap_ret_18) {
         double* sdfg_old = ret_18;
         ret_18 = nullptr;
@@ -445,7 +325,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((k) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(ret_18_l20_0_k8, sdfg_grid, sdfg_block, 0, arr_16, ret_18, k);
+        SDFG_KERNEL(arr_16_l19_0_k4, sdfg_grid, sdfg_block, 0, dev_return, ret_18, k);
       }
     }
     // assign_l32_22
@@ -461,7 +341,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((k) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_1_l32_0_k9, sdfg_grid, sdfg_block, 0, alpha_2, arr_1, ret_18, k);
+        SDFG_KERNEL(arr_1_l32_0_k5, sdfg_grid, sdfg_block, 0, alpha_2, dev_return, ret_18, k);
       }
     }
     // assign_l33_23
@@ -469,16 +349,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k10, sdfg_grid, sdfg_block, 0, alpha_2, arr_1, k);
+        SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, alpha_2, dev_return, k);
       }
-    }
-  }
-  // assign_l34_26
-  {
-    if ((N) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(v__return_l34_0_k11, sdfg_grid, sdfg_block, 0, arr_1, dev_return, N);
     }
   }
   // offload_copy_out_return

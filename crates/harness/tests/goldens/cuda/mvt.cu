@@ -6,9 +6,16 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void x1_l12_0_k0(double* __restrict__ dev_x1, double* __restrict__ lib_1, int64_t N) {
+__global__ void x1_l12_0_k0(double* __restrict__ dev_x1, double* __restrict__ dev_x2, double* __restrict__ lib_1, double* __restrict__ lib_5, int64_t N) {
   for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (N); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = lib_5[(0LL) + (v__i3) * (1LL)];
+      const double t___in0 = dev_x2[(0LL) + (v__i3) * (1LL)];
+      double t___out;
+      t___out = (t___in0 + t___in1);
+      dev_x2[(0LL) + (v__i3) * (1LL)] = t___out;
+    }
     {  // tasklet assign
       const double t___in1 = lib_1[(0LL) + (v__i3) * (1LL)];
       const double t___in0 = dev_x1[(0LL) + (v__i3) * (1LL)];
@@ -19,25 +26,8 @@ __global__ void x1_l12_0_k0(double* __restrict__ dev_x1, double* __restrict__ li
   }
 }
 #else
-__global__ void x1_l12_0_k0(double* __restrict__ dev_x1, double* __restrict__ lib_1, int64_t N);
+__global__ void x1_l12_0_k0(double* __restrict__ dev_x1, double* __restrict__ dev_x2, double* __restrict__ lib_1, double* __restrict__ lib_5, int64_t N);
 #endif  // x1_l12_0_k0
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void x2_l13_0_k1(double* __restrict__ dev_x2, double* __restrict__ lib_5, int64_t N) {
-  for (int64_t v__i7_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i7_i < (N); v__i7_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
-    {  // tasklet assign
-      const double t___in1 = lib_5[(0LL) + (v__i7) * (1LL)];
-      const double t___in0 = dev_x2[(0LL) + (v__i7) * (1LL)];
-      double t___out;
-      t___out = (t___in0 + t___in1);
-      dev_x2[(0LL) + (v__i7) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void x2_l13_0_k1(double* __restrict__ dev_x2, double* __restrict__ lib_5, int64_t N);
-#endif  // x2_l13_0_k1
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -128,8 +118,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
   // offload_copy_in
   {
     SDFG_CHECK(cudaMemcpyAsync(dev_x2 + ((0LL) + (0LL) * (1LL)), x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
     SDFG_CHECK(cudaMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
     SDFG_CHECK(cudaMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
     SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), cudaMemcpyHostToDevice, stream));
   }
@@ -149,14 +139,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
       }
     }
   }
-  // assign_l12_4
-  {
-    if ((N) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(x1_l12_0_k0, sdfg_grid, sdfg_block, 0, dev_x1, lib_1, N);
-    }
-  }
   // matmul_l13_6
   {
     // gemv `matmul`: cublas
@@ -173,12 +155,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
       }
     }
   }
-  // assign_l13_8
+  // assign_l12_4
   {
     if ((N) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(x2_l13_0_k1, sdfg_grid, sdfg_block, 0, dev_x2, lib_5, N);
+      SDFG_KERNEL(x1_l12_0_k0, sdfg_grid, sdfg_block, 0, dev_x1, dev_x2, lib_1, lib_5, N);
     }
   }
   // offload_copy_out

@@ -3,7 +3,7 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l21_0_k0(int32_t* __restrict__ arr_1, int64_t N) {
+__global__ void arr_1_l21_0_k0(int32_t* __restrict__ dev_return, int64_t N) {
   for (int64_t v__i2_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i2_i < (N); v__i2_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
     for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (N); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
@@ -11,230 +11,198 @@ __global__ void arr_1_l21_0_k0(int32_t* __restrict__ arr_1, int64_t N) {
       {  // tasklet assign
         int32_t t___out;
         t___out = ((int32_t)0LL);
-        arr_1[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)] = t___out;
+        dev_return[(0LL) + (v__i2) * (N) + (v__i3) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_1_l21_0_k0(int32_t* __restrict__ arr_1, int64_t N);
+__global__ void arr_1_l21_0_k0(int32_t* __restrict__ dev_return, int64_t N);
 #endif  // arr_1_l21_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k1(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_5, int64_t N, int64_t i, int64_t j) {
+__global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* __restrict__ dev_seq, int64_t N) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in1 = arr_1[(0LL) + (i) * (N) + (j - 1LL) * (1LL)];
-      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-      int32_t t___out;
-      t___out = sdfg::maximum(t___in0, t___in1);
-      tmp_5[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k1(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_5, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k1
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k2(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_5, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in0 = tmp_5[(0LL) + (0LL) * (1LL)];
-      int32_t t___out;
-      t___out = t___in0;
-      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k2(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_5, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k2
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k3(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_9, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j) * (1LL)];
-      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-      int32_t t___out;
-      t___out = sdfg::maximum(t___in0, t___in1);
-      tmp_9[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k3(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_9, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k3
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k4(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_9, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in0 = tmp_9[(0LL) + (0LL) * (1LL)];
-      int32_t t___out;
-      t___out = t___in0;
-      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k4(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_9, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k4
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k5(int64_t* __restrict__ ret_15) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      int64_t t___out;
-      t___out = ((int64_t)1LL);
-      ret_15[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k5(int64_t* __restrict__ ret_15);
-#endif  // assign_single_k5
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k6(int64_t* __restrict__ ret_15) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      int64_t t___out;
-      t___out = ((int64_t)0LL);
-      ret_15[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k6(int64_t* __restrict__ ret_15);
-#endif  // assign_single_k6
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k7(int32_t* __restrict__ arr_1, int64_t* __restrict__ ret_15, int64_t* __restrict__ tmp_19, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int64_t t___in2 = ret_15[(0LL) + (0LL) * (1LL)];
-      const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
-      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-      int64_t t___out;
-      t___out = sdfg::maximum(sdfg::cast<int64_t, int32_t>(t___in0), (sdfg::cast<int64_t, int32_t>(t___in1) + t___in2));
-      tmp_19[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k7(int32_t* __restrict__ arr_1, int64_t* __restrict__ ret_15, int64_t* __restrict__ tmp_19, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k7
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k8(int32_t* __restrict__ arr_1, int64_t* __restrict__ tmp_19, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int64_t t___in0 = tmp_19[(0LL) + (0LL) * (1LL)];
-      int32_t t___out;
-      t___out = sdfg::cast<int32_t, int64_t>(t___in0);
-      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k8(int32_t* __restrict__ arr_1, int64_t* __restrict__ tmp_19, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k8
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k9(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_22, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in1 = arr_1[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
-      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-      int32_t t___out;
-      t___out = sdfg::maximum(t___in0, t___in1);
-      tmp_22[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k9(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_22, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k9
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k10(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_22, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in0 = tmp_22[(0LL) + (0LL) * (1LL)];
-      int32_t t___out;
-      t___out = t___in0;
-      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k10(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_22, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k10
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k11(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_27, int64_t N, int64_t i, int64_t j, int64_t k) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in2 = arr_1[(0LL) + (k + 1LL) * (N) + (j) * (1LL)];
-      const int32_t t___in1 = arr_1[(0LL) + (i) * (N) + (k) * (1LL)];
-      const int32_t t___in0 = arr_1[(0LL) + (i) * (N) + (j) * (1LL)];
-      int32_t t___out;
-      t___out = sdfg::maximum(t___in0, (t___in1 + t___in2));
-      tmp_27[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k11(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_27, int64_t N, int64_t i, int64_t j, int64_t k);
-#endif  // assign_single_k11
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k12(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_27, int64_t N, int64_t i, int64_t j) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const int32_t t___in0 = tmp_27[(0LL) + (0LL) * (1LL)];
-      int32_t t___out;
-      t___out = t___in0;
-      arr_1[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k12(int32_t* __restrict__ arr_1, int32_t* __restrict__ tmp_27, int64_t N, int64_t i, int64_t j);
-#endif  // assign_single_k12
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_l36_0_k13(int32_t* __restrict__ arr_1, int32_t* __restrict__ dev_return, int64_t N) {
-  for (int64_t v__i33_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i33_i < (N); v__i33_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
-    for (int64_t v__i34_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i34_i < (N); v__i34_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i34 = (0LL) + v__i34_i * (1LL);
-      {  // tasklet assign
-        const int32_t t___in0 = arr_1[(0LL) + (v__i33) * (N) + (v__i34) * (1LL)];
-        int32_t t___out;
-        t___out = t___in0;
-        dev_return[(0LL) + (v__i33) * (N) + (v__i34) * (1LL)] = t___out;
+    {  // nested SDFG for_l22_32_single_body
+      int32_t* const sdfg_nb0 = dev_seq + (0LL);
+      int32_t* const sdfg_nb1 = dev_return + (0LL);
+      {
+        int32_t* const seq = sdfg_nb0;
+        int32_t* const v__return = sdfg_nb1;
+        int64_t i = 0;
+        int64_t j = 0;
+        int64_t k = 0;
+        bool cond_13_s[1];
+        bool* cond_13 = cond_13_s;
+        int64_t ret_15_s[1];
+        int64_t* ret_15 = ret_15_s;
+        int64_t tmp_19_s[1];
+        int64_t* tmp_19 = tmp_19_s;
+        int32_t tmp_22_s[1];
+        int32_t* tmp_22 = tmp_22_s;
+        int32_t tmp_27_s[1];
+        int32_t* tmp_27 = tmp_27_s;
+        int32_t tmp_5_s[1];
+        int32_t* tmp_5 = tmp_5_s;
+        int32_t tmp_9_s[1];
+        int32_t* tmp_9 = tmp_9_s;
+        // for_l22_32
+        for (i = (N - 1LL); ((-i - 1LL) < 0); i = (i - 1LL)) {
+          // for_l23_31
+          for (j = (i + 1LL); ((-N + j) < 0); j = (j + 1LL)) {
+            // if_l24_8
+            if (((-j + 1LL) <= 0)) {
+              // assign_l25_6
+              {
+                {  // tasklet assign
+                  const int32_t t___in1 = v__return[(0LL) + (i) * (N) + (j - 1LL) * (1LL)];
+                  const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
+                  int32_t t___out;
+                  t___out = sdfg::maximum(t___in0, t___in1);
+                  tmp_5[0] = t___out;
+                }
+              }
+              // assign_l25_7
+              {
+                {  // tasklet assign
+                  const int32_t t___in0 = tmp_5[0];
+                  int32_t t___out;
+                  t___out = t___in0;
+                  v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+                }
+              }
+            }
+            // if_l26_12
+            if (((-N + i + 1LL) < 0)) {
+              // assign_l27_10
+              {
+                {  // tasklet assign
+                  const int32_t t___in1 = v__return[(0LL) + (i + 1LL) * (N) + (j) * (1LL)];
+                  const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
+                  int32_t t___out;
+                  t___out = sdfg::maximum(t___in0, t___in1);
+                  tmp_9[0] = t___out;
+                }
+              }
+              // assign_l27_11
+              {
+                {  // tasklet assign
+                  const int32_t t___in0 = tmp_9[0];
+                  int32_t t___out;
+                  t___out = t___in0;
+                  v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+                }
+              }
+            }
+            // if_l28_26
+            if ((((-N + i + 1LL) < 0) && ((-j + 1LL) <= 0))) {
+              // if_l29_25
+              if (((i - j + 1LL) < 0)) {
+                // assign_l13_14
+                {
+                  {  // tasklet assign
+                    const int32_t t___in1 = seq[(0LL) + (j) * (1LL)];
+                    const int32_t t___in0 = seq[(0LL) + (i) * (1LL)];
+                    bool t___out;
+                    t___out = ((t___in0 + t___in1) == ((int32_t)3LL));
+                    cond_13[0] = t___out;
+                  }
+                }
+                // if_l13_18
+                if (((((int64_t)cond_13[0])) != 0)) {
+                  // assign_l14_16
+                  {
+                    {  // tasklet assign
+                      int64_t t___out;
+                      t___out = ((int64_t)1LL);
+                      ret_15[0] = t___out;
+                    }
+                  }
+                } else {
+                  // assign_l16_17
+                  {
+                    {  // tasklet assign
+                      int64_t t___out;
+                      t___out = ((int64_t)0LL);
+                      ret_15[0] = t___out;
+                    }
+                  }
+                }
+                // assign_l30_20
+                {
+                  {  // tasklet assign
+                    const int64_t t___in2 = ret_15[0];
+                    const int32_t t___in1 = v__return[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
+                    const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
+                    int64_t t___out;
+                    t___out = sdfg::maximum(sdfg::cast<int64_t, int32_t>(t___in0), (sdfg::cast<int64_t, int32_t>(t___in1) + t___in2));
+                    tmp_19[0] = t___out;
+                  }
+                }
+                // assign_l30_21
+                {
+                  {  // tasklet assign
+                    const int64_t t___in0 = tmp_19[0];
+                    int32_t t___out;
+                    t___out = sdfg::cast<int32_t, int64_t>(t___in0);
+                    v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+                  }
+                }
+              } else {
+                // assign_l33_23
+                {
+                  {  // tasklet assign
+                    const int32_t t___in1 = v__return[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
+                    const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
+                    int32_t t___out;
+                    t___out = sdfg::maximum(t___in0, t___in1);
+                    tmp_22[0] = t___out;
+                  }
+                }
+                // assign_l33_24
+                {
+                  {  // tasklet assign
+                    const int32_t t___in0 = tmp_22[0];
+                    int32_t t___out;
+                    t___out = t___in0;
+                    v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+                  }
+                }
+              }
+            }
+            // for_l34_30
+            for (k = (i + 1LL); ((-j + k) < 0); k = (k + 1LL)) {
+              // assign_l35_28
+              {
+                {  // tasklet assign
+                  const int32_t t___in2 = v__return[(0LL) + (k + 1LL) * (N) + (j) * (1LL)];
+                  const int32_t t___in1 = v__return[(0LL) + (i) * (N) + (k) * (1LL)];
+                  const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
+                  int32_t t___out;
+                  t___out = sdfg::maximum(t___in0, (t___in1 + t___in2));
+                  tmp_27[0] = t___out;
+                }
+              }
+              // assign_l35_29
+              {
+                {  // tasklet assign
+                  const int32_t t___in0 = tmp_27[0];
+                  int32_t t___out;
+                  t___out = t___in0;
+                  v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
+                }
+              }
+            }
+          }
+        }
       }
     }
   }
 }
 #else
-__global__ void v__return_l36_0_k13(int32_t* __restrict__ arr_1, int32_t* __restrict__ dev_return, int64_t N);
-#endif  // v__return_l36_0_k13
+__global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* __restrict__ dev_seq, int64_t N);
+#endif  // for_l22_32_single_k1
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -256,30 +224,16 @@ struct kernel_state_t {
   int64_t N;
   cudaStream_t stream;
   cudaEvent_t sdfg_copied;
-  int32_t* arr_1;
-  bool* cond_13;
   int32_t* dev_return;
-  int64_t* ret_15;
-  int64_t* tmp_19;
-  int32_t* tmp_22;
-  int32_t* tmp_27;
-  int32_t* tmp_5;
-  int32_t* tmp_9;
+  int32_t* dev_seq;
 };
 
 extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (!sdfg_h) return 0;
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  if (sdfg_h->tmp_9) SDFG_RELEASE(cudaFree(sdfg_h->tmp_9));
-  if (sdfg_h->tmp_5) SDFG_RELEASE(cudaFree(sdfg_h->tmp_5));
-  if (sdfg_h->tmp_27) SDFG_RELEASE(cudaFree(sdfg_h->tmp_27));
-  if (sdfg_h->tmp_22) SDFG_RELEASE(cudaFree(sdfg_h->tmp_22));
-  if (sdfg_h->tmp_19) SDFG_RELEASE(cudaFree(sdfg_h->tmp_19));
-  if (sdfg_h->ret_15) SDFG_RELEASE(cudaFree(sdfg_h->ret_15));
+  if (sdfg_h->dev_seq) SDFG_RELEASE(cudaFree(sdfg_h->dev_seq));
   if (sdfg_h->dev_return) SDFG_RELEASE(cudaFree(sdfg_h->dev_return));
-  std::free(sdfg_h->cond_13);
-  if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
@@ -291,16 +245,8 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   const int64_t N = sdfg_h->N;
   SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
   SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
-  sdfg_h->cond_13 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
-  if (!sdfg_h->cond_13) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_13`\n"); return 1; }
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_return, sizeof(int32_t) * (size_t)sdfg::imax((N * N), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->ret_15, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->tmp_19, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->tmp_22, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->tmp_27, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->tmp_5, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->tmp_9, sizeof(int32_t) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_seq, sizeof(int32_t) * (size_t)sdfg::imax((N), 1)));
   return 0;
 }
 
@@ -316,165 +262,26 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
   cudaStream_t stream = sdfg_h->stream;
   cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
-  int32_t* const arr_1 = sdfg_h->arr_1;
-  bool* const cond_13 = sdfg_h->cond_13;
   int32_t* const dev_return = sdfg_h->dev_return;
-  int64_t* const ret_15 = sdfg_h->ret_15;
-  int64_t* const tmp_19 = sdfg_h->tmp_19;
-  int32_t* const tmp_22 = sdfg_h->tmp_22;
-  int32_t* const tmp_27 = sdfg_h->tmp_27;
-  int32_t* const tmp_5 = sdfg_h->tmp_5;
-  int32_t* const tmp_9 = sdfg_h->tmp_9;
-  int64_t i = 0;
-  int64_t j = 0;
-  int64_t k = 0;
+  int32_t* const dev_seq = sdfg_h->dev_seq;
+  // offload_copy_in
+  {
+    SDFG_CHECK(cudaMemcpyAsync(dev_seq + ((0LL) + (0LL) * (1LL)), seq + ((0LL) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+  }
   // assign_l21_4
   {
     if ((N) > 0 && (N) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) + 8 - 1, 8), 65535LL));
       dim3 sdfg_block(32, 8);
-      SDFG_KERNEL(arr_1_l21_0_k0, sdfg_grid, sdfg_block, 0, arr_1, N);
+      SDFG_KERNEL(arr_1_l21_0_k0, sdfg_grid, sdfg_block, 0, dev_return, N);
     }
   }
   // for_l22_32
-  for (i = (N - 1LL); ((-i - 1LL) < 0); i = (i - 1LL)) {
-    // for_l23_31
-    for (j = (i + 1LL); ((-N + j) < 0); j = (j + 1LL)) {
-      // if_l24_8
-      if (((-j + 1LL) <= 0)) {
-        // assign_l25_6
-        {
-          if ((1LL) > 0) {
-            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-            dim3 sdfg_block(256);
-            SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, arr_1, tmp_5, N, i, j);
-          }
-        }
-        // assign_l25_7
-        {
-          if ((1LL) > 0) {
-            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-            dim3 sdfg_block(256);
-            SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, arr_1, tmp_5, N, i, j);
-          }
-        }
-      }
-      // if_l26_12
-      if (((-N + i + 1LL) < 0)) {
-        // assign_l27_10
-        {
-          if ((1LL) > 0) {
-            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-            dim3 sdfg_block(256);
-            SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, arr_1, tmp_9, N, i, j);
-          }
-        }
-        // assign_l27_11
-        {
-          if ((1LL) > 0) {
-            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-            dim3 sdfg_block(256);
-            SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, arr_1, tmp_9, N, i, j);
-          }
-        }
-      }
-      // if_l28_26
-      if ((((-N + i + 1LL) < 0) && ((-j + 1LL) <= 0))) {
-        // if_l29_25
-        if (((i - j + 1LL) < 0)) {
-          // assign_l13_14
-          {
-            SDFG_CHECK(cudaStreamSynchronize(stream));
-            {  // tasklet assign
-              const int32_t t___in1 = seq[(0LL) + (j) * (1LL)];
-              const int32_t t___in0 = seq[(0LL) + (i) * (1LL)];
-              bool t___out;
-              t___out = ((t___in0 + t___in1) == ((int32_t)3LL));
-              cond_13[0] = t___out;
-            }
-          }
-          // if_l13_18
-          if (((((int64_t)cond_13[0])) != 0)) {
-            // assign_l14_16
-            {
-              if ((1LL) > 0) {
-                dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-                dim3 sdfg_block(256);
-                SDFG_KERNEL(assign_single_k5, sdfg_grid, sdfg_block, 0, ret_15);
-              }
-            }
-          } else {
-            // assign_l16_17
-            {
-              if ((1LL) > 0) {
-                dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-                dim3 sdfg_block(256);
-                SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, ret_15);
-              }
-            }
-          }
-          // assign_l30_20
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-              dim3 sdfg_block(256);
-              SDFG_KERNEL(assign_single_k7, sdfg_grid, sdfg_block, 0, arr_1, ret_15, tmp_19, N, i, j);
-            }
-          }
-          // assign_l30_21
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-              dim3 sdfg_block(256);
-              SDFG_KERNEL(assign_single_k8, sdfg_grid, sdfg_block, 0, arr_1, tmp_19, N, i, j);
-            }
-          }
-        } else {
-          // assign_l33_23
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-              dim3 sdfg_block(256);
-              SDFG_KERNEL(assign_single_k9, sdfg_grid, sdfg_block, 0, arr_1, tmp_22, N, i, j);
-            }
-          }
-          // assign_l33_24
-          {
-            if ((1LL) > 0) {
-              dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-              dim3 sdfg_block(256);
-              SDFG_KERNEL(assign_single_k10, sdfg_grid, sdfg_block, 0, arr_1, tmp_22, N, i, j);
-            }
-          }
-        }
-      }
-      // for_l34_30
-      for (k = (i + 1LL); ((-j + k) < 0); k = (k + 1LL)) {
-        // assign_l35_28
-        {
-          if ((1LL) > 0) {
-            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-            dim3 sdfg_block(256);
-            SDFG_KERNEL(assign_single_k11, sdfg_grid, sdfg_block, 0, arr_1, tmp_27, N, i, j, k);
-          }
-        }
-        // assign_l35_29
-        {
-          if ((1LL) > 0) {
-            dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-            dim3 sdfg_block(256);
-            SDFG_KERNEL(assign_single_k12, sdfg_grid, sdfg_block, 0, arr_1, tmp_27, N, i, j);
-          }
-        }
-      }
-    }
-  }
-  // assign_l36_35
   {
-    if ((N) > 0 && (N) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) + 8 - 1, 8), 65535LL));
-      dim3 sdfg_block(32, 8);
-      SDFG_KERNEL(v__return_l36_0_k13, sdfg_grid, sdfg_block, 0, arr_1, dev_return, N);
+    if ((1LL) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(for_l22_32_single_k1, sdfg_grid, sdfg_block, 0, dev_return, dev_seq, N);
     }
   }
   // offload_copy_out_return

@@ -23,36 +23,20 @@ __global__ void tmp_8_l21_0_k0(uint32_t* __restrict__ dev_A_col, double* __restr
 #endif  // tmp_8_l21_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k1(double* __restrict__ arr_1, double* __restrict__ lib_11, int64_t i) {
+__global__ void assign_single_k1(double* __restrict__ dev_return, double* __restrict__ lib_11, int64_t i) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
       const double t___in0 = lib_11[(0LL) + (0LL) * (1LL)];
       double t___out;
       t___out = t___in0;
-      arr_1[(0LL) + (i) * (1LL)] = t___out;
+      dev_return[(0LL) + (i) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void assign_single_k1(double* __restrict__ arr_1, double* __restrict__ lib_11, int64_t i);
+__global__ void assign_single_k1(double* __restrict__ dev_return, double* __restrict__ lib_11, int64_t i);
 #endif  // assign_single_k1
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_l22_0_k2(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M) {
-  for (int64_t v__i15_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i15_i < (M); v__i15_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = arr_1[(0LL) + (v__i15) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      dev_return[(0LL) + (v__i15) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void v__return_l22_0_k2(double* __restrict__ arr_1, double* __restrict__ dev_return, int64_t M);
-#endif  // v__return_l22_0_k2
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -77,7 +61,6 @@ struct kernel_state_t {
   int64_t nnz;
   cudaStream_t stream;
   cudaEvent_t sdfg_copied;
-  double* arr_1;
   uint32_t* dev_A_col;
   double* dev_A_val;
   double* dev_return;
@@ -103,7 +86,6 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->dev_return) SDFG_RELEASE(cudaFree(sdfg_h->dev_return));
   if (sdfg_h->dev_A_val) SDFG_RELEASE(cudaFree(sdfg_h->dev_A_val));
   if (sdfg_h->dev_A_col) SDFG_RELEASE(cudaFree(sdfg_h->dev_A_col));
-  if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
@@ -117,7 +99,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   const int64_t nnz = sdfg_h->nnz;
   SDFG_CHECK(cudaStreamCreate(&sdfg_h->stream));
   SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_A_col, sizeof(uint32_t) * (size_t)sdfg::imax((nnz), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_A_val, sizeof(double) * (size_t)sdfg::imax((nnz), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((M), 1)));
@@ -146,7 +127,6 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
   cudaStream_t stream = sdfg_h->stream;
   cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
-  double* const arr_1 = sdfg_h->arr_1;
   uint32_t* const dev_A_col = sdfg_h->dev_A_col;
   double* const dev_A_val = sdfg_h->dev_A_val;
   double* const dev_return = sdfg_h->dev_return;
@@ -229,16 +209,8 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, arr_1, lib_11, i);
+        SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, dev_return, lib_11, i);
       }
-    }
-  }
-  // assign_l22_16
-  {
-    if ((M) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(v__return_l22_0_k2, sdfg_grid, sdfg_block, 0, arr_1, dev_return, M);
     }
   }
   // offload_copy_out_return

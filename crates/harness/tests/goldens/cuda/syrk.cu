@@ -3,40 +3,56 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void C_l13_0_k0(double* __restrict__ dev_C, double* __restrict__ dev_beta, int64_t N, int64_t i) {
-  for (int64_t v__i1_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i1_i < (i + 1LL); v__i1_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i1 = (0LL) + v__i1_i * (1LL);
-    {  // tasklet assign
-      const double t___in1 = dev_beta[0];
-      const double t___in0 = dev_C[(0LL) + (i) * (N) + (v__i1) * (1LL)];
-      double t___out;
-      t___out = (t___in0 * t___in1);
-      dev_C[(0LL) + (i) * (N) + (v__i1) * (1LL)] = t___out;
+__global__ void for_l12_6_k0(double* __restrict__ dev_A, double* __restrict__ dev_C, double* __restrict__ dev_alpha, double* __restrict__ dev_beta, int64_t M, int64_t N) {
+  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (N); i_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t i = (0LL) + i_i * (1LL);
+    {  // nested SDFG for_l12_6_body
+      double* const sdfg_nb0 = dev_beta + (0LL);
+      double* const sdfg_nb1 = dev_alpha + (0LL);
+      double* const sdfg_nb2 = dev_C + (0LL);
+      double* const sdfg_nb3 = dev_A + (0LL);
+      {
+        double* const beta = sdfg_nb0;
+        double* const alpha = sdfg_nb1;
+        double* const C = sdfg_nb2;
+        double* const A = sdfg_nb3;
+        int64_t k = 0;
+        // assign_l13_2
+        {
+          for (int64_t v__i1 = (0LL); v__i1 <= (i); v__i1 += (1LL)) {
+            {  // tasklet assign
+              const double t___in1 = beta[0];
+              const double t___in0 = C[(0LL) + (i) * (N) + (v__i1) * (1LL)];
+              double t___out;
+              t___out = (t___in0 * t___in1);
+              C[(0LL) + (i) * (N) + (v__i1) * (1LL)] = t___out;
+            }
+          }
+        }
+        // for_l14_5
+        for (k = (0LL); ((-M + k) < 0); k = (k + 1LL)) {
+          // assign_l15_4
+          {
+            for (int64_t v__i3 = (0LL); v__i3 <= (i); v__i3 += (1LL)) {
+              {  // tasklet assign
+                const double t___in3 = A[(0LL) + (v__i3) * (M) + (k) * (1LL)];
+                const double t___in2 = A[(0LL) + (i) * (M) + (k) * (1LL)];
+                const double t___in1 = alpha[0];
+                const double t___in0 = C[(0LL) + (i) * (N) + (v__i3) * (1LL)];
+                double t___out;
+                t___out = (t___in0 + ((t___in1 * t___in2) * t___in3));
+                C[(0LL) + (i) * (N) + (v__i3) * (1LL)] = t___out;
+              }
+            }
+          }
+        }
+      }
     }
   }
 }
 #else
-__global__ void C_l13_0_k0(double* __restrict__ dev_C, double* __restrict__ dev_beta, int64_t N, int64_t i);
-#endif  // C_l13_0_k0
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void C_l15_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_C, double* __restrict__ dev_alpha, int64_t M, int64_t N, int64_t i, int64_t k) {
-  for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (i + 1LL); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-    {  // tasklet assign
-      const double t___in3 = dev_A[(0LL) + (v__i3) * (M) + (k) * (1LL)];
-      const double t___in2 = dev_A[(0LL) + (i) * (M) + (k) * (1LL)];
-      const double t___in1 = dev_alpha[0];
-      const double t___in0 = dev_C[(0LL) + (i) * (N) + (v__i3) * (1LL)];
-      double t___out;
-      t___out = (t___in0 + ((t___in1 * t___in2) * t___in3));
-      dev_C[(0LL) + (i) * (N) + (v__i3) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void C_l15_0_k1(double* __restrict__ dev_A, double* __restrict__ dev_C, double* __restrict__ dev_alpha, int64_t M, int64_t N, int64_t i, int64_t k);
-#endif  // C_l15_0_k1
+__global__ void for_l12_6_k0(double* __restrict__ dev_A, double* __restrict__ dev_C, double* __restrict__ dev_alpha, double* __restrict__ dev_beta, int64_t M, int64_t N);
+#endif  // for_l12_6_k0
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -109,8 +125,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   double* const dev_C = sdfg_h->dev_C;
   double* const dev_alpha = sdfg_h->dev_alpha;
   double* const dev_beta = sdfg_h->dev_beta;
-  int64_t i = 0;
-  int64_t k = 0;
   // offload_copy_in
   {
     SDFG_CHECK(cudaMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), cudaMemcpyHostToDevice, stream));
@@ -119,25 +133,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
     SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), cudaMemcpyHostToDevice, stream));
   }
   // for_l12_6
-  for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
-    // assign_l13_2
-    {
-      if ((i + 1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((i + 1LL) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(C_l13_0_k0, sdfg_grid, sdfg_block, 0, dev_C, dev_beta, N, i);
-      }
-    }
-    // for_l14_5
-    for (k = (0LL); ((-M + k) < 0); k = (k + 1LL)) {
-      // assign_l15_4
-      {
-        if ((i + 1LL) > 0) {
-          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((i + 1LL) + 256 - 1, 256), 2147483647LL));
-          dim3 sdfg_block(256);
-          SDFG_KERNEL(C_l15_0_k1, sdfg_grid, sdfg_block, 0, dev_A, dev_C, dev_alpha, M, N, i, k);
-        }
-      }
+  {
+    if ((N) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
+      dim3 sdfg_block(256);
+      SDFG_KERNEL(for_l12_6_k0, sdfg_grid, sdfg_block, 0, dev_A, dev_C, dev_alpha, dev_beta, M, N);
     }
   }
   // offload_copy_out

@@ -5,22 +5,6 @@
 #endif
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_l10_0_k0(double* __restrict__ dev_return, double* __restrict__ lib_3, int64_t N) {
-  for (int64_t v__i5_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i5_i < (N); v__i5_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i5 = (0LL) + v__i5_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = lib_3[(0LL) + (v__i5) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      dev_return[(0LL) + (v__i5) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void v__return_l10_0_k0(double* __restrict__ dev_return, double* __restrict__ lib_3, int64_t N);
-#endif  // v__return_l10_0_k0
-
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
 #if !defined(SDFG_LAUNCH)
@@ -47,7 +31,6 @@ struct kernel_state_t {
   double* dev_return;
   double* dev_x;
   double* lib_1;
-  double* lib_3;
   hipblasHandle_t sdfg_blas;
 };
 
@@ -56,7 +39,6 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
   if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
-  if (sdfg_h->lib_3) SDFG_RELEASE(hipFree(sdfg_h->lib_3));
   if (sdfg_h->lib_1) SDFG_RELEASE(hipFree(sdfg_h->lib_1));
   if (sdfg_h->dev_x) SDFG_RELEASE(hipFree(sdfg_h->dev_x));
   if (sdfg_h->dev_return) SDFG_RELEASE(hipFree(sdfg_h->dev_return));
@@ -77,7 +59,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((N), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_x, sizeof(double) * (size_t)sdfg::imax((N), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_3, sizeof(double) * (size_t)sdfg::imax((N), 1)));
   SDFG_BLAS_CHECK(hipblasCreate(&sdfg_h->sdfg_blas));
   SDFG_BLAS_CHECK(hipblasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
   return 0;
@@ -100,7 +81,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* x, int64_t M, 
   double* const dev_return = sdfg_h->dev_return;
   double* const dev_x = sdfg_h->dev_x;
   double* const lib_1 = sdfg_h->lib_1;
-  double* const lib_3 = sdfg_h->lib_3;
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
@@ -129,22 +109,14 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* x, int64_t M, 
     {
       const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
       if ((N) > 0 && (M) > 0) {
-        SDFG_BLAS_CHECK(hipblasDgemv(sdfg_blas, HIPBLAS_OP_N, (int)((N)), (int)((M)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)sdfg::imax(1, (N)), lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_3 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
+        SDFG_BLAS_CHECK(hipblasDgemv(sdfg_blas, HIPBLAS_OP_N, (int)((N)), (int)((M)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), (int)sdfg::imax(1, (N)), lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, dev_return + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
       } else if ((N) > 0) {
-        double* sdfg_y = lib_3 + ((0LL) + (0LL) * (1LL));
+        double* sdfg_y = dev_return + ((0LL) + (0LL) * (1LL));
         int64_t sdfg_len = (N), sdfg_inc = (1LL);
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));
         dim3 sdfg_block(256);
         SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);
       }
-    }
-  }
-  // assign_l10_6
-  {
-    if ((N) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(v__return_l10_0_k0, sdfg_grid, sdfg_block, 0, dev_return, lib_3, N);
     }
   }
   // offload_copy_out_return

@@ -5,38 +5,6 @@
 #endif
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_0_l11_0_k0(double* __restrict__ dev_return_0, double* __restrict__ lib_1, int64_t M) {
-  for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (M); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = lib_1[(0LL) + (v__i3) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      dev_return_0[(0LL) + (v__i3) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void v__return_0_l11_0_k0(double* __restrict__ dev_return_0, double* __restrict__ lib_1, int64_t M);
-#endif  // v__return_0_l11_0_k0
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_1_l11_0_k1(double* __restrict__ dev_return_1, double* __restrict__ lib_5, int64_t N) {
-  for (int64_t v__i7_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i7_i < (N); v__i7_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = lib_5[(0LL) + (v__i7) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      dev_return_1[(0LL) + (v__i7) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void v__return_1_l11_0_k1(double* __restrict__ dev_return_1, double* __restrict__ lib_5, int64_t N);
-#endif  // v__return_1_l11_0_k1
-
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
 #if !defined(SDFG_LAUNCH)
@@ -64,8 +32,6 @@ struct kernel_state_t {
   double* dev_r;
   double* dev_return_0;
   double* dev_return_1;
-  double* lib_1;
-  double* lib_5;
   hipblasHandle_t sdfg_blas;
 };
 
@@ -74,8 +40,6 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
   if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
-  if (sdfg_h->lib_5) SDFG_RELEASE(hipFree(sdfg_h->lib_5));
-  if (sdfg_h->lib_1) SDFG_RELEASE(hipFree(sdfg_h->lib_1));
   if (sdfg_h->dev_return_1) SDFG_RELEASE(hipFree(sdfg_h->dev_return_1));
   if (sdfg_h->dev_return_0) SDFG_RELEASE(hipFree(sdfg_h->dev_return_0));
   if (sdfg_h->dev_r) SDFG_RELEASE(hipFree(sdfg_h->dev_r));
@@ -98,8 +62,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_r, sizeof(double) * (size_t)sdfg::imax((N), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_0, sizeof(double) * (size_t)sdfg::imax((M), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_1, sizeof(double) * (size_t)sdfg::imax((N), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_5, sizeof(double) * (size_t)sdfg::imax((N), 1)));
   SDFG_BLAS_CHECK(hipblasCreate(&sdfg_h->sdfg_blas));
   SDFG_BLAS_CHECK(hipblasSetStream(sdfg_h->sdfg_blas, sdfg_h->stream));
   return 0;
@@ -123,8 +85,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
   double* const dev_r = sdfg_h->dev_r;
   double* const dev_return_0 = sdfg_h->dev_return_0;
   double* const dev_return_1 = sdfg_h->dev_return_1;
-  double* const lib_1 = sdfg_h->lib_1;
-  double* const lib_5 = sdfg_h->lib_5;
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
@@ -138,22 +98,14 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
     {
       const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
       if ((M) > 0 && (N) > 0) {
-        SDFG_BLAS_CHECK(hipblasDgemv(sdfg_blas, HIPBLAS_OP_N, (int)((M)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), (int)sdfg::imax(1, (M)), dev_r + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
+        SDFG_BLAS_CHECK(hipblasDgemv(sdfg_blas, HIPBLAS_OP_N, (int)((M)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), (int)sdfg::imax(1, (M)), dev_r + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, dev_return_0 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
       } else if ((M) > 0) {
-        double* sdfg_y = lib_1 + ((0LL) + (0LL) * (1LL));
+        double* sdfg_y = dev_return_0 + ((0LL) + (0LL) * (1LL));
         int64_t sdfg_len = (M), sdfg_inc = (1LL);
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));
         dim3 sdfg_block(256);
         SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);
       }
-    }
-  }
-  // assign_l11_4
-  {
-    if ((M) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(v__return_0_l11_0_k0, sdfg_grid, sdfg_block, 0, dev_return_0, lib_1, M);
     }
   }
   // matmul_l11_6
@@ -162,22 +114,14 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
     {
       const double sdfg_alpha = ((double)1.0), sdfg_beta = ((double)0.0);
       if ((M) > 0 && (N) > 0) {
-        SDFG_BLAS_CHECK(hipblasDgemv(sdfg_blas, HIPBLAS_OP_T, (int)((M)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), (int)sdfg::imax(1, (M)), dev_p + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, lib_5 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
+        SDFG_BLAS_CHECK(hipblasDgemv(sdfg_blas, HIPBLAS_OP_T, (int)((M)), (int)((N)), &sdfg_alpha, dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), (int)sdfg::imax(1, (M)), dev_p + ((0LL) + (0LL) * (1LL)), (int)((1LL)), &sdfg_beta, dev_return_1 + ((0LL) + (0LL) * (1LL)), (int)((1LL))));
       } else if ((N) > 0) {
-        double* sdfg_y = lib_5 + ((0LL) + (0LL) * (1LL));
+        double* sdfg_y = dev_return_1 + ((0LL) + (0LL) * (1LL));
         int64_t sdfg_len = (N), sdfg_inc = (1LL);
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));
         dim3 sdfg_block(256);
         SDFG_KERNEL(sdfg::scale<double>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);
       }
-    }
-  }
-  // assign_l11_8
-  {
-    if ((N) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(v__return_1_l11_0_k1, sdfg_grid, sdfg_block, 0, dev_return_1, lib_5, N);
     }
   }
   // offload_copy_out_return

@@ -73,7 +73,7 @@ __global__ void data_l16_0_k2(double* __restrict__ dev_data, double* __restrict_
 #endif  // data_l16_0_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l17_0_k3(double* __restrict__ arr_9, int64_t M) {
+__global__ void arr_9_l17_0_k3(double* __restrict__ dev_return, int64_t M) {
   for (int64_t v__i10_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i10_i < (M); v__i10_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i10 = (0LL) + v__i10_i * (1LL);
     for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (M); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
@@ -81,81 +81,53 @@ __global__ void arr_9_l17_0_k3(double* __restrict__ arr_9, int64_t M) {
       {  // tasklet assign
         double t___out;
         t___out = ((double)0.0);
-        arr_9[(0LL) + (v__i10) * (M) + (v__i11) * (1LL)] = t___out;
+        dev_return[(0LL) + (v__i10) * (M) + (v__i11) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_9_l17_0_k3(double* __restrict__ arr_9, int64_t M);
+__global__ void arr_9_l17_0_k3(double* __restrict__ dev_return, int64_t M);
 #endif  // arr_9_l17_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l19_0_k4(double* __restrict__ arr_9, double* __restrict__ lib_13, int64_t M, int64_t N, int64_t i) {
+__global__ void arr_9_l19_0_k4(double* __restrict__ dev_return, double* __restrict__ lib_13, double* __restrict__ tmp_17, int64_t M, int64_t N, int64_t i) {
   for (int64_t v__i15_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i15_i < (M - i); v__i15_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
     {  // tasklet assign
       const double t___in0 = lib_13[(0LL) + (v__i15) * (1LL)];
       double t___out;
       t___out = (t___in0 / (sdfg::cast<double, int64_t>((((int64_t)1LL) * N)) - ((double)1.0)));
-      arr_9[(0LL) + (i) * (M) + (v__i15 + i) * (1LL)] = t___out;
+      dev_return[(0LL) + (i) * (M) + (v__i15 + i) * (1LL)] = t___out;
+      dev_return[(0LL) + (i) * (M) + (v__i15 + i) * (1LL)] = t___out;
+    }
+    {  // tasklet assign
+      const double t___in0 = dev_return[(0LL) + (i) * (M) + (v__i15 + i) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      tmp_17[(0LL) + (v__i15) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void arr_9_l19_0_k4(double* __restrict__ arr_9, double* __restrict__ lib_13, int64_t M, int64_t N, int64_t i);
+__global__ void arr_9_l19_0_k4(double* __restrict__ dev_return, double* __restrict__ lib_13, double* __restrict__ tmp_17, int64_t M, int64_t N, int64_t i);
 #endif  // arr_9_l19_0_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void tmp_17_l20_0_k5(double* __restrict__ arr_9, double* __restrict__ tmp_17, int64_t M, int64_t i) {
-  for (int64_t v__i18_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i18_i < (M - i); v__i18_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = arr_9[(0LL) + (i) * (M) + (v__i18 + i) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      tmp_17[(0LL) + (v__i18) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void tmp_17_l20_0_k5(double* __restrict__ arr_9, double* __restrict__ tmp_17, int64_t M, int64_t i);
-#endif  // tmp_17_l20_0_k5
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l20_0_k6(double* __restrict__ arr_9, double* __restrict__ tmp_17, int64_t M, int64_t i) {
+__global__ void arr_9_l20_0_k5(double* __restrict__ dev_return, double* __restrict__ tmp_17, int64_t M, int64_t i) {
   for (int64_t v__i20_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i20_i < (M - i); v__i20_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i20 = (0LL) + v__i20_i * (1LL);
     {  // tasklet assign
       const double t___in0 = tmp_17[(0LL) + (v__i20) * (1LL)];
       double t___out;
       t___out = t___in0;
-      arr_9[(0LL) + (v__i20 + i) * (M) + (i) * (1LL)] = t___out;
+      dev_return[(0LL) + (v__i20 + i) * (M) + (i) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void arr_9_l20_0_k6(double* __restrict__ arr_9, double* __restrict__ tmp_17, int64_t M, int64_t i);
-#endif  // arr_9_l20_0_k6
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_l21_0_k7(double* __restrict__ arr_9, double* __restrict__ dev_return, int64_t M) {
-  for (int64_t v__i23_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i23_i < (M); v__i23_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i23 = (0LL) + v__i23_i * (1LL);
-    for (int64_t v__i24_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i24_i < (M); v__i24_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i24 = (0LL) + v__i24_i * (1LL);
-      {  // tasklet assign
-        const double t___in0 = arr_9[(0LL) + (v__i23) * (M) + (v__i24) * (1LL)];
-        double t___out;
-        t___out = t___in0;
-        dev_return[(0LL) + (v__i23) * (M) + (v__i24) * (1LL)] = t___out;
-      }
-    }
-  }
-}
-#else
-__global__ void v__return_l21_0_k7(double* __restrict__ arr_9, double* __restrict__ dev_return, int64_t M);
-#endif  // v__return_l21_0_k7
+__global__ void arr_9_l20_0_k5(double* __restrict__ dev_return, double* __restrict__ tmp_17, int64_t M, int64_t i);
+#endif  // arr_9_l20_0_k5
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -180,7 +152,6 @@ struct kernel_state_t {
   hipStream_t stream;
   hipEvent_t sdfg_copied;
   double* v__lib1_acc;
-  double* arr_9;
   double* dev_data;
   double* dev_return;
   double* lib_1;
@@ -203,7 +174,6 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->lib_1) SDFG_RELEASE(hipFree(sdfg_h->lib_1));
   if (sdfg_h->dev_return) SDFG_RELEASE(hipFree(sdfg_h->dev_return));
   if (sdfg_h->dev_data) SDFG_RELEASE(hipFree(sdfg_h->dev_data));
-  if (sdfg_h->arr_9) SDFG_RELEASE(hipFree(sdfg_h->arr_9));
   std::free(sdfg_h->v__lib1_acc);
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
@@ -219,7 +189,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
   sdfg_h->v__lib1_acc = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
   if (!sdfg_h->v__lib1_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib1_acc`\n"); return 1; }
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_9, sizeof(double) * (size_t)sdfg::imax((M * M), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_data, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return, sizeof(double) * (size_t)sdfg::imax((M * M), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_1, sizeof(double) * (size_t)sdfg::imax((M), 1)));
@@ -243,7 +212,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
   hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
   double* const v__lib1_acc = sdfg_h->v__lib1_acc;
-  double* const arr_9 = sdfg_h->arr_9;
   double* const dev_data = sdfg_h->dev_data;
   double* const dev_return = sdfg_h->dev_return;
   double* const lib_1 = sdfg_h->lib_1;
@@ -287,7 +255,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
     if ((M) > 0 && (M) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((M) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(arr_9_l17_0_k3, sdfg_grid, sdfg_block, 0, arr_9, M);
+      SDFG_KERNEL(arr_9_l17_0_k3, sdfg_grid, sdfg_block, 0, dev_return, M);
     }
   }
   // for_l18_22
@@ -326,14 +294,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
         SDFG_CHECK(hipMalloc((void**)&lib_13, sizeof(double) * (size_t)sdfg::imax((M - i), 1)));
         sdfg_cap_lib_13 = (size_t)sdfg::imax((M - i), 1);
       }
-      if ((M - i) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M - i) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_9_l19_0_k4, sdfg_grid, sdfg_block, 0, arr_9, lib_13, M, N, i);
-      }
-    }
-    // assign_l20_19
-    {
       if ((size_t)sdfg::imax((M - i), 1) > sdfg_cap_tmp_17) {
         double* sdfg_old = tmp_17;
         tmp_17 = nullptr;
@@ -345,7 +305,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
       if ((M - i) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M - i) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(tmp_17_l20_0_k5, sdfg_grid, sdfg_block, 0, arr_9, tmp_17, M, i);
+        SDFG_KERNEL(arr_9_l19_0_k4, sdfg_grid, sdfg_block, 0, dev_return, lib_13, tmp_17, M, N, i);
       }
     }
     // assign_l20_21
@@ -361,16 +321,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
       if ((M - i) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M - i) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_9_l20_0_k6, sdfg_grid, sdfg_block, 0, arr_9, tmp_17, M, i);
+        SDFG_KERNEL(arr_9_l20_0_k5, sdfg_grid, sdfg_block, 0, dev_return, tmp_17, M, i);
       }
-    }
-  }
-  // assign_l21_25
-  {
-    if ((M) > 0 && (M) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((M) + 4 - 1, 4), 65535LL));
-      dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(v__return_l21_0_k7, sdfg_grid, sdfg_block, 0, arr_9, dev_return, M);
     }
   }
   // offload_copy_out_return

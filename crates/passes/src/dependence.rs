@@ -1,0 +1,441 @@
+//! What a region of control flow reads, writes and names, and the
+//! dependence test between iterations of a loop.
+//!
+//! Loop-to-map asks one question of a loop body: can two different
+//! iterations touch the same element, one of them writing it? The answer
+//! comes from the memlets, whose subsets are canonical symbolic expressions
+//! ([`SymExpr`]), so the test is symbolic and exact where it says yes:
+//!
+//! - Every access of the body is collected with its subset: the memlets at
+//!   access nodes of every state (at the top of a scope they are the
+//!   propagated ranges of the whole scope), memlets passed between code
+//!   nodes, and interstate reads of data (whole containers, since a read in
+//!   a condition has no subset the test could use).
+//! - Symbols that change inside the body (assigned on its transitions, the
+//!   variables of inner loops, the parameters of inner maps) are *varying*:
+//!   nothing is assumed about them.
+//! - Two accesses of iterations `p` and `p'` are disjoint when some
+//!   dimension separates them for every pair of iterations: both ranges free
+//!   of the loop's variables and of varying symbols, one ending before the
+//!   other begins (a constant difference); or, for each loop variable, some
+//!   dimension where both are the same single index `a*p + c` (`a` a
+//!   non-zero constant, `c` free of loop variables, varying symbols and data
+//!   reads), so equal elements force equal iterations.
+//!
+//! Anything else is a possible dependence: the test errs on the side of
+//! keeping a loop, never of a wrong map.
+
+use sdfg_ir::code::{Stmt, expr_names};
+use sdfg_ir::{
+    BlockKind, ControlBlock, LoopBlock, Memlet, Node, Region, State, Subset, SymExpr,
+    VIEW_CONNECTOR, Wcr,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One access of a region to a container.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Access {
+    /// The container.
+    pub data: String,
+    /// The elements, `None` where unknown (interstate reads, copies whose
+    /// memlet names the other container without an other subset).
+    pub subset: Option<Subset>,
+    /// Whether it writes (else it reads).
+    pub write: bool,
+    /// The write-conflict resolution of a write.
+    pub wcr: Option<Wcr>,
+    /// Whether the memlet is dynamic (may touch fewer elements).
+    pub dynamic: bool,
+    /// Whether interstate code makes it (a condition, a loop bound, an
+    /// assignment on a transition), rather than a state.
+    pub interstate: bool,
+    /// For a read: whether it reads an access node the same state writes
+    /// first (it sees that state's value, not the one before).
+    pub after_write: bool,
+    /// The block it is in, for messages.
+    pub block: String,
+}
+
+/// Everything a region does, as the loop transformations need it.
+#[derive(Clone, Debug, Default)]
+pub struct RegionUse {
+    /// Every access, in program order of the blocks.
+    pub accesses: Vec<Access>,
+    /// Symbols named anywhere (memlets, ranges, tasklet code, conditions,
+    /// assignments, nested SDFGs' mappings), with how many places name
+    /// them, so uses outside a loop are a subtraction. A loop's variable
+    /// named inside that loop is not counted: the loop binds it.
+    pub symbols: BTreeMap<String, usize>,
+    /// Symbols assigned inside (transitions, loop variables).
+    pub assigned: BTreeSet<String>,
+    /// Parameters of maps inside.
+    pub map_params: BTreeSet<String>,
+    /// Host callbacks inside, by label.
+    pub callbacks: Vec<String>,
+    /// `break` or `continue` that leave the region's own loop (not one
+    /// nested in it), and `return` anywhere, by kind name.
+    pub jumps: Vec<&'static str>,
+    /// Names of loop variables inside the loops that bind them (with the
+    /// loops' own declarations), with how many places name them.
+    pub bound_uses: BTreeMap<String, usize>,
+    /// Variables of the loops being walked.
+    bound: Vec<String>,
+    /// Accesses per container (filled when the walk is done).
+    per_container: BTreeMap<String, usize>,
+}
+
+impl RegionUse {
+    /// What `region` does; `symbols` is the set of names that are symbols
+    /// (to tell them from tasklet locals and connectors).
+    pub fn of(region: &Region, symbols: &BTreeSet<String>) -> RegionUse {
+        let mut u = RegionUse::default();
+        u.region(region, symbols, 0);
+        u.finish()
+    }
+
+    /// What one block does, its transition included.
+    pub fn of_block(block: &ControlBlock, symbols: &BTreeSet<String>) -> RegionUse {
+        let mut u = RegionUse::default();
+        u.block(block, symbols, 0);
+        u.finish()
+    }
+
+    /// What one state does (a block's transition aside).
+    pub fn of_state(label: &str, state: &State, symbols: &BTreeSet<String>) -> RegionUse {
+        let mut u = RegionUse::default();
+        u.state(label, state, symbols);
+        u.finish()
+    }
+
+    /// What loop `l` (labelled `label`) does: its header and its body.
+    pub fn of_loop(l: &LoopBlock, label: &str, symbols: &BTreeSet<String>) -> RegionUse {
+        let mut u = RegionUse::default();
+        u.looped(l, label, symbols, 0);
+        u.finish()
+    }
+
+    /// The containers written.
+    pub fn written(&self) -> BTreeSet<&str> {
+        self.accesses
+            .iter()
+            .filter(|a| a.write)
+            .map(|a| a.data.as_str())
+            .collect()
+    }
+
+    /// The containers read.
+    pub fn read(&self) -> BTreeSet<&str> {
+        self.accesses
+            .iter()
+            .filter(|a| !a.write)
+            .map(|a| a.data.as_str())
+            .collect()
+    }
+
+    /// Symbols that change inside: assigned, or parameters of inner maps.
+    pub fn varying(&self) -> BTreeSet<String> {
+        self.assigned.union(&self.map_params).cloned().collect()
+    }
+
+    /// Whether `self` (a whole SDFG's use) names symbol `s` more often than `inner`.
+    pub fn symbol_outside(&self, inner: &RegionUse, s: &str) -> bool {
+        self.symbols.get(s).copied().unwrap_or(0) > inner.symbols.get(s).copied().unwrap_or(0)
+    }
+
+    /// Whether `self` accesses `x` more often than `inner`.
+    pub fn container_outside(&self, inner: &RegionUse, x: &str) -> bool {
+        let count = |u: &RegionUse| u.per_container.get(x).copied().unwrap_or(0);
+        count(self) > count(inner)
+    }
+
+    /// Counts the accesses per container, once the walk is done.
+    fn finish(mut self) -> RegionUse {
+        for a in &self.accesses {
+            *self.per_container.entry(a.data.clone()).or_default() += 1;
+        }
+        self
+    }
+
+    fn name_symbols(&mut self, names: impl IntoIterator<Item = String>) {
+        for n in names {
+            if self.bound.contains(&n) {
+                *self.bound_uses.entry(n).or_default() += 1;
+            } else {
+                *self.symbols.entry(n).or_default() += 1;
+            }
+        }
+    }
+
+    /// Whether `self` (a whole SDFG's use) names symbol `s` anywhere
+    /// `inner` does not, bound by another loop or not: the symbol must stay
+    /// declared there.
+    pub fn named_outside(&self, inner: &RegionUse, s: &str) -> bool {
+        let all = |u: &RegionUse| {
+            u.symbols.get(s).copied().unwrap_or(0) + u.bound_uses.get(s).copied().unwrap_or(0)
+        };
+        all(self) > all(inner)
+    }
+
+    fn interstate(&mut self, label: &str, reads: BTreeSet<String>, names: BTreeSet<String>) {
+        for data in reads {
+            self.accesses.push(Access {
+                data,
+                subset: None,
+                write: false,
+                wcr: None,
+                dynamic: true,
+                interstate: true,
+                after_write: false,
+                block: label.to_owned(),
+            });
+        }
+        self.name_symbols(names);
+    }
+
+    fn looped(&mut self, l: &LoopBlock, label: &str, symbols: &BTreeSet<String>, loops: usize) {
+        if let Some(v) = &l.variable {
+            self.assigned.insert(v.clone());
+            self.bound.push(v.clone());
+            *self.bound_uses.entry(v.clone()).or_default() += 1;
+        }
+        let mut reads = l.condition.reads();
+        let mut names = l.condition.free_symbols();
+        for e in [&l.init, &l.update].into_iter().flatten() {
+            reads.extend(e.reads());
+            names.extend(e.free_symbols());
+        }
+        self.interstate(label, reads, names);
+        self.region(&l.body, symbols, loops + 1);
+        if l.variable.is_some() {
+            self.bound.pop();
+        }
+    }
+
+    fn region(&mut self, region: &Region, symbols: &BTreeSet<String>, loops: usize) {
+        for block in &region.blocks {
+            self.block(block, symbols, loops);
+        }
+    }
+
+    fn block(&mut self, block: &ControlBlock, symbols: &BTreeSet<String>, loops: usize) {
+        let label = &block.label;
+        match &block.kind {
+            BlockKind::State(state) => self.state(label, state, symbols),
+            BlockKind::Loop(l) => self.looped(l, label, symbols, loops),
+            BlockKind::Conditional(c) => {
+                for (cond, r) in &c.branches {
+                    self.interstate(label, cond.reads(), cond.free_symbols());
+                    self.region(r, symbols, loops);
+                }
+                if let Some(r) = &c.otherwise {
+                    self.region(r, symbols, loops);
+                }
+            }
+            BlockKind::Break | BlockKind::Continue if loops == 0 => {
+                self.jumps.push(block.kind.name());
+            }
+            BlockKind::Return => self.jumps.push("return"),
+            BlockKind::Break | BlockKind::Continue => {}
+        }
+        for a in &block.transition.assignments {
+            self.interstate(label, a.value.reads(), a.value.free_symbols());
+            self.assigned.insert(a.symbol.clone());
+            self.name_symbols([a.symbol.clone()]);
+        }
+    }
+
+    fn state(&mut self, label: &str, state: &State, symbols: &BTreeSet<String>) {
+        let access = |n| state.node(n).and_then(Node::as_access);
+        let is_code = |n| state.node(n).is_some_and(Node::is_code);
+        for (_, src, dst, e) in state.edges() {
+            let Some(m) = &e.memlet else { continue };
+            self.name_symbols(m.free_symbols());
+            let written_first =
+                state.in_edges(src).any(|(_, _, e)| e.memlet.is_some()) && access(src).is_some();
+            let mut push = |data: &str, subset: Option<Subset>, write: bool| {
+                self.accesses.push(Access {
+                    data: data.to_owned(),
+                    subset,
+                    write,
+                    wcr: if write { m.wcr } else { None },
+                    dynamic: m.dynamic,
+                    interstate: false,
+                    after_write: !write && written_first,
+                    block: label.to_owned(),
+                });
+            };
+            // A view edge is an access of the origin only: the view's own
+            // accesses are the ones through it.
+            if e.dst_conn.as_deref() == Some(VIEW_CONNECTOR) {
+                push(&m.data, Some(m.subset.clone()), false);
+                continue;
+            }
+            if e.src_conn.as_deref() == Some(VIEW_CONNECTOR) {
+                push(&m.data, Some(m.subset.clone()), true);
+                continue;
+            }
+            if let Some(x) = access(src) {
+                push(x, own_subset(m, x), false);
+            }
+            if let Some(x) = access(dst) {
+                push(x, own_subset(m, x), true);
+            }
+            // A transient passed from one code node to the next.
+            if is_code(src) && is_code(dst) {
+                push(&m.data, Some(m.subset.clone()), true);
+                push(&m.data, Some(m.subset.clone()), false);
+            }
+        }
+        for (_, node) in state.nodes() {
+            match node {
+                Node::MapEntry(e) => {
+                    self.map_params.extend(e.map.params.iter().cloned());
+                    for r in &e.map.ranges {
+                        self.name_symbols(r.free_symbols());
+                    }
+                }
+                Node::Tasklet(t) => {
+                    let mut names = Vec::new();
+                    stmt_names(&t.body, &mut names);
+                    self.name_symbols(names.into_iter().filter(|n| symbols.contains(n)));
+                }
+                Node::NestedSdfg(n) => {
+                    for e in n.symbol_mapping.values() {
+                        self.name_symbols(e.free_symbols());
+                    }
+                }
+                Node::Callback(c) => self.callbacks.push(c.label.clone()),
+                Node::Access(_) | Node::MapExit(_) | Node::Library(_) => {}
+            }
+        }
+    }
+}
+
+/// The subset of a memlet on container `x`: its subset when it names `x`,
+/// its other subset when it names the other end of a copy.
+fn own_subset(m: &Memlet, x: &str) -> Option<Subset> {
+    if m.data == x {
+        Some(m.subset.clone())
+    } else {
+        m.other_subset.clone()
+    }
+}
+
+/// Names a tasklet body reads or writes.
+fn stmt_names(body: &[Stmt], out: &mut Vec<String>) {
+    for s in body {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => expr_names(value, out),
+            Stmt::Store { index, value, .. } => {
+                index.iter().for_each(|i| expr_names(i, out));
+                expr_names(value, out);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                expr_names(cond, out);
+                stmt_names(then, out);
+                stmt_names(otherwise, out);
+            }
+        }
+    }
+}
+
+/// Whether `e` names none of `syms` and reads no data.
+fn invariant(e: &SymExpr, syms: &BTreeSet<String>) -> bool {
+    e.reads().is_empty() && e.free_symbols().is_disjoint(syms)
+}
+
+/// Whether accesses `a` and `b`, made by iterations `p` and `p'` of the
+/// loop variables `params`, are disjoint whenever `p != p'` (see the
+/// [module docs](self)). `varying` are the symbols that change inside an
+/// iteration.
+pub fn independent(a: &Subset, b: &Subset, params: &[String], varying: &BTreeSet<String>) -> bool {
+    if a.rank() != b.rank() {
+        return false;
+    }
+    let mut unknown: BTreeSet<String> = varying.clone();
+    unknown.extend(params.iter().cloned());
+    // A dimension that separates the two for every pair of iterations.
+    let separated = a.ranges.iter().zip(&b.ranges).any(|(ra, rb)| {
+        let fixed = [&ra.begin, &ra.end, &rb.begin, &rb.end]
+            .iter()
+            .all(|e| invariant(e, &unknown));
+        fixed
+            && (ra.end.try_compare(&rb.begin) == Some(std::cmp::Ordering::Less)
+                || rb.end.try_compare(&ra.begin) == Some(std::cmp::Ordering::Less))
+    });
+    if separated {
+        return true;
+    }
+    // Each loop variable pinned by some dimension: equal elements mean
+    // equal iterations.
+    params.iter().all(|p| {
+        a.ranges.iter().zip(&b.ranges).any(|(ra, rb)| {
+            if !ra.is_index() || !rb.is_index() || ra.begin != rb.begin {
+                return false;
+            }
+            let Some((coeff, rest)) = ra.begin.linear_in(p) else {
+                return false;
+            };
+            coeff.as_int().is_some_and(|c| c != 0) && invariant(&rest, &unknown)
+        })
+    })
+}
+
+/// The accesses with distinct (subset, read or write), first ones kept.
+fn distinct<'a>(all: impl Iterator<Item = &'a Access>) -> Vec<&'a Access> {
+    let mut seen: Vec<&Access> = Vec::new();
+    for a in all {
+        if !seen
+            .iter()
+            .any(|s| s.subset == a.subset && s.write == a.write)
+        {
+            seen.push(a);
+        }
+    }
+    seen
+}
+
+/// Why two iterations of a loop over `params` may conflict on `data`, or
+/// `None` when they cannot: every write checked against every access of the
+/// same container. A container only ever updated with one write-conflict
+/// resolution (a sum, a maximum) never conflicts: the updates commute.
+pub fn conflict(
+    data: &str,
+    accesses: &[&Access],
+    params: &[String],
+    varying: &BTreeSet<String>,
+) -> Option<String> {
+    let wcr = accesses.first().and_then(|a| a.wcr);
+    if wcr.is_some() && accesses.iter().all(|a| a.write && a.wcr == wcr) {
+        return None;
+    }
+    let show = |a: &Access| match &a.subset {
+        Some(s) => format!("`{data}[{s}]` in `{}`", a.block),
+        None => format!("all of `{data}` in `{}`", a.block),
+    };
+    // Each distinct subset once: a body naming `B[i]` a thousand times is
+    // one test, not a million (the first access with it is the one shown).
+    let writes = distinct(accesses.iter().copied().filter(|a| a.write));
+    let all = distinct(accesses.iter().copied());
+    for w in writes {
+        for x in all.iter().copied() {
+            let ok = match (&w.subset, &x.subset) {
+                (Some(sw), Some(sx)) => independent(sw, sx, params, varying),
+                _ => false,
+            };
+            if !ok {
+                let what = if x.write { "writes" } else { "reads" };
+                return Some(format!(
+                    "one iteration writes {} and another may {what} {}",
+                    show(w),
+                    show(x)
+                ));
+            }
+        }
+    }
+    None
+}

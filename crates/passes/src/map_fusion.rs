@@ -1,0 +1,619 @@
+//! Map fusion: two consecutive states, each one map over the same range,
+//! become one state with one map when every point of the second needs only
+//! what the same point of the first wrote.
+//!
+//! ```text
+//! map (i): mask[i] = r1 <= radius[i] < r2        map (i):
+//! map (j): if mask[j]: tmp += data[j]      =>       m = r1 <= radius[i] < r2
+//!                                                   if m: tmp += data[i]
+//! ```
+//!
+//! One kernel where there were two, and a transient only the two maps used
+//! (`mask`, as long as the data) becomes a scalar of each point: loop-to-map
+//! can then make a loop around them private to its iterations (azimint's bin
+//! loop), and no memory traffic is spent on it.
+//!
+//! Two states `S1; S2` (nothing between them) fuse when:
+//!
+//! - each holds exactly one map at its top level, with only the access
+//!   nodes it reads and writes around it, and the ranges are equal (the
+//!   second map's parameters are renamed to the first's);
+//! - every container the first map writes and the second reads is read at
+//!   exactly the element the first wrote at the same point, an injective
+//!   element (the dependence test of [`crate::dependence`]), by one writer;
+//! - the second map writes nothing the first touches, and neither has a
+//!   write-conflict resolution on a container both touch.
+//!
+//! The second map's reads of what the first wrote then come from the
+//! writer inside the fused scope, through an access node. A transient the
+//! two maps alone use, at a single element per point, becomes a scalar of
+//! the point, and its array disappears. The pass repeats along a region, so
+//! chains fuse whole; running it again changes nothing.
+
+use crate::dependence::{RegionUse, independent};
+use crate::nest::single_map;
+use sdfg_ir::code::{Expr, Stmt};
+use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
+use sdfg_ir::{
+    BlockKind, ControlBlock, DataDesc, Edge, Memlet, Node, NodeId, Region, Sdfg, State, Subset,
+    SymExpr,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Fuses every pair it can (see the [module docs](self)); returns one line
+/// per fusion (`S2 into S1`).
+pub fn fuse_maps(sdfg: &mut Sdfg) -> Vec<String> {
+    let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
+    let mut counts = access_counts(&RegionUse::of(&sdfg.body, &symbols));
+    let mut fused = Vec::new();
+    let mut body = std::mem::take(&mut sdfg.body);
+    body.for_each_region_mut(&mut |region| {
+        fuse_region(sdfg, region, &symbols, &mut counts, &mut fused);
+    });
+    sdfg.body = body;
+    fused
+}
+
+/// Accesses per container.
+fn access_counts(u: &RegionUse) -> BTreeMap<String, usize> {
+    let mut c = BTreeMap::new();
+    for a in &u.accesses {
+        *c.entry(a.data.clone()).or_insert(0) += 1;
+    }
+    c
+}
+
+fn state_counts(label: &str, state: &State, symbols: &BTreeSet<String>) -> BTreeMap<String, usize> {
+    access_counts(&RegionUse::of_state(label, state, symbols))
+}
+
+/// One pass over a region's blocks, each block fused into an earlier map
+/// state it can meet: the latest block itself, or one a few blocks back
+/// when every block between touches nothing it touches (it commutes past
+/// them, so the fused state stands where the later one stood). Blocks
+/// move into a new vector once, so the pass stays linear.
+fn fuse_region(
+    sdfg: &mut Sdfg,
+    region: &mut Region,
+    symbols: &BTreeSet<String>,
+    counts: &mut BTreeMap<String, usize>,
+    fused: &mut Vec<String>,
+) {
+    let blocks = std::mem::take(&mut region.blocks);
+    let mut out: Vec<ControlBlock> = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        let Some((j, plan)) = meeting(&out, &b, symbols) else {
+            out.push(b);
+            continue;
+        };
+        let a = out.remove(j);
+        let (BlockKind::State(s1), BlockKind::State(s2)) = (&a.kind, &b.kind) else {
+            out.push(a);
+            out.push(b);
+            continue;
+        };
+        let (c1, c2) = (
+            state_counts(&a.label, s1, symbols),
+            state_counts(&b.label, s2, symbols),
+        );
+        // A transient the two maps alone use becomes a scalar of the point.
+        let dead: BTreeSet<String> = plan
+            .through
+            .iter()
+            .filter(|(x, sub)| {
+                let here = c1.get(*x).copied().unwrap_or(0) + c2.get(*x).copied().unwrap_or(0);
+                sdfg.containers
+                    .get(*x)
+                    .is_some_and(|d| d.transient && !d.is_view())
+                    && counts.get(*x).copied().unwrap_or(0) == here
+                    && sub.ranges.iter().all(|r| r.is_index())
+            })
+            .map(|(x, _)| x.clone())
+            .collect();
+        let merged = fuse(sdfg, s1, s2, &plan, &dead);
+        fused.push(format!("`{}` into `{}`", b.label, a.label));
+        for (x, n) in c1.iter().chain(&c2) {
+            if let Some(c) = counts.get_mut(x) {
+                *c = c.saturating_sub(*n);
+            }
+        }
+        for (x, n) in state_counts(&a.label, &merged, symbols) {
+            *counts.entry(x).or_insert(0) += n;
+        }
+        out.push(ControlBlock {
+            label: a.label,
+            kind: BlockKind::State(merged),
+            transition: b.transition,
+        });
+    }
+    region.blocks = out;
+}
+
+/// The most nodes a fused state may have: a kernel of hundreds of
+/// statements gains nothing more from fusion (it spills registers), and
+/// the bound keeps the pass linear in the program's size.
+const MAX_FUSED_NODES: usize = 128;
+
+/// How far back a map state is looked for to fuse with.
+const WINDOW: usize = 8;
+
+/// Where block `b`, coming after `out`, fuses: the position of a map
+/// state within [`WINDOW`] blocks back whose plan with `b` holds, with
+/// every block after it a state without transitions that touches nothing
+/// it touches (and no transition on it either).
+fn meeting(
+    out: &[ControlBlock],
+    b: &ControlBlock,
+    symbols: &BTreeSet<String>,
+) -> Option<(usize, Plan)> {
+    let BlockKind::State(s2) = &b.kind else {
+        return None;
+    };
+    single_map(s2)?;
+    let last = out.len().checked_sub(1)?;
+    let first = out.len().saturating_sub(WINDOW);
+    for j in (first..=last).rev() {
+        let a = &out[j];
+        if !a.transition.is_empty() {
+            return None;
+        }
+        let BlockKind::State(s1) = &a.kind else {
+            return None;
+        };
+        if s1.graph.node_count() + s2.graph.node_count() <= MAX_FUSED_NODES
+            && let Some(plan) = plan(s1, s2)
+            && commutes(a, &out[j + 1..], symbols)
+        {
+            return Some((j, plan));
+        }
+    }
+    None
+}
+
+/// Whether map state `a` commutes past `between`: each a state touching
+/// nothing `a` writes and writing nothing `a` reads.
+fn commutes(a: &ControlBlock, between: &[ControlBlock], symbols: &BTreeSet<String>) -> bool {
+    if between.is_empty() {
+        return true;
+    }
+    let mine = RegionUse::of_block(a, symbols);
+    let (r1, w1) = (mine.read(), mine.written());
+    between.iter().all(|c| {
+        let theirs = RegionUse::of_block(c, symbols);
+        let (r2, w2) = (theirs.read(), theirs.written());
+        matches!(c.kind, BlockKind::State(_))
+            && !w1.iter().any(|x| r2.contains(x) || w2.contains(x))
+            && !w2.iter().any(|x| r1.contains(x))
+    })
+}
+
+/// What a fusion needs: the two maps and the renaming of the second's
+/// parameters, and the containers passed from the first to the second
+/// with the element each point passes.
+struct Plan {
+    e1: NodeId,
+    x1: NodeId,
+    e2: NodeId,
+    x2: NodeId,
+    renames: BTreeMap<String, SymExpr>,
+    names: BTreeMap<String, String>,
+    through: BTreeMap<String, Subset>,
+}
+
+/// The inner memlets of a map: (reads from its entry, writes into its exit).
+fn inner(state: &State, entry: NodeId, exit: NodeId) -> (Vec<Memlet>, Vec<Memlet>) {
+    let reads = state
+        .out_edges(entry)
+        .filter_map(|(_, _, e)| e.memlet.clone())
+        .collect();
+    let writes = state
+        .in_edges(exit)
+        .filter_map(|(_, _, e)| e.memlet.clone())
+        .collect();
+    (reads, writes)
+}
+
+fn plan(s1: &State, s2: &State) -> Option<Plan> {
+    let (e1, x1) = single_map(s1)?;
+    let (e2, x2) = single_map(s2)?;
+    let (Some(Node::MapEntry(m1)), Some(Node::MapEntry(m2))) = (s1.node(e1), s2.node(e2)) else {
+        return None;
+    };
+    if m1.map.ranges != m2.map.ranges
+        || m1.map.params.len() != m2.map.params.len()
+        || m1.map.schedule != m2.map.schedule
+    {
+        return None;
+    }
+    let renames: BTreeMap<String, SymExpr> = m2
+        .map
+        .params
+        .iter()
+        .zip(&m1.map.params)
+        .map(|(a, b)| (a.clone(), SymExpr::symbol(b.clone())))
+        .collect();
+    let names: BTreeMap<String, String> = m2
+        .map
+        .params
+        .iter()
+        .cloned()
+        .zip(m1.map.params.iter().cloned())
+        .collect();
+    let (r1, w1) = inner(s1, e1, x1);
+    let (r2, w2) = inner(s2, e2, x2);
+    let r2: Vec<Memlet> = r2.into_iter().map(|m| renamed(&m, &renames)).collect();
+    let w2: Vec<Memlet> = w2.into_iter().map(|m| renamed(&m, &renames)).collect();
+    let touched1: BTreeSet<&str> = r1.iter().chain(&w1).map(|m| m.data.as_str()).collect();
+    // The second map writes nothing the first touches.
+    if w2.iter().any(|m| touched1.contains(m.data.as_str())) {
+        return None;
+    }
+    let none = BTreeSet::new();
+    let mut through = BTreeMap::new();
+    for x in w1.iter().map(|m| m.data.as_str()).collect::<BTreeSet<_>>() {
+        let reads: Vec<&Memlet> = r2.iter().filter(|m| m.data == x).collect();
+        if reads.is_empty() {
+            continue;
+        }
+        let writes: Vec<&Memlet> = w1.iter().filter(|m| m.data == x).collect();
+        let [w] = writes.as_slice() else {
+            return None;
+        };
+        if w.wcr.is_some()
+            || w.dynamic
+            || reads.iter().any(|r| r.subset != w.subset)
+            || !independent(&w.subset, &w.subset, &m1.map.params, &none)
+            || r1.iter().any(|m| m.data == x)
+        {
+            return None;
+        }
+        through.insert(x.to_owned(), w.subset.clone());
+    }
+    Some(Plan {
+        e1,
+        x1,
+        e2,
+        x2,
+        renames,
+        names,
+        through,
+    })
+}
+
+fn renamed(m: &Memlet, renames: &BTreeMap<String, SymExpr>) -> Memlet {
+    let mut m = m.clone();
+    m.subset = m.subset.subs(renames);
+    m.other_subset = m.other_subset.map(|s| s.subs(renames));
+    m.volume = m.volume.subs(renames);
+    m
+}
+
+/// Renames variables of tasklet code (the second map's parameters).
+fn rename_expr(e: &mut Expr, names: &BTreeMap<String, String>) {
+    match e {
+        Expr::Lit(_) => {}
+        Expr::Var(v) => {
+            if let Some(n) = names.get(v) {
+                *v = n.clone();
+            }
+        }
+        Expr::Load { index, .. } => index.iter_mut().for_each(|i| rename_expr(i, names)),
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => rename_expr(arg, names),
+        Expr::Binary { lhs, rhs, .. } => {
+            rename_expr(lhs, names);
+            rename_expr(rhs, names);
+        }
+        Expr::Call { args, .. } => args.iter_mut().for_each(|a| rename_expr(a, names)),
+        Expr::Select {
+            cond,
+            then,
+            otherwise,
+        } => {
+            rename_expr(cond, names);
+            rename_expr(then, names);
+            rename_expr(otherwise, names);
+        }
+    }
+}
+
+fn rename_body(body: &mut [Stmt], names: &BTreeMap<String, String>) {
+    for s in body {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => rename_expr(value, names),
+            Stmt::Store { index, value, .. } => {
+                index.iter_mut().for_each(|i| rename_expr(i, names));
+                rename_expr(value, names);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                rename_expr(cond, names);
+                rename_body(then, names);
+                rename_body(otherwise, names);
+            }
+        }
+    }
+}
+
+/// A connector name of `node` not taken yet, from `base` (`IN_A`, `IN_A_1`, ...).
+fn fresh_connector(taken: &BTreeSet<String>, base: &str) -> String {
+    if !taken.contains(base) {
+        return base.to_owned();
+    }
+    (1..)
+        .map(|k| format!("{base}_{k}"))
+        .find(|c| !taken.contains(c))
+        .unwrap_or_default()
+}
+
+/// A container name no container or symbol has, from `base`.
+fn fresh_container(sdfg: &Sdfg, base: &str) -> String {
+    let taken = |n: &str| sdfg.containers.contains_key(n) || sdfg.symbols.contains_key(n);
+    (0..)
+        .map(|k| format!("{base}_p{k}"))
+        .find(|n| !taken(n))
+        .unwrap_or_default()
+}
+
+fn connectors(state: &State, n: NodeId) -> (BTreeSet<String>, BTreeSet<String>) {
+    match state.node(n) {
+        Some(Node::MapEntry(e)) => (e.in_connectors.clone(), e.out_connectors.clone()),
+        Some(Node::MapExit(x)) => (x.in_connectors.clone(), x.out_connectors.clone()),
+        _ => Default::default(),
+    }
+}
+
+fn add_connectors(state: &mut State, n: NodeId, cin: &str, cout: &str) {
+    match state.graph.node_weight_mut(n) {
+        Some(Node::MapEntry(e)) => {
+            e.in_connectors.insert(cin.to_owned());
+            e.out_connectors.insert(cout.to_owned());
+        }
+        Some(Node::MapExit(x)) => {
+            x.in_connectors.insert(cin.to_owned());
+            x.out_connectors.insert(cout.to_owned());
+        }
+        _ => {}
+    }
+}
+
+fn remove_connectors(state: &mut State, n: NodeId, cin: &str, cout: &str) {
+    match state.graph.node_weight_mut(n) {
+        Some(Node::MapEntry(e)) => {
+            e.in_connectors.remove(cin);
+            e.out_connectors.remove(cout);
+        }
+        Some(Node::MapExit(x)) => {
+            x.in_connectors.remove(cin);
+            x.out_connectors.remove(cout);
+        }
+        _ => {}
+    }
+}
+
+/// The fused state.
+fn fuse(sdfg: &mut Sdfg, s1: &State, s2: &State, plan: &Plan, dead: &BTreeSet<String>) -> State {
+    let mut out = s1.clone();
+    // The second state's nodes, renamed, the map's entry and exit becoming
+    // the first's.
+    let mut ids: BTreeMap<NodeId, NodeId> = BTreeMap::new();
+    ids.insert(plan.e2, plan.e1);
+    ids.insert(plan.x2, plan.x1);
+    for (id, n) in s2.nodes() {
+        if id == plan.e2 || id == plan.x2 {
+            continue;
+        }
+        let mut n = n.clone();
+        match &mut n {
+            Node::Tasklet(t) => rename_body(&mut t.body, &plan.names),
+            Node::MapEntry(e) => {
+                for r in &mut e.map.ranges {
+                    *r = r.subs(&plan.renames);
+                }
+            }
+            Node::NestedSdfg(ns) => {
+                for e in ns.symbol_mapping.values_mut() {
+                    *e = e.subs(&plan.renames);
+                }
+            }
+            _ => {}
+        }
+        ids.insert(id, out.add_node(n));
+    }
+    // Connectors of the second map, renamed where the first has them.
+    let (in1, _) = connectors(&out, plan.e1);
+    let (xin1, _) = connectors(&out, plan.x1);
+    let mut entry_names: BTreeMap<String, String> = BTreeMap::new();
+    let mut exit_names: BTreeMap<String, String> = BTreeMap::new();
+    let mut taken_in = in1.clone();
+    for c in connectors(s2, plan.e2).0 {
+        let base = c.strip_prefix(MAP_IN_PREFIX).unwrap_or(&c).to_owned();
+        let fresh = fresh_connector(&taken_in, &format!("{MAP_IN_PREFIX}{base}"));
+        taken_in.insert(fresh.clone());
+        entry_names.insert(base, fresh.trim_start_matches(MAP_IN_PREFIX).to_owned());
+    }
+    let mut taken_out = xin1.clone();
+    for c in connectors(s2, plan.x2).0 {
+        let base = c.strip_prefix(MAP_IN_PREFIX).unwrap_or(&c).to_owned();
+        let fresh = fresh_connector(&taken_out, &format!("{MAP_IN_PREFIX}{base}"));
+        taken_out.insert(fresh.clone());
+        exit_names.insert(base, fresh.trim_start_matches(MAP_IN_PREFIX).to_owned());
+    }
+    let rename_conn = |names: &BTreeMap<String, String>, c: &Option<String>| {
+        c.as_ref().map(|c| {
+            for prefix in [MAP_IN_PREFIX, MAP_OUT_PREFIX] {
+                if let Some(base) = c.strip_prefix(prefix)
+                    && let Some(n) = names.get(base)
+                {
+                    return format!("{prefix}{n}");
+                }
+            }
+            c.clone()
+        })
+    };
+    // The writer of each passed container inside the first map.
+    let mut writer: BTreeMap<String, (NodeId, Option<String>)> = BTreeMap::new();
+    for (_, src, e) in out.in_edges(plan.x1) {
+        if let Some(m) = &e.memlet
+            && plan.through.contains_key(&m.data)
+        {
+            writer.insert(m.data.clone(), (src, e.src_conn.clone()));
+        }
+    }
+    // One access node per passed container inside the scope (a scalar of
+    // the point for a dead transient).
+    let mut passed: BTreeMap<String, (NodeId, Memlet)> = BTreeMap::new();
+    let mut scalars: BTreeMap<String, String> = BTreeMap::new();
+    for (x, subset) in &plan.through {
+        let Some((w, conn)) = writer.get(x).cloned() else {
+            continue;
+        };
+        let (name, memlet) = if dead.contains(x) {
+            let desc = &sdfg.containers[x];
+            let scalar = fresh_container(sdfg, x);
+            sdfg.containers.insert(
+                scalar.clone(),
+                DataDesc::scalar(desc.dtype).into_transient(),
+            );
+            let m = Memlet::new(scalar.clone(), Subset::at(vec![SymExpr::int(0)]));
+            scalars.insert(x.clone(), scalar.clone());
+            (scalar, m)
+        } else {
+            (x.clone(), Memlet::new(x.clone(), subset.clone()))
+        };
+        let a = out.add_access(name);
+        out.graph.add_edge(
+            w,
+            a,
+            Edge {
+                src_conn: conn,
+                dst_conn: None,
+                memlet: Some(memlet.clone()),
+            },
+        );
+        passed.insert(x.clone(), (a, memlet));
+    }
+    for (_, src, dst, e) in s2.edges() {
+        let mut e = e.clone();
+        if let Some(m) = &e.memlet {
+            e.memlet = Some(renamed(m, &plan.renames));
+        }
+        // A read of a passed container: from the access node in the scope.
+        if src == plan.e2
+            && let Some(m) = &e.memlet
+            && let Some((a, memlet)) = passed.get(&m.data)
+        {
+            out.graph.add_edge(
+                *a,
+                ids[&dst],
+                Edge {
+                    src_conn: None,
+                    dst_conn: e.dst_conn,
+                    memlet: Some(memlet.clone()),
+                },
+            );
+            continue;
+        }
+        // ... and its outer edge into the second map's entry is gone.
+        if dst == plan.e2
+            && let Some(m) = &e.memlet
+            && passed.contains_key(&m.data)
+        {
+            continue;
+        }
+        let (s, d) = (ids[&src], ids[&dst]);
+        if dst == plan.e2 || src == plan.e2 {
+            e.src_conn = rename_conn(&entry_names, &e.src_conn);
+            e.dst_conn = rename_conn(&entry_names, &e.dst_conn);
+        }
+        if dst == plan.x2 || src == plan.x2 {
+            e.src_conn = rename_conn(&exit_names, &e.src_conn);
+            e.dst_conn = rename_conn(&exit_names, &e.dst_conn);
+        }
+        out.graph.add_edge(s, d, e);
+    }
+    // The entry's and exit's connectors.
+    let used_in: BTreeSet<String> = out
+        .in_edges(plan.e1)
+        .filter_map(|(_, _, e)| e.dst_conn.clone())
+        .collect();
+    for base in entry_names.values() {
+        let (cin, cout) = (
+            format!("{MAP_IN_PREFIX}{base}"),
+            format!("{MAP_OUT_PREFIX}{base}"),
+        );
+        if used_in.contains(&cin) {
+            add_connectors(&mut out, plan.e1, &cin, &cout);
+        }
+    }
+    for base in exit_names.values() {
+        let (cin, cout) = (
+            format!("{MAP_IN_PREFIX}{base}"),
+            format!("{MAP_OUT_PREFIX}{base}"),
+        );
+        add_connectors(&mut out, plan.x1, &cin, &cout);
+    }
+    // A dead transient is no longer written back, and no longer exists.
+    for x in dead {
+        let to_exit: Vec<_> = out
+            .in_edges(plan.x1)
+            .filter(|(_, _, e)| e.memlet.as_ref().is_some_and(|m| &m.data == x))
+            .map(|(id, _, e)| (id, e.dst_conn.clone()))
+            .collect();
+        for (id, conn) in to_exit {
+            out.graph.remove_edge(id);
+            if let Some(cin) = conn {
+                let cout = cin.replacen(MAP_IN_PREFIX, MAP_OUT_PREFIX, 1);
+                let outer: Vec<_> = out
+                    .out_edges(plan.x1)
+                    .filter(|(_, _, e)| e.src_conn.as_deref() == Some(cout.as_str()))
+                    .map(|(id, d, _)| (id, d))
+                    .collect();
+                for (oid, d) in outer {
+                    out.graph.remove_edge(oid);
+                    if out.in_edges(d).next().is_none() && out.out_edges(d).next().is_none() {
+                        out.graph.remove_node(d);
+                    }
+                }
+                remove_connectors(&mut out, plan.x1, &cin, &cout);
+            }
+        }
+        sdfg.containers.remove(x);
+    }
+    // What is left of a dead transient is inside the scope, at the point's
+    // element (an earlier fusion passed it through an access node): the
+    // point's scalar now.
+    for (x, scalar) in &scalars {
+        let ids: Vec<NodeId> = out.nodes().map(|(id, _)| id).collect();
+        for id in ids {
+            if let Some(Node::Access(a)) = out.graph.node_weight_mut(id)
+                && &a.data == x
+            {
+                a.data = scalar.clone();
+            }
+        }
+        for e in out.graph.edge_weights_mut() {
+            if let Some(m) = &mut e.memlet
+                && &m.data == x
+            {
+                *m = Memlet::new(scalar.clone(), Subset::at(vec![SymExpr::int(0)]));
+            }
+        }
+    }
+    // Access nodes left without edges.
+    let lonely: Vec<NodeId> = out
+        .nodes()
+        .filter(|(id, n)| {
+            n.as_access().is_some()
+                && out.in_edges(*id).next().is_none()
+                && out.out_edges(*id).next().is_none()
+        })
+        .map(|(id, _)| id)
+        .collect();
+    for id in lonely {
+        out.graph.remove_node(id);
+    }
+    out
+}

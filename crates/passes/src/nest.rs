@@ -1,0 +1,334 @@
+//! Nesting a region in a map: the rewrite loop-to-map and the offload
+//! pass's single-thread loops share.
+
+use sdfg_ir::code::{Expr, Stmt};
+use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
+use sdfg_ir::{
+    BlockKind, ControlBlock, Edge, Map, MapEntry, MapExit, Memlet, NestedSdfg, Node, NodeId, Range,
+    Region, Schedule, Sdfg, State, Subset, SymExpr,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The outer symbols a nested body needs mapped: those it names (but
+/// assigns nowhere inside) and those in the shapes and layouts of the
+/// containers it gets.
+pub(crate) fn mapped_symbols<'a>(
+    sdfg: &Sdfg,
+    inside: &crate::dependence::RegionUse,
+    containers: impl IntoIterator<Item = &'a String>,
+) -> BTreeSet<String> {
+    let mut mapped: BTreeSet<String> = inside
+        .symbols
+        .keys()
+        .filter(|s| sdfg.symbols.contains_key(*s) && !inside.assigned.contains(*s))
+        .cloned()
+        .collect();
+    for x in containers {
+        if let Some(d) = sdfg.containers.get(x) {
+            mapped.extend(
+                d.free_symbols()
+                    .into_iter()
+                    .filter(|s| !inside.assigned.contains(s)),
+            );
+        }
+    }
+    mapped
+}
+
+/// Calls `f` on every loop of `region`, outermost first, in program order;
+/// where `f` returns true (it rewrote the loop), the walk does not go into
+/// it. The traversal loop-to-map, loop sinking and the single-thread loops
+/// share.
+pub(crate) fn rewrite_loops(region: &mut Region, f: &mut dyn FnMut(&mut ControlBlock) -> bool) {
+    for block in &mut region.blocks {
+        if matches!(block.kind, BlockKind::Loop(_)) && f(block) {
+            continue;
+        }
+        match &mut block.kind {
+            BlockKind::Loop(l) => rewrite_loops(&mut l.body, f),
+            BlockKind::Conditional(c) => {
+                for (_, r) in &mut c.branches {
+                    rewrite_loops(r, f);
+                }
+                if let Some(r) = &mut c.otherwise {
+                    rewrite_loops(r, f);
+                }
+            }
+            BlockKind::State(_) | BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+}
+
+/// A tasklet whose code is `out = in`, one edge in and one out, no
+/// write-conflict resolution, plain values of one type on both connectors:
+/// (its source node, input memlet, destination node, output memlet). The
+/// element copies of array assignments, which return values in place and
+/// copy maps look for.
+pub(crate) fn copy_tasklet(state: &State, t: NodeId) -> Option<(NodeId, Memlet, NodeId, Memlet)> {
+    let Some(Node::Tasklet(tasklet)) = state.node(t) else {
+        return None;
+    };
+    let [
+        Stmt::Assign {
+            target,
+            value: Expr::Var(v),
+        },
+    ] = tasklet.body.as_slice()
+    else {
+        return None;
+    };
+    let cin = tasklet.inputs.iter().find(|c| &c.name == v)?;
+    let cout = tasklet.outputs.iter().find(|c| &c.name == target)?;
+    if cin.dtype != cout.dtype || cin.pointer || cout.pointer {
+        return None;
+    }
+    let ins: Vec<_> = state.in_edges(t).collect();
+    let outs: Vec<_> = state.out_edges(t).collect();
+    let ([(_, src, ei)], [(_, dst, eo)]) = (ins.as_slice(), outs.as_slice()) else {
+        return None;
+    };
+    let (mi, mo) = (ei.memlet.clone()?, eo.memlet.clone()?);
+    if ei.dst_conn.as_deref() != Some(v.as_str())
+        || eo.src_conn.as_deref() != Some(target.as_str())
+        || mi.wcr.is_some()
+        || mo.wcr.is_some()
+    {
+        return None;
+    }
+    Some((*src, mi, *dst, mo))
+}
+
+/// The one map at the top level of a state (its entry and exit), when the
+/// state holds nothing else but access nodes connected to it: the shape of
+/// a state the frontend makes for one array statement, which loop sinking,
+/// map fusion and return values in place look for.
+pub(crate) fn single_map(state: &State) -> Option<(NodeId, NodeId)> {
+    let tree = state.scope_tree().ok()?;
+    let mut entry = None;
+    for (id, n) in state.nodes() {
+        if tree.parent(id).is_some() {
+            continue;
+        }
+        match n {
+            Node::MapEntry(_) if entry.is_none() => entry = Some(id),
+            Node::Access(_) | Node::MapExit(_) => {}
+            _ => return None,
+        }
+    }
+    let entry = entry?;
+    let exit = state.exit_of(entry)?;
+    for (_, src, dst, _) in state.edges() {
+        let outside = |n: NodeId| tree.parent(n).is_none() && n != entry && n != exit;
+        if outside(src) && outside(dst) {
+            return None;
+        }
+    }
+    Some((entry, exit))
+}
+
+/// The most elements a container private to a map point may have: it
+/// becomes the thread's own array (registers, or local memory where it
+/// spills), so it must be small and of a size known when compiling.
+pub const MAX_PRIVATE_ELEMENTS: i64 = 64;
+
+/// Whether a transient of `desc` can be private to each map point: a view
+/// (re-bound by each point), or a small array of constant size.
+pub fn privatizable(desc: &sdfg_ir::DataDesc) -> bool {
+    desc.is_view()
+        || desc
+            .total_elements()
+            .and_then(|n| n.as_int())
+            .is_some_and(|n| n <= MAX_PRIVATE_ELEMENTS)
+}
+
+/// A region to run inside a map, one iteration per map point: what the
+/// nested SDFG holds and how it connects.
+pub struct Nesting {
+    /// The map's parameters (symbols the body names).
+    pub params: Vec<String>,
+    /// Their ranges.
+    pub ranges: Vec<Range>,
+    /// The nested SDFG's body.
+    pub body: Region,
+    /// Transients and views that move into the nested SDFG.
+    pub private: BTreeSet<String>,
+    /// Containers read through the nested SDFG's connectors (written ones
+    /// too: a partial write keeps the other elements).
+    pub inputs: BTreeSet<String>,
+    /// Containers written through the connectors.
+    pub outputs: BTreeSet<String>,
+    /// Outer symbols the body names (mapped to themselves).
+    pub mapped: BTreeSet<String>,
+    /// Symbols the body assigns (declared inside only).
+    pub assigned: BTreeSet<String>,
+    /// Of the parameters and assigned symbols, those the rest of the SDFG
+    /// still names (another loop with the same variable): they stay
+    /// declared outside, and a parameter among them gets a fresh name for
+    /// the map (a map parameter may not shadow a symbol).
+    pub named_outside: BTreeSet<String>,
+}
+
+/// The state running `plan.body` once per point of a map over
+/// `plan.params` (labelled `label`): the map's scope is a nested SDFG named
+/// `{label}_body` whose containers and symbols carry the outer names, so the
+/// body moves unchanged. Private containers move from `sdfg` into it, and
+/// the parameters and the body's own symbols leave `sdfg`'s symbols.
+/// Every memlet is the whole container, dynamic: which elements each point
+/// touches is the body's business.
+pub fn nest_in_map(sdfg: &mut Sdfg, label: &str, plan: Nesting) -> State {
+    let mut inner = Sdfg::new(format!("{label}_body"));
+    for s in plan.mapped.iter().chain(&plan.assigned) {
+        if let Some(t) = sdfg.symbols.get(s) {
+            inner.symbols.insert(s.clone(), *t);
+        }
+    }
+    for x in plan.inputs.iter().chain(&plan.outputs) {
+        if let Some(d) = sdfg.containers.get(x) {
+            let mut d = d.clone();
+            d.transient = false;
+            inner.containers.insert(x.clone(), d);
+        }
+    }
+    for x in &plan.private {
+        if let Some(d) = sdfg.containers.remove(x) {
+            inner.containers.insert(x.clone(), d);
+        }
+    }
+    let connectors: BTreeSet<&String> = plan.inputs.iter().chain(&plan.outputs).collect();
+    inner.arguments = connectors.iter().map(|x| (*x).clone()).collect();
+    inner.arguments.extend(
+        plan.mapped
+            .iter()
+            .filter(|s| !plan.params.contains(s))
+            .cloned(),
+    );
+    let own: Vec<String> = plan
+        .params
+        .iter()
+        .filter(|p| inner.symbols.contains_key(*p))
+        .cloned()
+        .collect();
+    inner.arguments.extend(own);
+    inner.body = plan.body;
+    // The loop variables and the body's own symbols live inside now, but
+    // for those the rest of the SDFG names: a map parameter among them
+    // takes a fresh name (the nested SDFG's symbol maps to it).
+    let mut renamed: BTreeMap<String, String> = BTreeMap::new();
+    for p in &plan.params {
+        if plan.named_outside.contains(p) {
+            let fresh = (0..)
+                .map(|k| format!("{p}_m{k}"))
+                .find(|n| !sdfg.symbols.contains_key(n) && !sdfg.containers.contains_key(n))
+                .unwrap_or_default();
+            renamed.insert(p.clone(), fresh);
+        }
+    }
+    for s in plan.params.iter().chain(&plan.assigned) {
+        if !plan.named_outside.contains(s) {
+            sdfg.symbols.remove(s);
+        }
+    }
+    let symbol_mapping = plan
+        .mapped
+        .iter()
+        .map(|s| {
+            let outer = renamed.get(s).unwrap_or(s);
+            (s.clone(), SymExpr::symbol(outer.clone()))
+        })
+        .collect();
+    let params: Vec<String> = plan
+        .params
+        .iter()
+        .map(|p| renamed.get(p).unwrap_or(p).clone())
+        .collect();
+    let full = |sdfg: &Sdfg, x: &str| {
+        let shape = sdfg
+            .containers
+            .get(x)
+            .map(|d| d.shape())
+            .unwrap_or_default();
+        Memlet::new(x, Subset::full(&shape)).into_dynamic()
+    };
+    let memlets: BTreeMap<String, Memlet> = connectors
+        .iter()
+        .map(|x| ((*x).clone(), full(sdfg, x)))
+        .collect();
+    let map = Map {
+        label: label.to_owned(),
+        params,
+        ranges: plan.ranges,
+        schedule: Schedule::Default,
+    };
+    let mut state = State::new();
+    let entry = state.add_node(Node::MapEntry(MapEntry {
+        map: map.clone(),
+        in_connectors: plan
+            .inputs
+            .iter()
+            .map(|x| format!("{MAP_IN_PREFIX}{x}"))
+            .collect(),
+        out_connectors: plan
+            .inputs
+            .iter()
+            .map(|x| format!("{MAP_OUT_PREFIX}{x}"))
+            .collect(),
+    }));
+    let exit = state.add_node(Node::MapExit(MapExit {
+        entry,
+        label: label.to_owned(),
+        in_connectors: plan
+            .outputs
+            .iter()
+            .map(|x| format!("{MAP_IN_PREFIX}{x}"))
+            .collect(),
+        out_connectors: plan
+            .outputs
+            .iter()
+            .map(|x| format!("{MAP_OUT_PREFIX}{x}"))
+            .collect(),
+    }));
+    let nested = state.add_node(Node::NestedSdfg(NestedSdfg {
+        label: format!("{label}_body"),
+        sdfg: Box::new(inner),
+        symbol_mapping,
+        inputs: plan.inputs.clone(),
+        outputs: plan.outputs.clone(),
+    }));
+    for x in &plan.inputs {
+        let a = state.add_access(x.clone());
+        let m = memlets[x].clone();
+        state.add_edge(
+            a,
+            None,
+            entry,
+            Some(&format!("{MAP_IN_PREFIX}{x}")),
+            m.clone(),
+        );
+        state.add_edge(
+            entry,
+            Some(&format!("{MAP_OUT_PREFIX}{x}")),
+            nested,
+            Some(x),
+            m,
+        );
+    }
+    for x in &plan.outputs {
+        let a = state.add_access(x.clone());
+        let m = memlets[x].clone();
+        state.add_edge(
+            nested,
+            Some(x),
+            exit,
+            Some(&format!("{MAP_IN_PREFIX}{x}")),
+            m.clone(),
+        );
+        state.add_edge(exit, Some(&format!("{MAP_OUT_PREFIX}{x}")), a, None, m);
+    }
+    if plan.inputs.is_empty() {
+        state.graph.add_edge(entry, nested, Edge::empty());
+    }
+    if plan.outputs.is_empty() {
+        state.graph.add_edge(nested, exit, Edge::empty());
+    }
+    state
+}

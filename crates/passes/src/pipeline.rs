@@ -1,0 +1,262 @@
+//! The named, ordered pipeline from a host SDFG to one an emitter takes.
+//!
+//! | pass | what it does |
+//! |---|---|
+//! | `return-in-place` | `return y` computes `y` into the return value, with no copy ([`crate::returns`]) |
+//! | `map-fusion` | consecutive maps of one range, each point needing only its own, become one ([`crate::map_fusion`]) |
+//! | `loop-to-map` | independent `for` loops become maps ([`mod@crate::loop_to_map`]) |
+//! | `sink-loop` | a loop around per-point maps becomes one map running the loop ([`crate::sink_loop`]) |
+//! | `map-to-copy` | a map copying one contiguous block into another becomes a copy ([`crate::copies`]) |
+//! | `offload` | maps become kernels, data gets device twins and copies ([`crate::offload()`]) |
+//! | `lower-library` | library nodes become maps or vendor calls ([`crate::lower_library_nodes`]) |
+//!
+//! Every pass keeps the SDFG valid; the pipeline validates after each one
+//! (a failure is a bug of that pass, reported with its name). Each pass can
+//! be turned off by name (`sdfgc compile --no-loop-to-map`, or
+//! `--passes offload,lower-library`), except that code generation needs
+//! `offload` and `lower-library`. An SDFG that is already offloaded goes
+//! through unchanged, so the pipeline is idempotent.
+
+use crate::accelerator::Accelerator;
+use crate::loop_to_map::{LoopReport, loop_to_map};
+use crate::offload::{Options, Report};
+use sdfg_ir::Sdfg;
+use std::collections::BTreeSet;
+use std::fmt;
+use thiserror::Error;
+
+/// One pass of the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pass {
+    /// Return values are computed in place.
+    ReturnInPlace,
+    /// Consecutive maps over one range fuse.
+    MapFusion,
+    /// Independent loops become maps.
+    LoopToMap,
+    /// Loops around per-point maps sink into one map.
+    SinkLoop,
+    /// Maps that only copy a contiguous block become copies.
+    MapToCopy,
+    /// Work moves to the accelerator.
+    Offload,
+    /// Library nodes are expanded or specialized for vendor calls.
+    LowerLibrary,
+}
+
+impl Pass {
+    /// Every pass, in pipeline order.
+    pub const ALL: [Pass; 7] = [
+        Pass::ReturnInPlace,
+        Pass::MapFusion,
+        Pass::LoopToMap,
+        Pass::SinkLoop,
+        Pass::MapToCopy,
+        Pass::Offload,
+        Pass::LowerLibrary,
+    ];
+
+    /// Every pass up to offloading (all but library lowering): what the
+    /// corpus's `offload` stage and `sdfgc compile --backend` run.
+    pub const TO_OFFLOAD: [Pass; 6] = [
+        Pass::ReturnInPlace,
+        Pass::MapFusion,
+        Pass::LoopToMap,
+        Pass::SinkLoop,
+        Pass::MapToCopy,
+        Pass::Offload,
+    ];
+
+    /// The pass's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::ReturnInPlace => "return-in-place",
+            Pass::MapFusion => "map-fusion",
+            Pass::LoopToMap => "loop-to-map",
+            Pass::SinkLoop => "sink-loop",
+            Pass::MapToCopy => "map-to-copy",
+            Pass::Offload => "offload",
+            Pass::LowerLibrary => "lower-library",
+        }
+    }
+
+    /// One line on what the pass does.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Pass::ReturnInPlace => {
+                "`return y` computes y into the return value instead of copying it"
+            }
+            Pass::MapFusion => {
+                "consecutive maps over one range, each point reading only what the same point wrote, become one"
+            }
+            Pass::LoopToMap => "for loops whose iterations are independent become maps",
+            Pass::MapToCopy => {
+                "a map that only copies one contiguous block into another becomes a runtime copy"
+            }
+            Pass::SinkLoop => {
+                "a sequential loop around maps of per-point work becomes one map whose threads run the loop"
+            }
+            Pass::Offload => {
+                "maps become kernels, library nodes device calls, data gets device twins and copies"
+            }
+            Pass::LowerLibrary => "library nodes become maps, or stay for a vendor library call",
+        }
+    }
+
+    /// The pass named `name`.
+    pub fn from_name(name: &str) -> Option<Pass> {
+        Pass::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for Pass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which passes run, with the options of each.
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    /// The passes that run (in pipeline order, whatever the set's order).
+    pub enabled: BTreeSet<Pass>,
+    /// The offload pass's options.
+    pub offload: Options,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        PipelineOptions {
+            enabled: Pass::ALL.into_iter().collect(),
+            offload: Options::default(),
+        }
+    }
+}
+
+impl PipelineOptions {
+    /// The options with `pass` turned off.
+    pub fn without(mut self, pass: Pass) -> PipelineOptions {
+        self.enabled.remove(&pass);
+        self
+    }
+}
+
+/// What each pass that ran reported.
+#[derive(Clone, Debug, Default)]
+pub struct PipelineReport {
+    /// The passes that ran, in order.
+    pub ran: Vec<Pass>,
+    /// Loop-to-map's report.
+    pub loops: Option<LoopReport>,
+    /// Loops sunk into maps, by label.
+    pub sunk: Vec<String>,
+    /// Return values computed in place (`y` as `__return`).
+    pub returns: Vec<String>,
+    /// Fused states (`S2` into `S1`).
+    pub fused: Vec<String>,
+    /// Copy maps made copies.
+    pub copies: Vec<String>,
+    /// The offload pass's report.
+    pub offload: Option<Report>,
+    /// Library lowering's lines.
+    pub library: Vec<String>,
+}
+
+impl fmt::Display for PipelineReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for r in &self.returns {
+            writeln!(f, "  return in place: {r}")?;
+        }
+        for l in &self.fused {
+            writeln!(f, "  fused: {l}")?;
+        }
+        if let Some(l) = &self.loops {
+            write!(f, "{l}")?;
+        }
+        for c in &self.copies {
+            writeln!(f, "  copy: {c}")?;
+        }
+        for l in &self.sunk {
+            writeln!(f, "  sunk: loop `{l}` runs inside one map over its points")?;
+        }
+        if let Some(o) = &self.offload {
+            write!(f, "{o}")?;
+        }
+        for l in &self.library {
+            writeln!(f, "  library: {l}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why the pipeline stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum PipelineError {
+    /// A pass refused the SDFG (an unsupported construct), or broke it.
+    #[error("pass `{pass}`: {message}")]
+    Pass {
+        /// The pass.
+        pass: Pass,
+        /// What it said.
+        message: String,
+    },
+}
+
+/// Runs the enabled passes among `passes` (in pipeline order) on a copy of
+/// `sdfg`. An SDFG already offloaded is returned unchanged by every pass.
+/// Without an accelerator only the passes that need none can run.
+pub fn run(
+    sdfg: &Sdfg,
+    acc: Option<&dyn Accelerator>,
+    options: &PipelineOptions,
+    passes: &[Pass],
+) -> Result<(Sdfg, PipelineReport), PipelineError> {
+    let mut out = sdfg.clone();
+    let mut report = PipelineReport::default();
+    let offloaded = crate::offload::is_offloaded(sdfg);
+    for pass in Pass::ALL {
+        if !passes.contains(&pass) || !options.enabled.contains(&pass) {
+            continue;
+        }
+        // The passes before offloading work on host SDFGs: an offloaded
+        // one goes through them unchanged.
+        if offloaded && pass < Pass::Offload {
+            continue;
+        }
+        let fail = |message: String| PipelineError::Pass { pass, message };
+        let needs_acc = || fail("needs an accelerator (a backend)".to_owned());
+        match pass {
+            Pass::ReturnInPlace => {
+                report.returns = crate::returns::returns_in_place(&mut out);
+            }
+            Pass::MapFusion => {
+                report.fused = crate::map_fusion::fuse_maps(&mut out);
+            }
+            Pass::LoopToMap => {
+                report.loops = Some(loop_to_map(&mut out));
+            }
+            Pass::SinkLoop => {
+                report.sunk = crate::sink_loop::sink_loops(&mut out);
+            }
+            Pass::MapToCopy => {
+                report.copies = crate::copies::maps_to_copies(&mut out);
+            }
+            Pass::Offload => {
+                let acc = acc.ok_or_else(needs_acc)?;
+                let (o, r) =
+                    crate::offload(&out, acc, &options.offload).map_err(|e| fail(e.to_string()))?;
+                out = o;
+                report.offload = Some(r);
+            }
+            Pass::LowerLibrary => {
+                let acc = acc.ok_or_else(needs_acc)?;
+                report.library =
+                    crate::lower_library_nodes(&mut out, acc).map_err(|e| fail(e.to_string()))?;
+            }
+        }
+        sdfg_ir::validate(&out)
+            .map_err(|e| fail(format!("left the SDFG invalid (a bug of the pass):\n{e}")))?;
+        report.ran.push(pass);
+    }
+    Ok((out, report))
+}

@@ -1,0 +1,304 @@
+//! Loop sinking: a sequential loop whose every iteration runs maps of the
+//! same range, each point touching only its own elements, becomes one map
+//! over that range whose threads run the whole loop.
+//!
+//! ```text
+//! for n in range(maxiter):              for (p, q) in map[0:YN, 0:XN]:
+//!     map (i, j): I[i, j] = |Z[i, j]| <     for n in range(maxiter):
+//!     map (i, j): N[i, j] = ... I[i, j]  =>      I[p, q] = |Z[p, q]| < h
+//!     map (i, j): Z[i, j] = ... I[i, j]          N[p, q] = ... I[p, q]
+//!                                                Z[p, q] = ... I[p, q]
+//! ```
+//!
+//! One launch runs what took a launch per map per iteration (mandelbrot's
+//! iteration loop over its grid of points). The rewrite is an interchange
+//! of the loop with the maps, legal when no point of one iteration reads
+//! what another point wrote:
+//!
+//! - the loop's body is states only, each holding exactly one map at its
+//!   top level (with the access nodes it reads and writes), all maps of the
+//!   same range; no transitions inside the body, a header that reads no
+//!   data;
+//! - every container the body writes is accessed, inside every map, only at
+//!   one and the same element of the point, `f(p)` with the map's
+//!   parameters renamed to the first map's (an injective `f` by the
+//!   dependence test: distinct points, distinct elements); containers it
+//!   only reads may be read anywhere;
+//! - the loop's variable is not used after the loop.
+//!
+//! The result is a map over the range whose scope is a nested SDFG running
+//! the loop; in it each map of the body is gone, its parameters symbols of
+//! the nested SDFG bound to the new map's (so its memlets and code stay as
+//! they were), its nodes joined to the access nodes directly.
+
+use crate::dependence::{RegionUse, independent};
+use crate::nest::{Nesting, mapped_symbols, nest_in_map, rewrite_loops, single_map};
+use sdfg_ir::{BlockKind, Edge, LoopBlock, Node, NodeId, Range, Region, Sdfg, State, SymExpr};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Sinks every loop it can (see the [module docs](self)); returns the
+/// labels of the loops sunk.
+pub fn sink_loops(sdfg: &mut Sdfg) -> Vec<String> {
+    let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
+    let whole = RegionUse::of(&sdfg.body, &symbols);
+    let mut body = std::mem::take(&mut sdfg.body);
+    let mut sunk = Vec::new();
+    rewrite_loops(&mut body, &mut |block| {
+        let BlockKind::Loop(l) = &block.kind else {
+            return false;
+        };
+        let Some((mut nesting, renames)) = plan(sdfg, &block.label, l, &whole, &symbols) else {
+            return false;
+        };
+        strip_maps(&mut nesting.body);
+        let state = bind_renames(nest_in_map(sdfg, &block.label, nesting), &renames);
+        block.kind = BlockKind::State(state);
+        sunk.push(block.label.clone());
+        true
+    });
+    sdfg.body = body;
+    sunk
+}
+
+/// The one top-level map of a state: its entry and parameters and ranges.
+fn top_map(state: &State) -> Option<(NodeId, Vec<String>, Vec<Range>)> {
+    let (entry, _) = single_map(state)?;
+    let Some(Node::MapEntry(e)) = state.node(entry) else {
+        return None;
+    };
+    Some((entry, e.map.params.clone(), e.map.ranges.clone()))
+}
+
+/// The nesting of loop `l`, and the renaming of every map's parameters to
+/// the new map's, if the loop sinks.
+#[allow(clippy::type_complexity)]
+fn plan(
+    sdfg: &Sdfg,
+    label: &str,
+    l: &LoopBlock,
+    whole: &RegionUse,
+    symbols: &BTreeSet<String>,
+) -> Option<(Nesting, BTreeMap<String, String>)> {
+    if l.body.blocks.is_empty()
+        || !l.condition.reads().is_empty()
+        || [&l.init, &l.update]
+            .into_iter()
+            .flatten()
+            .any(|e| !e.reads().is_empty())
+    {
+        return None;
+    }
+    let mut maps = Vec::new();
+    for b in &l.body.blocks {
+        let BlockKind::State(s) = &b.kind else {
+            return None;
+        };
+        if !b.transition.is_empty() {
+            return None;
+        }
+        maps.push((s, top_map(s)?));
+    }
+    let (_, (_, params, ranges)) = &maps[0];
+    let mut renames: BTreeMap<String, String> = BTreeMap::new();
+    for (_, (_, p, r)) in &maps {
+        if r != ranges || p.len() != params.len() {
+            return None;
+        }
+        for (a, b) in p.iter().zip(params) {
+            if renames
+                .insert(a.clone(), b.clone())
+                .is_some_and(|old| old != *b)
+            {
+                return None;
+            }
+        }
+    }
+    let subs: BTreeMap<String, SymExpr> = renames
+        .iter()
+        .map(|(a, b)| (a.clone(), SymExpr::symbol(b.clone())))
+        .collect();
+    // Accesses inside the maps (the edges from the entry and into the exit),
+    // in the new map's parameters.
+    let mut at: BTreeMap<String, Vec<sdfg_ir::Subset>> = BTreeMap::new();
+    let mut written: BTreeSet<String> = BTreeSet::new();
+    for (s, (entry, ..)) in &maps {
+        let exit = s.exit_of(*entry)?;
+        for (_, _, e) in s.out_edges(*entry) {
+            if let Some(m) = &e.memlet {
+                at.entry(m.data.clone())
+                    .or_default()
+                    .push(m.subset.subs(&subs));
+            }
+        }
+        for (_, _, e) in s.in_edges(exit) {
+            if let Some(m) = &e.memlet {
+                if m.wcr.is_some() {
+                    return None;
+                }
+                written.insert(m.data.clone());
+                at.entry(m.data.clone())
+                    .or_default()
+                    .push(m.subset.subs(&subs));
+            }
+        }
+    }
+    let none = BTreeSet::new();
+    for x in &written {
+        let subsets = at.get(x)?;
+        let first = &subsets[0];
+        if subsets.iter().any(|s| s != first) || !independent(first, first, params, &none) {
+            return None;
+        }
+    }
+    // The loop's own symbols stay inside.
+    let inside = RegionUse::of_loop(l, label, symbols);
+    if inside
+        .assigned
+        .iter()
+        .any(|s| whole.symbol_outside(&inside, s))
+    {
+        return None;
+    }
+    let mut inputs = BTreeSet::new();
+    for a in &inside.accesses {
+        sdfg.containers.get(&a.data)?;
+        inputs.insert(a.data.clone());
+    }
+    let mut mapped = mapped_symbols(sdfg, &inside, &inputs);
+    for r in ranges {
+        mapped.extend(r.free_symbols());
+    }
+    let one = Region::new(vec![sdfg_ir::ControlBlock {
+        label: label.to_owned(),
+        kind: BlockKind::Loop(l.clone()),
+        transition: Default::default(),
+    }]);
+    Some((
+        Nesting {
+            named_outside: inside
+                .assigned
+                .iter()
+                .filter(|s| whole.named_outside(&inside, s))
+                .cloned()
+                .collect(),
+            params: params.clone(),
+            ranges: ranges.clone(),
+            body: one,
+            private: BTreeSet::new(),
+            inputs,
+            outputs: written,
+            mapped,
+            assigned: inside.assigned.clone(),
+        },
+        renames,
+    ))
+}
+
+/// Removes the one top-level map of every state in `region` (the sunk
+/// loop): the map's nodes are joined to the access nodes directly, with
+/// the memlets they had inside the map.
+fn strip_maps(region: &mut Region) {
+    region.for_each_region_mut(&mut |r| {
+        for block in &mut r.blocks {
+            if let BlockKind::State(s) = &mut block.kind
+                && let Some((entry, ..)) = top_map(s)
+            {
+                strip(s, entry);
+            }
+        }
+    });
+}
+
+fn strip(state: &mut State, entry: NodeId) {
+    let Some(exit) = state.exit_of(entry) else {
+        return;
+    };
+    // Outer ends of the entry's and exit's connectors.
+    let mut sources: BTreeMap<String, (NodeId, Option<String>)> = BTreeMap::new();
+    for (_, src, e) in state.in_edges(entry) {
+        if let Some(c) = e.dst_conn.as_deref().and_then(|c| c.strip_prefix("IN_")) {
+            sources.insert(c.to_owned(), (src, e.src_conn.clone()));
+        }
+    }
+    let mut sinks: BTreeMap<String, (NodeId, Option<String>)> = BTreeMap::new();
+    for (_, dst, e) in state.out_edges(exit) {
+        if let Some(c) = e.src_conn.as_deref().and_then(|c| c.strip_prefix("OUT_")) {
+            sinks.insert(c.to_owned(), (dst, e.dst_conn.clone()));
+        }
+    }
+    let inner_out: Vec<(NodeId, Edge)> = state
+        .out_edges(entry)
+        .map(|(_, d, e)| (d, e.clone()))
+        .collect();
+    let inner_in: Vec<(NodeId, Edge)> = state
+        .in_edges(exit)
+        .map(|(_, s, e)| (s, e.clone()))
+        .collect();
+    for (dst, e) in inner_out {
+        let key = e.src_conn.as_deref().and_then(|c| c.strip_prefix("OUT_"));
+        if let (Some(k), Some(m)) = (key, e.memlet)
+            && let Some((src, conn)) = sources.get(k)
+        {
+            state.graph.add_edge(
+                *src,
+                dst,
+                Edge {
+                    src_conn: conn.clone(),
+                    dst_conn: e.dst_conn,
+                    memlet: Some(m),
+                },
+            );
+        }
+    }
+    for (src, e) in inner_in {
+        let key = e.dst_conn.as_deref().and_then(|c| c.strip_prefix("IN_"));
+        if let (Some(k), Some(m)) = (key, e.memlet)
+            && let Some((dst, conn)) = sinks.get(k)
+        {
+            state.graph.add_edge(
+                src,
+                *dst,
+                Edge {
+                    src_conn: e.src_conn,
+                    dst_conn: conn.clone(),
+                    memlet: Some(m),
+                },
+            );
+        }
+    }
+    state.graph.remove_node(entry);
+    state.graph.remove_node(exit);
+    // Access nodes the map used to reach only through an empty memlet are
+    // left without edges: drop them.
+    let lonely: Vec<NodeId> = state
+        .nodes()
+        .filter(|(id, n)| {
+            n.as_access().is_some()
+                && state.in_edges(*id).next().is_none()
+                && state.out_edges(*id).next().is_none()
+        })
+        .map(|(id, _)| id)
+        .collect();
+    for id in lonely {
+        state.graph.remove_node(id);
+    }
+}
+
+/// The sunk map's nested SDFG binds every stripped map's parameters to the
+/// new map's: they become its symbols.
+fn bind_renames(mut state: State, renames: &BTreeMap<String, String>) -> State {
+    let ids: Vec<NodeId> = state.nodes().map(|(id, _)| id).collect();
+    for id in ids {
+        if let Some(Node::NestedSdfg(n)) = state.graph.node_weight_mut(id) {
+            for (inner, outer) in renames {
+                n.sdfg.symbols.insert(inner.clone(), sdfg_ir::DType::Int64);
+                n.symbol_mapping
+                    .insert(inner.clone(), SymExpr::symbol(outer.clone()));
+                if !n.sdfg.arguments.contains(inner) {
+                    n.sdfg.arguments.push(inner.clone());
+                }
+            }
+        }
+    }
+    state
+}

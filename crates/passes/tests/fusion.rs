@@ -1,0 +1,133 @@
+//! Map fusion: which consecutive maps fuse, which do not, and that the
+//! fused program computes what the two maps did (race-checked, on the host
+//! and offloaded).
+
+use sdfg_ir::{BlockKind, Node, Sdfg};
+use sdfg_passes::map_fusion::fuse_maps;
+
+mod common;
+use common::{program, rewritten};
+
+/// Fuses, with every check of [`common::rewritten`].
+#[track_caller]
+fn fused(sdfg: &Sdfg) -> (Sdfg, Vec<String>) {
+    let (out, lines, _) = rewritten(sdfg, fuse_maps);
+    (out, lines)
+}
+
+fn maps(sdfg: &Sdfg) -> usize {
+    sdfg.states()
+        .iter()
+        .map(|(_, s)| {
+            let tree = s.scope_tree().unwrap();
+            s.nodes()
+                .filter(|(id, n)| matches!(n, Node::MapEntry(_)) && tree.parent(*id).is_none())
+                .count()
+        })
+        .sum()
+}
+
+fn transient_arrays(sdfg: &Sdfg) -> Vec<&String> {
+    sdfg.containers
+        .iter()
+        .filter(|(_, d)| {
+            d.transient && !d.is_scalar() && d.total_elements().and_then(|n| n.as_int()) != Some(1)
+        })
+        .map(|(n, _)| n)
+        .collect()
+}
+
+fn states(sdfg: &Sdfg) -> usize {
+    let mut n = 0;
+    sdfg.walk_blocks(&mut |_, _, b| n += usize::from(matches!(b.kind, BlockKind::State(_))));
+    n
+}
+
+#[test]
+fn an_elementwise_chain_fuses_and_its_temporary_disappears() {
+    let sdfg = program(
+        "    T = A * 2.0\n    U = T + 1.0\n    B[:] = U * U\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+    // Neither temporary is an array any more.
+    assert_eq!(transient_arrays(&sdfg).len(), 2);
+    assert!(transient_arrays(&out).is_empty());
+}
+
+#[test]
+fn a_temporary_read_later_stays_an_array() {
+    let sdfg = program(
+        "    T = A * 2.0\n    B[:] = T + 1.0\n    C[0] = T[3]\n",
+        "A: dc.float64[N], B: dc.float64[N], C: dc.float64[1]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    // The array the third statement reads is still there, and written.
+    assert_eq!(transient_arrays(&out), transient_arrays(&sdfg));
+}
+
+#[test]
+fn a_shifted_read_does_not_fuse() {
+    // The second map at point i reads what the first wrote at i + 1.
+    let sdfg = program(
+        "    T = A * 2.0\n    B[0:N - 1] = T[1:N]\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+    assert_eq!(maps(&out), maps(&sdfg));
+}
+
+#[test]
+fn different_ranges_do_not_fuse() {
+    let sdfg = program(
+        "    A[:] = 1.0\n    B[0:M] = 2.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, lines) = fused(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+}
+
+#[test]
+fn a_second_map_writing_what_the_first_reads_does_not_fuse() {
+    let sdfg = program(
+        "    B[:] = A + 1.0\n    A[:] = 0.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, lines) = fused(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+}
+
+#[test]
+fn a_map_commutes_past_independent_scalar_code_to_fuse() {
+    // azimint's shape: the mask, two scalar initializations, the masked sums.
+    let sdfg = program(
+        "    mask = np.less(A, 0.5)\n    s = 0.0\n    for j in dc.map[0:N]:\n        if mask[j]:\n            s += A[j]\n    B[0] = s\n",
+        "A: dc.float64[N], B: dc.float64[1]",
+    );
+    let before = states(&sdfg);
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(states(&out), before - 1);
+}
+
+#[test]
+fn a_temporary_with_two_readers_becomes_a_scalar_at_the_last_one() {
+    // The first fusion keeps `T` (the third statement reads it); the second
+    // finds it used by the fused state alone.
+    let sdfg = program(
+        "    T = A * 2.0\n    B[:] = T + 1.0\n    C[:] = T * 3.0\n",
+        "A: dc.float64[N], B: dc.float64[N], C: dc.float64[N]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+    assert!(
+        transient_arrays(&out).is_empty(),
+        "{:?}",
+        transient_arrays(&out)
+    );
+}

@@ -1,0 +1,469 @@
+//! The loop transformations: loop-to-map (which loops become maps, why the
+//! others stay), loop sinking (a loop around per-point maps into one map)
+//! and the offload pass's single-thread loops. Each converted program must
+//! compute what the loop did, on the host and offloaded to the simulated
+//! device with the race check on (a wrong "independent" shows up as two
+//! threads writing one element).
+
+use sdfg_ir::{BlockKind, Node, Sdfg};
+use sdfg_passes::dependence::independent;
+use sdfg_passes::pipeline::{self, Pass, PipelineOptions};
+use sdfg_passes::{LoopReport, loop_to_map};
+use sdfg_sim::SimAccelerator;
+use std::collections::BTreeSet;
+
+mod common;
+use common::{args, program, run, same};
+
+/// Converts, validates, checks idempotence, and compares runs of the loop,
+/// the map on the host and the map offloaded; returns the report.
+#[track_caller]
+fn convert(sdfg: &Sdfg) -> (Sdfg, LoopReport) {
+    let mut out = sdfg.clone();
+    let report = loop_to_map(&mut out);
+    sdfg_ir::validate(&out).unwrap_or_else(|e| panic!("{e}\n{report}"));
+    let back = Sdfg::from_json(&out.to_json()).unwrap();
+    assert_eq!(back, out, "JSON round trip");
+    let mut again = out.clone();
+    let second = loop_to_map(&mut again);
+    assert_eq!(again, out, "a second run changed the SDFG");
+    assert!(second.converted.is_empty());
+    let a = args(sdfg);
+    let want = run(sdfg, &a);
+    same(&want, &run(&out, &a));
+    let (device, _) = pipeline::run(
+        sdfg,
+        Some(&SimAccelerator),
+        &PipelineOptions::default(),
+        &[Pass::LoopToMap, Pass::Offload],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    same(&want, &run(&device, &a));
+    (out, report)
+}
+
+fn loops(sdfg: &Sdfg) -> usize {
+    let mut n = 0;
+    sdfg.walk_blocks(&mut |_, _, b| n += usize::from(matches!(b.kind, BlockKind::Loop(_))));
+    n
+}
+
+fn nested_maps(sdfg: &Sdfg) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (_, s) in sdfg.states() {
+        for (_, n) in s.nodes() {
+            if let Node::MapEntry(e) = n
+                && s.nodes().any(|(_, m)| matches!(m, Node::NestedSdfg(_)))
+            {
+                out.push(e.map.params.clone());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_elementwise_loop_becomes_a_map() {
+    let sdfg = program(
+        "    for i in range(N):\n        B[i] = A[i] * 2.0 + 1.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    assert_eq!(loops(&out), 0);
+    assert_eq!(nested_maps(&out), vec![vec!["i".to_owned()]]);
+}
+
+#[test]
+fn a_perfect_nest_becomes_one_map_of_both_variables() {
+    let sdfg = program(
+        "    for i in range(N):\n        for j in range(M):\n            B[i, j] = A[j, i] + 1.0\n",
+        "A: dc.float64[M, N], B: dc.float64[N, M]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(loops(&out), 0, "{report}");
+    assert_eq!(
+        nested_maps(&out),
+        vec![vec!["i".to_owned(), "j".to_owned()]]
+    );
+}
+
+#[test]
+fn a_row_loop_with_a_sequential_inner_loop_maps_the_rows() {
+    // syrk's shape: rows independent, the inner k loop accumulates.
+    let sdfg = program(
+        "    for i in range(N):\n        for k in range(M):\n            C[i, :i + 1] += A[i, k] * A[:i + 1, k]\n",
+        "A: dc.float64[N, M], C: dc.float64[N, N]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    assert_eq!(nested_maps(&out), vec![vec!["i".to_owned()]]);
+    // The k loop runs inside each row's nested SDFG.
+    assert_eq!(loops(&out), 0);
+}
+
+#[test]
+fn a_private_scalar_moves_into_the_body() {
+    let sdfg = program(
+        "    for i in range(N):\n        t = A[i] * A[i]\n        B[i] = t + 1.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    // No transient of the loop is left outside.
+    let before: BTreeSet<&String> = sdfg.containers.keys().collect();
+    let after: BTreeSet<&String> = out.containers.keys().collect();
+    assert!(after.is_subset(&before));
+    assert!(after.len() < before.len(), "{after:?}");
+}
+
+#[test]
+fn a_recurrence_stays_a_loop_with_the_reason() {
+    let sdfg = program(
+        "    for i in range(1, N):\n        A[i] = A[i - 1] + 1.0\n",
+        "A: dc.float64[N]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert!(report.converted.is_empty());
+    assert_eq!(loops(&out), 1);
+    let (_, why) = &report.kept[0];
+    assert!(why.contains("`A[i]`") && why.contains("reads"), "{why}");
+}
+
+#[test]
+fn a_loop_carried_scalar_stays_a_loop() {
+    let sdfg = program(
+        "    s = 0.0\n    for i in range(N):\n        s = s + A[i]\n    B[0] = s\n",
+        "A: dc.float64[N], B: dc.float64[1]",
+    );
+    let (_, report) = convert(&sdfg);
+    assert!(report.converted.is_empty(), "{report}");
+    assert_eq!(report.kept.len(), 1);
+}
+
+#[test]
+fn a_loop_variable_read_after_the_loop_keeps_the_loop() {
+    // Python sees the last value of `i` after the loop (the frontend
+    // refuses such reads; an SDFG from elsewhere may have one).
+    let mut sdfg = program(
+        "    for i in range(N):\n        A[i] = 1.0\n",
+        "A: dc.float64[N]",
+    );
+    sdfg.symbols
+        .insert("after".to_owned(), sdfg_ir::DType::Int64);
+    let last = sdfg.body.blocks.len() - 1;
+    let at = (0..=last)
+        .rev()
+        .find(|k| matches!(sdfg.body.blocks[*k].kind, BlockKind::Loop(_)))
+        .unwrap();
+    sdfg.body.blocks[at]
+        .transition
+        .assignments
+        .push(sdfg_ir::Assignment {
+            symbol: "after".to_owned(),
+            value: sdfg_ir::SymExpr::symbol("i"),
+        });
+    let mut out = sdfg.clone();
+    let report = loop_to_map(&mut out);
+    assert!(report.converted.is_empty(), "{report}");
+    assert!(report.kept[0].1.contains("used after the loop"), "{report}");
+}
+
+#[test]
+fn two_loops_with_one_variable_name_both_convert() {
+    let sdfg = program(
+        "    for i in range(N):\n        A[i] = 1.0\n    for i in range(N):\n        B[i] = A[i] + 2.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 2, "{report}");
+    assert_eq!(loops(&out), 0);
+}
+
+#[test]
+fn a_break_keeps_the_loop() {
+    let sdfg = program(
+        "    for i in range(N):\n        if A[i] > 50.0:\n            break\n        B[i] = A[i]\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, report) = convert(&sdfg);
+    assert!(report.converted.is_empty(), "{report}");
+    assert!(
+        report.kept.iter().any(|(_, w)| w.contains("break")),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_branch_in_the_body_converts() {
+    let sdfg = program(
+        "    for i in range(N):\n        if i % 2 == 0:\n            B[i] = A[i]\n        else:\n            B[i] = -A[i]\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+}
+
+#[test]
+fn a_reverse_and_strided_loop_covers_the_same_iterations() {
+    let sdfg = program(
+        "    for i in range(N - 1, 0, -2):\n        B[i] = A[i] + 1.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+}
+
+#[test]
+fn an_accumulation_without_a_resolution_stays_a_loop() {
+    let sdfg = program(
+        "    for i in range(N):\n        B[0] += A[i]\n",
+        "A: dc.float64[N], B: dc.float64[1]",
+    );
+    let (_, report) = convert(&sdfg);
+    // `+=` reads B[0]: without a write-conflict resolution it is a
+    // dependence, and the loop stays.
+    assert!(report.converted.is_empty(), "{report}");
+}
+
+#[test]
+fn the_dependence_test_on_subsets() {
+    let s = |t: &str| sdfg_ir::Subset::parse(t).unwrap();
+    let p = ["i".to_owned()];
+    let none = BTreeSet::new();
+    // Same index of i: distinct iterations, distinct elements.
+    assert!(independent(&s("i, 0:N"), &s("i, 0:N"), &p, &none));
+    assert!(independent(&s("2*i + 1"), &s("2*i + 1"), &p, &none));
+    // A neighbour: not independent.
+    assert!(!independent(&s("i"), &s("i - 1"), &p, &none));
+    // Invariantly separated rows.
+    assert!(independent(&s("0, i"), &s("1:N, i"), &p, &none));
+    // Whole ranges: conflict.
+    assert!(!independent(&s("0:N"), &s("0:N"), &p, &none));
+    // An index through a symbol that varies inside the body.
+    let varying: BTreeSet<String> = ["k".to_owned()].into();
+    assert!(!independent(&s("i + k"), &s("i + k"), &p, &varying));
+    // Two variables need a dimension each.
+    let pq = ["i".to_owned(), "j".to_owned()];
+    assert!(independent(&s("i, j"), &s("i, j"), &pq, &none));
+    assert!(!independent(&s("i, 0"), &s("i, 0"), &pq, &none));
+}
+
+#[test]
+fn the_pipeline_can_turn_loop_to_map_off() {
+    let sdfg = program(
+        "    for i in range(N):\n        B[i] = A[i] * 2.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let passes = [Pass::LoopToMap, Pass::Offload];
+    let on = pipeline::run(
+        &sdfg,
+        Some(&SimAccelerator),
+        &PipelineOptions::default(),
+        &passes,
+    )
+    .unwrap();
+    let off = pipeline::run(
+        &sdfg,
+        Some(&SimAccelerator),
+        &PipelineOptions::default().without(Pass::LoopToMap),
+        &passes,
+    )
+    .unwrap();
+    assert_eq!(on.1.ran, vec![Pass::LoopToMap, Pass::Offload]);
+    assert_eq!(off.1.ran, vec![Pass::Offload]);
+    assert_eq!(on.1.loops.as_ref().map(|l| l.converted.len()), Some(1));
+    assert!(off.1.loops.is_none());
+    // Off, the loop is sequential: one thread runs it.
+    let report = off.1.offload.as_ref().unwrap();
+    assert_eq!(report.sequential_loops.len(), 1, "{report}");
+    // The pipeline on its own output changes nothing.
+    let again = pipeline::run(
+        &on.0,
+        Some(&SimAccelerator),
+        &PipelineOptions::default(),
+        &passes,
+    )
+    .unwrap();
+    assert_eq!(again.0, on.0);
+    // Offloading without an accelerator is an error naming the pass.
+    let e = pipeline::run(&sdfg, None, &PipelineOptions::default(), &passes).unwrap_err();
+    assert!(e.to_string().contains("offload"), "{e}");
+}
+
+/// Offloads through the pipeline up to offloading (all passes there).
+fn offloaded(sdfg: &Sdfg) -> (Sdfg, sdfg_passes::PipelineReport) {
+    pipeline::run(
+        sdfg,
+        Some(&SimAccelerator),
+        &PipelineOptions::default(),
+        &[Pass::LoopToMap, Pass::SinkLoop, Pass::Offload],
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Kernels (device maps at the top of a state) in the SDFG's states,
+/// nested SDFGs excluded.
+fn kernels(sdfg: &Sdfg) -> usize {
+    sdfg.states()
+        .iter()
+        .map(|(_, s)| {
+            let tree = s.scope_tree().unwrap();
+            s.nodes()
+                .filter(|(id, n)| {
+                    matches!(n, Node::MapEntry(e) if e.map.schedule.is_device())
+                        && tree.parent(*id).is_none()
+                })
+                .count()
+        })
+        .sum()
+}
+
+const MASKED: &str = "    Z = np.zeros((N, M), dtype=np.float64)\n    for n in range(5):\n        I = np.less(np.absolute(Z), 4.0)\n        for j, k in dc.map[0:N, 0:M]:\n            if I[j, k]:\n                Z[j, k] = Z[j, k] * Z[j, k] + C[j, k]\n    B[:] = Z\n";
+
+#[test]
+fn a_loop_around_per_point_maps_sinks_into_one_map() {
+    let sdfg = program(MASKED, "C: dc.float64[N, M], B: dc.float64[N, M]");
+    let (out, report) = offloaded(&sdfg);
+    assert_eq!(report.sunk.len(), 1, "{report}");
+    assert_eq!(loops(&out), 0);
+    let a = args(&sdfg);
+    same(&run(&sdfg, &a), &run(&out, &a));
+    // Off: one loop, a kernel per map per iteration.
+    let (kept, r) = pipeline::run(
+        &sdfg,
+        Some(&SimAccelerator),
+        &PipelineOptions::default().without(Pass::SinkLoop),
+        &[Pass::LoopToMap, Pass::SinkLoop, Pass::Offload],
+    )
+    .unwrap();
+    assert!(r.sunk.is_empty());
+    assert_eq!(loops(&kept), 1);
+    assert!(kernels(&kept) > kernels(&out));
+}
+
+#[test]
+fn a_neighbour_read_keeps_the_loop_around_its_maps() {
+    // A stencil iterated in time: a point reads its neighbours, which other
+    // points wrote in the previous iteration.
+    let sdfg = program(
+        "    for t in range(3):\n        B[1:N - 1] = A[0:N - 2] + A[2:N]\n        A[1:N - 1] = B[1:N - 1] * 0.5\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (out, report) = offloaded(&sdfg);
+    assert!(report.sunk.is_empty(), "{report}");
+    assert_eq!(loops(&out), 1);
+    let a = args(&sdfg);
+    same(&run(&sdfg, &a), &run(&out, &a));
+}
+
+#[test]
+fn a_sequential_loop_of_scalar_device_work_is_one_single_thread_kernel() {
+    let sdfg = program(
+        "    for i in range(1, N):\n        if A[i] > A[i - 1]:\n            A[i] = A[i - 1] * 0.5\n        else:\n            A[i] = A[i] + A[i - 1]\n",
+        "A: dc.float64[N]",
+    );
+    let (out, report) = offloaded(&sdfg);
+    let off = report.offload.as_ref().unwrap();
+    assert_eq!(off.sequential_loops.len(), 1, "{off}");
+    assert_eq!(loops(&out), 0);
+    assert_eq!(kernels(&out), 1);
+    let a = args(&sdfg);
+    let want = run(&sdfg, &a);
+    let got = run(&out, &a);
+    same(&want, &got);
+    // One launch, where each iteration launched a kernel per state before.
+    assert_eq!(got.report.launches, 1, "{:?}", got.report);
+}
+
+#[test]
+fn scalar_host_code_in_a_loop_stays_on_the_host() {
+    // Only scalars the host holds: no kernel at all (crc16's bit loop).
+    let sdfg = program(
+        "    s = 0\n    for i in range(N):\n        s = (s * 3 + i) % 7\n    B[0] = s\n",
+        "B: dc.int64[1]",
+    );
+    let (out, report) = offloaded(&sdfg);
+    let off = report.offload.as_ref().unwrap();
+    assert!(off.sequential_loops.is_empty(), "{off}");
+    let a = args(&sdfg);
+    let got = run(&out, &a);
+    same(&run(&sdfg, &a), &got);
+    assert_eq!(got.report.launches, 0, "{:?}", got.report);
+}
+
+#[test]
+fn consecutive_statements_of_scalar_device_work_are_one_kernel() {
+    // Two statements on elements of an array (device data): one
+    // single-thread kernel for both, in order.
+    let sdfg = program(
+        "    A[0] = A[1] * 2.0\n    A[2] = A[0] + 1.0\n    A[1] = A[2] - A[0]\n",
+        "A: dc.float64[N]",
+    );
+    let (out, _) = offloaded(&sdfg);
+    assert_eq!(kernels(&out), 1);
+    let a = args(&sdfg);
+    let got = run(&out, &a);
+    same(&run(&sdfg, &a), &got);
+    assert_eq!(got.report.launches, 1);
+    // The frontend made a state of tasklets per step of each statement:
+    // each would have been a kernel of its own.
+    let mut alone = 0;
+    for (_, s) in sdfg.states() {
+        alone += usize::from(s.nodes().any(|(_, n)| matches!(n, Node::Tasklet(_))));
+    }
+    assert!(alone >= 3, "{alone}");
+}
+
+/// Renames symbol `from` to `to` in loop headers and memlets of `region`
+/// (what a frontend reusing a loop variable's name would have written).
+fn rename_symbol(region: &mut sdfg_ir::Region, from: &str, to: &str) {
+    let map: std::collections::BTreeMap<String, sdfg_ir::SymExpr> =
+        [(from.to_owned(), sdfg_ir::SymExpr::symbol(to))].into();
+    region.for_each_region_mut(&mut |r| {
+        for b in &mut r.blocks {
+            match &mut b.kind {
+                BlockKind::Loop(l) => {
+                    if l.variable.as_deref() == Some(from) {
+                        l.variable = Some(to.to_owned());
+                    }
+                    l.condition = l.condition.subs(&map);
+                    l.init = l.init.as_ref().map(|e| e.subs(&map));
+                    l.update = l.update.as_ref().map(|e| e.subs(&map));
+                }
+                BlockKind::State(st) => {
+                    for e in st.graph.edge_weights_mut() {
+                        if let Some(m) = &mut e.memlet {
+                            m.subset = m.subset.subs(&map);
+                            m.volume = m.volume.subs(&map);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
+#[test]
+fn a_loop_variable_another_loop_reuses_keeps_its_declaration() {
+    // The first loop becomes a map; the second, a recurrence over the same
+    // variable name, stays a loop and still finds `i` declared.
+    let mut sdfg = program(
+        "    for i in range(N):\n        A[i] = A[i] * 2.0\n    for j in range(1, N):\n        A[j] = A[j - 1] + A[j]\n",
+        "A: dc.float64[N]",
+    );
+    let second = sdfg.body.blocks.len() - 1;
+    let mut tail = sdfg_ir::Region::new(sdfg.body.blocks.split_off(second));
+    rename_symbol(&mut tail, "j", "i");
+    sdfg.body.blocks.extend(tail.blocks);
+    sdfg.symbols.remove("j");
+    sdfg_ir::validate(&sdfg).unwrap_or_else(|e| panic!("{e}"));
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    assert!(out.symbols.contains_key("i"));
+    // The map's parameter is a fresh name; the nested SDFG's `i` maps to it.
+    let params = nested_maps(&out);
+    assert_eq!(params.len(), 1);
+    assert_ne!(params[0], vec!["i".to_owned()]);
+}
