@@ -6,7 +6,7 @@ use sdfg_passes::{LibraryError, Options, lower_library_nodes, offload};
 use sdfg_sim::{Arguments, RunResult, SimAccelerator, Simulator};
 
 mod common;
-use common::program;
+use common::{program, same};
 
 /// `N = 5`, `M = 3`: shapes of the expansions' edge cases.
 fn args(sdfg: &Sdfg) -> Arguments {
@@ -29,21 +29,6 @@ fn library_nodes(sdfg: &Sdfg) -> usize {
                 .count()
         })
         .sum()
-}
-
-#[track_caller]
-fn same(want: &RunResult, got: &RunResult) {
-    for (name, w) in &want.outputs {
-        let g = &got.outputs[name];
-        assert_eq!(w.shape, g.shape, "`{name}`");
-        for i in 0..w.elements.len() {
-            let (a, b) = (w.get(i).unwrap().to_c64(), g.get(i).unwrap().to_c64());
-            assert!(
-                (a - b).norm() <= 1e-12 * a.norm().max(1.0),
-                "`{name}`[{i}]: library {a}, expansion {b}"
-            );
-        }
-    }
 }
 
 /// Lowers `sdfg` on the host and after offloading; both compute what the
