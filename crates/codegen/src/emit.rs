@@ -1902,7 +1902,9 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
-        let mut params: Vec<(String, String)> = Vec::new();
+        // (C++ type, parameter name, the host's launch argument) of each
+        // kernel parameter.
+        let mut params: Vec<(String, String, String)> = Vec::new();
         for x in &containers {
             let Some(desc) = self.desc(x) else { continue };
             let t = ctype(desc.dtype);
@@ -1941,10 +1943,19 @@ impl<'a> Emitter<'a> {
                             && tree.parent(*id).is_some()
                     });
                     if !inside {
-                        params.push((format!("{t}* __restrict__"), ident(x)));
+                        params.push((format!("{t}* __restrict__"), ident(x), ident(x)));
                     }
                 }
-                _ => params.push((format!("{t}* __restrict__"), ident(x))),
+                _ if desc.is_scalar() && desc.storage.side() != Some(sdfg_ir::Side::Device) => {
+                    // A host scalar the kernel only reads, taken by value at
+                    // the launch (`docs/ir.md`, "Scalars by value"); the
+                    // body reads it through a pointer like any container.
+                    // (`sdfg` names are the emitter's own: no collision.)
+                    let n = ident(x);
+                    let _ = writeln!(locals, "  {t}* {n} = &sdfg_value_{n};");
+                    params.push((t.to_owned(), format!("sdfg_value_{n}"), format!("{n}[0]")));
+                }
+                _ => params.push((format!("{t}* __restrict__"), ident(x), ident(x))),
             }
         }
         let mut scope_params: BTreeSet<String> = BTreeSet::new();
@@ -1965,13 +1976,13 @@ impl<'a> Emitter<'a> {
                 .get(s)
                 .copied()
                 .unwrap_or(sdfg_ir::DType::Int64);
-            params.push((ctype(t).to_owned(), ident(s)));
+            params.push((ctype(t).to_owned(), ident(s), ident(s)));
         }
         let decl = format!(
             "__global__ void {name}({})",
             params
                 .iter()
-                .map(|(t, n)| format!("{t} {n}"))
+                .map(|(t, n, _)| format!("{t} {n}"))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -2030,7 +2041,7 @@ impl<'a> Emitter<'a> {
                 .join(", "),
             blockdim.join(", ")
         );
-        let args: String = params.iter().map(|(_, n)| format!(", {n}")).collect();
+        let args: String = params.iter().map(|(_, _, a)| format!(", {a}")).collect();
         let _ = writeln!(
             out,
             "{pad}  SDFG_KERNEL({name}, sdfg_grid, sdfg_block, 0{args});"

@@ -337,17 +337,7 @@ impl Module {
                 ast::Number::Complex { .. } => None,
             },
             Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => {
-                match Self::number(&u.operand)? {
-                    Literal::Int { value, dtype } => Some(Literal::Int {
-                        value: value.checked_neg()?,
-                        dtype,
-                    }),
-                    Literal::Float { value, dtype } => Some(Literal::Float {
-                        value: -value,
-                        dtype,
-                    }),
-                    _ => None,
-                }
+                Self::number(&u.operand)?.negated()
             }
             _ => None,
         }

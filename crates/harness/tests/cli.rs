@@ -502,7 +502,7 @@ fn compile_names_selects_and_turns_off_passes() {
     assert_eq!(
         names,
         [
-            "return-in-place",
+            "elide-copies",
             "map-fusion",
             "loop-to-map",
             "sink-loop",

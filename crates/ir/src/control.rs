@@ -207,6 +207,25 @@ impl Region {
 }
 
 impl ControlBlock {
+    /// Calls `f` on this block, then on every block nested in it (in
+    /// program order), for analyses of a block with everything inside.
+    pub fn walk(&self, f: &mut dyn FnMut(&ControlBlock)) {
+        f(self);
+        let mut region = |r: &Region| r.blocks.iter().for_each(|b| b.walk(f));
+        match &self.kind {
+            BlockKind::Loop(l) => region(&l.body),
+            BlockKind::Conditional(c) => {
+                for (_, r) in &c.branches {
+                    region(r);
+                }
+                if let Some(r) = &c.otherwise {
+                    region(r);
+                }
+            }
+            BlockKind::State(_) | BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
+        }
+    }
+
     /// A block with no transition assignments.
     pub fn new(label: impl Into<String>, kind: BlockKind) -> ControlBlock {
         ControlBlock {

@@ -273,6 +273,23 @@ impl Literal {
         }
     }
 
+    /// `-self` of the same type, as Python's unary minus on a number
+    /// literal (`-9999`, `-1.5`); `None` for booleans, unsigned and complex
+    /// constants and the one integer whose negation overflows.
+    pub fn negated(self) -> Option<Literal> {
+        match self {
+            Literal::Int { value, dtype } => Some(Literal::Int {
+                value: value.checked_neg()?,
+                dtype,
+            }),
+            Literal::Float { value, dtype } => Some(Literal::Float {
+                value: -value,
+                dtype,
+            }),
+            _ => None,
+        }
+    }
+
     /// The type of the constant.
     pub fn dtype(&self) -> DType {
         match *self {

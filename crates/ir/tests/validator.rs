@@ -2451,6 +2451,47 @@ fn kernel_reading_host_storage_is_inaccessible_from_the_device() {
     }
 }
 
+/// `y[i] = a * x[i]` in a kernel, with `a` a host scalar (or, `array`, a
+/// host array of one element) feeding the kernel's entry.
+fn scaled_by_host(a: DataDesc) -> Sdfg {
+    let mut b = SdfgBuilder::new("scaled");
+    b.symbol("N")
+        .container("a", a)
+        .container("x", array("N", Storage::DeviceGlobal))
+        .container("y", array("N", Storage::DeviceGlobal));
+    b.state("compute", |s| {
+        let (a, x, y) = (s.access("a"), s.access("x"), s.access("y"));
+        s.mapped_tasklet(
+            "scale",
+            "i = 0:N",
+            Schedule::DeviceKernel,
+            vec![(a, f64c("f"), "a[0]"), (x, f64c("v"), "x[i]")],
+            vec![Stmt::assign("w", Expr::var("f") * Expr::var("v"))],
+            vec![(f64c("w"), y, "y[i]")],
+        );
+    });
+    b.build().expect("scaled builds")
+}
+
+#[test]
+fn a_kernel_takes_a_host_scalar_by_value() {
+    // A scalar read at the launch is a kernel argument, not memory the
+    // device dereferences.
+    let sdfg = scaled_by_host(DataDesc::scalar(F64));
+    assert!(errors(&sdfg).is_empty(), "{:#?}", errors(&sdfg));
+    // An array of one element is memory: the device cannot reach it.
+    let sdfg = scaled_by_host(array("1", Storage::Default));
+    let found = errors(&sdfg);
+    assert!(
+        found.iter().any(|e| matches!(
+            e,
+            ValidationError::Edge { error: EdgeError::Inaccessible { container, side: Side::Device, .. }, .. }
+                if container == "a"
+        )),
+        "{found:#?}"
+    );
+}
+
 #[test]
 fn kernel_writing_host_storage_is_inaccessible_from_the_device() {
     let sdfg = scale_sdfg(Schedule::DeviceKernel, Storage::DeviceGlobal, Storage::Host);

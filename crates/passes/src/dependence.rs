@@ -27,7 +27,7 @@
 
 use sdfg_ir::code::{Stmt, expr_names};
 use sdfg_ir::{
-    BlockKind, ControlBlock, LoopBlock, Memlet, Node, Region, State, Subset, SymExpr,
+    BlockKind, ControlBlock, LoopBlock, Memlet, Node, Range, Region, State, Subset, SymExpr,
     VIEW_CONNECTOR, Wcr,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -348,24 +348,85 @@ fn invariant(e: &SymExpr, syms: &BTreeSet<String>) -> bool {
     e.reads().is_empty() && e.free_symbols().is_disjoint(syms)
 }
 
+/// The least and greatest value of `e` over every iteration, the loop
+/// variables `params` running over `bounds` (their least and greatest
+/// values, which may name outer variables: a triangular nest), when `e`
+/// is affine in them with constant coefficients and the rest invariant.
+fn extent(
+    e: &SymExpr,
+    params: &[String],
+    bounds: &[(SymExpr, SymExpr)],
+    unknown: &BTreeSet<String>,
+) -> Option<(SymExpr, SymExpr)> {
+    let (mut lo, mut hi) = (e.clone(), e.clone());
+    // Each round replaces the variables present; bounds naming outer
+    // variables take one more round per level.
+    for _ in 0..=params.len() {
+        let mut changed = false;
+        for (p, (plo, phi)) in params.iter().zip(bounds) {
+            for (x, least) in [(&mut lo, true), (&mut hi, false)] {
+                if !x.free_symbols().contains(p) {
+                    continue;
+                }
+                let (c, rest) = x.linear_in(p)?;
+                let c = c.as_int()?;
+                let pick = if (c > 0) == least { plo } else { phi };
+                *x = rest + pick * c;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (invariant(&lo, unknown) && invariant(&hi, unknown)).then_some((lo, hi))
+}
+
+/// The least and greatest values of a loop or map range.
+pub fn range_bounds(r: &Range) -> Option<(SymExpr, SymExpr)> {
+    match r.step.as_int()? {
+        s if s > 0 => Some((r.begin.clone(), r.end.clone())),
+        s if s < 0 => Some((r.end.clone(), r.begin.clone())),
+        _ => None,
+    }
+}
+
 /// Whether accesses `a` and `b`, made by iterations `p` and `p'` of the
-/// loop variables `params`, are disjoint whenever `p != p'` (see the
-/// [module docs](self)). `varying` are the symbols that change inside an
+/// loop variables `params` (running over `ranges`, or unknown ranges when
+/// `ranges` is shorter), are disjoint whenever `p != p'` (see the [module
+/// docs](self)). `varying` are the symbols that change inside an
 /// iteration.
-pub fn independent(a: &Subset, b: &Subset, params: &[String], varying: &BTreeSet<String>) -> bool {
+pub fn independent(
+    a: &Subset,
+    b: &Subset,
+    params: &[String],
+    ranges: &[Range],
+    varying: &BTreeSet<String>,
+) -> bool {
     if a.rank() != b.rank() {
         return false;
     }
     let mut unknown: BTreeSet<String> = varying.clone();
     unknown.extend(params.iter().cloned());
-    // A dimension that separates the two for every pair of iterations.
+    let bounds: Vec<(SymExpr, SymExpr)> = ranges.iter().map_while(range_bounds).collect();
+    let known = &params[..bounds.len().min(params.len())];
+    // The elements a range touches over every iteration.
+    let span = |r: &Range| -> Option<(SymExpr, SymExpr)> {
+        if !r.is_index() && r.step.as_int().is_none_or(|s| s <= 0) {
+            return None;
+        }
+        let (lo, _) = extent(&r.begin, known, &bounds, &unknown)?;
+        let (_, hi) = extent(&r.end, known, &bounds, &unknown)?;
+        Some((lo, hi))
+    };
+    // A dimension that separates the two for every pair of iterations:
+    // what one ever touches lies wholly below what the other does.
     let separated = a.ranges.iter().zip(&b.ranges).any(|(ra, rb)| {
-        let fixed = [&ra.begin, &ra.end, &rb.begin, &rb.end]
-            .iter()
-            .all(|e| invariant(e, &unknown));
-        fixed
-            && (ra.end.try_compare(&rb.begin) == Some(std::cmp::Ordering::Less)
-                || rb.end.try_compare(&ra.begin) == Some(std::cmp::Ordering::Less))
+        let (Some((alo, ahi)), Some((blo, bhi))) = (span(ra), span(rb)) else {
+            return false;
+        };
+        ahi.try_compare(&blo) == Some(std::cmp::Ordering::Less)
+            || bhi.try_compare(&alo) == Some(std::cmp::Ordering::Less)
     });
     if separated {
         return true;
@@ -407,6 +468,7 @@ pub fn conflict(
     data: &str,
     accesses: &[&Access],
     params: &[String],
+    ranges: &[Range],
     varying: &BTreeSet<String>,
 ) -> Option<String> {
     let wcr = accesses.first().and_then(|a| a.wcr);
@@ -424,7 +486,7 @@ pub fn conflict(
     for w in writes {
         for x in all.iter().copied() {
             let ok = match (&w.subset, &x.subset) {
-                (Some(sw), Some(sx)) => independent(sw, sx, params, varying),
+                (Some(sw), Some(sx)) => independent(sw, sx, params, ranges, varying),
                 _ => false,
             };
             if !ok {

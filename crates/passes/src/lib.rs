@@ -1,10 +1,16 @@
 //! Transformations over the SDFG, in the order of the named pipeline
 //! ([`mod@pipeline`], `docs/pipeline.md`):
 //!
+//! - [`mod@elide_copies`]: a dead temporary copied whole into another
+//!   container (`return x`, `y = x`) is computed there instead;
+//! - [`mod@map_fusion`]: consecutive maps over one range, each point
+//!   reading only what the same point wrote, become one;
 //! - [`mod@loop_to_map`]: independent `for` loops become maps, decided by the
 //!   dependence test of [`mod@dependence`] on the memlets' symbolic subsets;
 //! - [`mod@sink_loop`]: a sequential loop around maps of per-point work
 //!   becomes one map whose threads run the loop;
+//! - [`mod@copies`]: a map that only copies a contiguous block becomes a
+//!   runtime copy;
 //! - the **offload pass** ([`mod@offload`]), written once against the
 //!   [`Accelerator`] description every device-specific decision goes
 //!   through;
@@ -12,21 +18,21 @@
 //!   or vendor calls).
 //!
 //! Loop-to-map, loop sinking and the offload pass's sequential loops share
-//! one rewrite, [`mod@nest`]: a region nested in a map as an SDFG of its own.
-//! Map fusion arrives with its issue. Every pass keeps the SDFG valid
-//! (`sdfg_ir::validate`) and serializable, and running it again changes
-//! nothing.
+//! one rewrite, [`mod@nest`]: a region nested in a map as an SDFG of its own;
+//! loop-to-map and map fusion share the dependence test. Every pass keeps
+//! the SDFG valid (`sdfg_ir::validate`) and serializable, and running it
+//! again changes nothing.
 
 pub mod accelerator;
 pub mod copies;
 pub mod dependence;
+pub mod elide_copies;
 pub mod library;
 pub mod loop_to_map;
 pub mod map_fusion;
 pub mod nest;
 pub mod offload;
 pub mod pipeline;
-pub mod returns;
 pub mod sink_loop;
 
 pub use accelerator::{Accelerator, CopyKind, VendorCall};

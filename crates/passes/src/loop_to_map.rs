@@ -176,6 +176,7 @@ impl Cx<'_> {
         let (_, innermost) = loops.last().ok_or_else(String::new)?;
         let body = &innermost.body;
         let params: Vec<String> = loops.iter().map(|(c, _)| c.variable.clone()).collect();
+        let ranges: Vec<Range> = loops.iter().map(|(c, _)| c.range.clone()).collect();
         let outermost = loops[0].1;
         let here = RegionUse::of_loop(outermost, label, self.symbols);
         let inside = RegionUse::of(body, self.symbols);
@@ -246,7 +247,7 @@ impl Cx<'_> {
                 continue;
             }
             if written {
-                if let Some(why) = conflict(x, accesses, &params, &varying) {
+                if let Some(why) = conflict(x, accesses, &params, &ranges, &varying) {
                     return Err(why);
                 }
                 outputs.insert((*x).to_owned());
@@ -270,7 +271,7 @@ impl Cx<'_> {
         Ok(Nesting {
             named_outside,
             params,
-            ranges: loops.iter().map(|(c, _)| c.range.clone()).collect(),
+            ranges,
             body: body.clone(),
             private,
             inputs,

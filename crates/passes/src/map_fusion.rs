@@ -262,7 +262,7 @@ fn plan(s1: &State, s2: &State) -> Option<Plan> {
         if w.wcr.is_some()
             || w.dynamic
             || reads.iter().any(|r| r.subset != w.subset)
-            || !independent(&w.subset, &w.subset, &m1.map.params, &none)
+            || !independent(&w.subset, &w.subset, &m1.map.params, &[], &none)
             || r1.iter().any(|m| m.data == x)
         {
             return None;

@@ -2,7 +2,7 @@
 //!
 //! | pass | what it does |
 //! |---|---|
-//! | `return-in-place` | `return y` computes `y` into the return value, with no copy ([`crate::returns`]) |
+//! | `elide-copies` | `y = x` or `return x` of a dead temporary `x` computes `x` in `y`, with no copy ([`crate::elide_copies`]) |
 //! | `map-fusion` | consecutive maps of one range, each point needing only its own, become one ([`crate::map_fusion`]) |
 //! | `loop-to-map` | independent `for` loops become maps ([`mod@crate::loop_to_map`]) |
 //! | `sink-loop` | a loop around per-point maps becomes one map running the loop ([`crate::sink_loop`]) |
@@ -28,8 +28,8 @@ use thiserror::Error;
 /// One pass of the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Pass {
-    /// Return values are computed in place.
-    ReturnInPlace,
+    /// Dead temporaries copied whole into another container are computed there.
+    ElideCopies,
     /// Consecutive maps over one range fuse.
     MapFusion,
     /// Independent loops become maps.
@@ -47,7 +47,7 @@ pub enum Pass {
 impl Pass {
     /// Every pass, in pipeline order.
     pub const ALL: [Pass; 7] = [
-        Pass::ReturnInPlace,
+        Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
         Pass::SinkLoop,
@@ -59,7 +59,7 @@ impl Pass {
     /// Every pass up to offloading (all but library lowering): what the
     /// corpus's `offload` stage and `sdfgc compile --backend` run.
     pub const TO_OFFLOAD: [Pass; 6] = [
-        Pass::ReturnInPlace,
+        Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
         Pass::SinkLoop,
@@ -70,7 +70,7 @@ impl Pass {
     /// The pass's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Pass::ReturnInPlace => "return-in-place",
+            Pass::ElideCopies => "elide-copies",
             Pass::MapFusion => "map-fusion",
             Pass::LoopToMap => "loop-to-map",
             Pass::SinkLoop => "sink-loop",
@@ -83,8 +83,8 @@ impl Pass {
     /// One line on what the pass does.
     pub fn describe(self) -> &'static str {
         match self {
-            Pass::ReturnInPlace => {
-                "`return y` computes y into the return value instead of copying it"
+            Pass::ElideCopies => {
+                "`y = x` or `return x` of a temporary dead after it computes x in y instead of copying it"
             }
             Pass::MapFusion => {
                 "consecutive maps over one range, each point reading only what the same point wrote, become one"
@@ -150,8 +150,8 @@ pub struct PipelineReport {
     pub loops: Option<LoopReport>,
     /// Loops sunk into maps, by label.
     pub sunk: Vec<String>,
-    /// Return values computed in place (`y` as `__return`).
-    pub returns: Vec<String>,
+    /// Copies elided (`` `x` as `y` ``).
+    pub elided: Vec<String>,
     /// Fused states (`S2` into `S1`).
     pub fused: Vec<String>,
     /// Copy maps made copies.
@@ -164,8 +164,8 @@ pub struct PipelineReport {
 
 impl fmt::Display for PipelineReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for r in &self.returns {
-            writeln!(f, "  return in place: {r}")?;
+        for r in &self.elided {
+            writeln!(f, "  copy elided: {r} in place")?;
         }
         for l in &self.fused {
             writeln!(f, "  fused: {l}")?;
@@ -226,8 +226,8 @@ pub fn run(
         let fail = |message: String| PipelineError::Pass { pass, message };
         let needs_acc = || fail("needs an accelerator (a backend)".to_owned());
         match pass {
-            Pass::ReturnInPlace => {
-                report.returns = crate::returns::returns_in_place(&mut out);
+            Pass::ElideCopies => {
+                report.elided = crate::elide_copies::elide_copies(&mut out);
             }
             Pass::MapFusion => {
                 report.fused = crate::map_fusion::fuse_maps(&mut out);

@@ -20,10 +20,11 @@
 //!   same range; no transitions inside the body, a header that reads no
 //!   data;
 //! - every container the body writes is accessed, inside every map, only at
-//!   one and the same element of the point, `f(p)` with the map's
-//!   parameters renamed to the first map's (an injective `f` by the
-//!   dependence test: distinct points, distinct elements); containers it
-//!   only reads may be read anywhere;
+//!   elements of the point: with the map's parameters renamed to the first
+//!   map's, any two of its accesses by distinct points touch distinct
+//!   elements, in whatever iterations (the dependence test, the loop's
+//!   variable varying: vadv's `ccol[i, j, k - 1]` read where `ccol[i, j,
+//!   k]` was written); containers it only reads may be read anywhere;
 //! - the loop's variable is not used after the loop.
 //!
 //! The result is a map over the range whose scope is a nested SDFG running
@@ -142,12 +143,22 @@ fn plan(
             }
         }
     }
-    let none = BTreeSet::new();
+    // Every two accesses of a container the body writes, by two distinct
+    // points, touch distinct elements, whatever iterations they are in
+    // (the loop's variable and what the body assigns vary).
+    let mut varying: BTreeSet<String> = l.variable.iter().cloned().collect();
+    varying.extend(RegionUse::of(&l.body, symbols).assigned);
     for x in &written {
-        let subsets = at.get(x)?;
-        let first = &subsets[0];
-        if subsets.iter().any(|s| s != first) || !independent(first, first, params, &none) {
-            return None;
+        let mut subsets = at.get(x)?.clone();
+        subsets.sort_by_key(ToString::to_string);
+        subsets.dedup();
+        for (k, a) in subsets.iter().enumerate() {
+            if subsets[k..]
+                .iter()
+                .any(|b| !independent(a, b, params, &[], &varying))
+            {
+                return None;
+            }
         }
     }
     // The loop's own symbols stay inside.

@@ -232,21 +232,59 @@ fn the_dependence_test_on_subsets() {
     let p = ["i".to_owned()];
     let none = BTreeSet::new();
     // Same index of i: distinct iterations, distinct elements.
-    assert!(independent(&s("i, 0:N"), &s("i, 0:N"), &p, &none));
-    assert!(independent(&s("2*i + 1"), &s("2*i + 1"), &p, &none));
+    assert!(independent(&s("i, 0:N"), &s("i, 0:N"), &p, &[], &none));
+    assert!(independent(&s("2*i + 1"), &s("2*i + 1"), &p, &[], &none));
     // A neighbour: not independent.
-    assert!(!independent(&s("i"), &s("i - 1"), &p, &none));
+    assert!(!independent(&s("i"), &s("i - 1"), &p, &[], &none));
     // Invariantly separated rows.
-    assert!(independent(&s("0, i"), &s("1:N, i"), &p, &none));
+    assert!(independent(&s("0, i"), &s("1:N, i"), &p, &[], &none));
     // Whole ranges: conflict.
-    assert!(!independent(&s("0:N"), &s("0:N"), &p, &none));
+    assert!(!independent(&s("0:N"), &s("0:N"), &p, &[], &none));
     // An index through a symbol that varies inside the body.
     let varying: BTreeSet<String> = ["k".to_owned()].into();
-    assert!(!independent(&s("i + k"), &s("i + k"), &p, &varying));
+    assert!(!independent(&s("i + k"), &s("i + k"), &p, &[], &varying));
     // Two variables need a dimension each.
     let pq = ["i".to_owned(), "j".to_owned()];
-    assert!(independent(&s("i, j"), &s("i, j"), &pq, &none));
-    assert!(!independent(&s("i, 0"), &s("i, 0"), &pq, &none));
+    assert!(independent(&s("i, j"), &s("i, j"), &pq, &[], &none));
+    assert!(!independent(&s("i, 0"), &s("i, 0"), &pq, &[], &none));
+    // With the loop's range: lu's `for j in range(i, N)` writes A[i, j]
+    // and reads A[i, 0:i], which lies below every j.
+    let j = ["j".to_owned()];
+    let from_i = s("i:N").ranges;
+    assert!(independent(&s("i, j"), &s("i, 0:i"), &j, &from_i, &none));
+    // From i - 1, the first iteration writes what the others read.
+    let from_before = s("i - 1:N").ranges;
+    assert!(!independent(
+        &s("i, j"),
+        &s("i, 0:i"),
+        &j,
+        &from_before,
+        &none
+    ));
+    // A triangular nest: j below i, i below N; `B[i, j]` against the row
+    // `B[N, 0:N]` beyond every i.
+    let ij = ["i".to_owned(), "j".to_owned()];
+    let tri = s("0:N, 0:i").ranges;
+    assert!(independent(&s("i, j"), &s("N, 0:N"), &ij, &tri, &none));
+    assert!(!independent(&s("i, j"), &s("N - 1, 0:N"), &ij, &tri, &none));
+}
+
+#[test]
+fn a_loop_writing_beyond_what_it_reads_becomes_a_map() {
+    // Each iteration reads B[0:M] and writes B[j] for j >= M.
+    let sdfg = program(
+        "    for j in range(M, N):\n        B[j] = np.sum(B[:M]) + A[j]\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    // From M - 1 the first iteration writes B[M - 1], which the others read.
+    let sdfg = program(
+        "    for j in range(M - 1, N):\n        B[j] = np.sum(B[:M]) + A[j]\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, report) = convert(&sdfg);
+    assert!(report.converted.is_empty(), "{report}");
 }
 
 #[test]
@@ -340,6 +378,30 @@ fn a_loop_around_per_point_maps_sinks_into_one_map() {
     assert!(r.sunk.is_empty());
     assert_eq!(loops(&kept), 1);
     assert!(kernels(&kept) > kernels(&out));
+}
+
+#[test]
+fn a_recurrence_along_the_loop_within_each_point_sinks() {
+    // vadv's sweep: each point (i, j) reads at level k - 1 what the same
+    // point wrote at the previous iteration; no point reads another's.
+    let sdfg = program(
+        "    for k in range(1, M):\n        C[:, k] = C[:, k - 1] * 0.5 + A[:, k]\n        B[:, k] = C[:, k] - B[:, k - 1]\n",
+        "A: dc.float64[N, M], B: dc.float64[N, M], C: dc.float64[N, M]",
+    );
+    let (out, report) = offloaded(&sdfg);
+    assert_eq!(report.sunk.len(), 1, "{report}");
+    assert_eq!(loops(&out), 0);
+    let a = args(&sdfg);
+    same(&run(&sdfg, &a), &run(&out, &a));
+    // Along the other axis it is a neighbour's value: the loop stays.
+    let sdfg = program(
+        "    for k in range(1, M):\n        C[1:, k] = C[:-1, k - 1] * 0.5 + A[1:, k]\n",
+        "A: dc.float64[N, M], C: dc.float64[N, M]",
+    );
+    let (out, report) = offloaded(&sdfg);
+    assert!(report.sunk.is_empty(), "{report}");
+    let a = args(&sdfg);
+    same(&run(&sdfg, &a), &run(&out, &a));
 }
 
 #[test]

@@ -77,6 +77,10 @@ pub(crate) struct Machine<'s, 'c> {
     scratch_ptrs: Vec<Ptr>,
     /// Whether kernel launches are checked for data races.
     pub check_races: bool,
+    /// Per host scalar a kernel takes by value: the register holding the
+    /// value of its latest launch (reused, so a loop of launches allocates
+    /// once).
+    by_value: HashMap<AllocId, AllocId>,
 }
 
 /// Evaluates symbolic expressions of one activation, reading data for
@@ -341,6 +345,7 @@ impl<'s, 'c> Machine<'s, 'c> {
             scratch_vals: Vec::new(),
             scratch_ptrs: Vec::new(),
             check_races: false,
+            by_value: HashMap::new(),
         }
     }
 
@@ -678,11 +683,51 @@ impl<'s, 'c> Machine<'s, 'c> {
         if checked {
             *self.mem.race.borrow_mut() = Some(RaceLog::default());
         }
+        let taken = if launch {
+            self.take_by_value(env, &m.by_value)
+        } else {
+            Vec::new()
+        };
         let result = self.map_iterations(env, m, &bounds, label, inner_side);
+        for (slot, alloc) in taken {
+            env.bindings[slot].alloc = Some(alloc);
+        }
         if checked {
             *self.mem.race.borrow_mut() = None;
         }
         result
+    }
+
+    /// A launch takes the host scalars in `slots` by value: each is bound
+    /// to a register holding its current value (and whether it was ever
+    /// written) for the kernel's run. Returns the bindings to restore.
+    fn take_by_value(&mut self, env: &mut Env<'s>, slots: &[usize]) -> Vec<(usize, AllocId)> {
+        let mut taken = Vec::new();
+        for &slot in slots {
+            let Some(host) = env.bindings[slot].alloc else {
+                continue;
+            };
+            if self.mem.allocations[host].space == Side::Device {
+                continue;
+            }
+            let original = &self.mem.allocations[host];
+            let (elements, init, name) = (
+                original.elements.clone(),
+                original.init.clone(),
+                original.name.clone(),
+            );
+            let reg = *self.by_value.entry(host).or_insert_with(|| {
+                let r = self.mem.adopt(&name, elements.clone(), Side::Device);
+                self.mem.allocations[r].register = true;
+                r
+            });
+            let a = &mut self.mem.allocations[reg];
+            a.elements = elements;
+            a.init = init;
+            env.bindings[slot].alloc = Some(reg);
+            taken.push((slot, host));
+        }
+        taken
     }
 
     /// The iterations of a map whose parameters hold their first values.

@@ -139,6 +139,9 @@ pub(crate) struct MapStep<'s> {
     pub ranges: Vec<[IntExpr; 3]>,
     pub schedule: Schedule,
     pub body: Vec<Step<'s>>,
+    /// Host scalars a kernel (a device map at host level) reads at its
+    /// entry: it takes them by value when it launches.
+    pub by_value: Vec<usize>,
 }
 
 /// An operand of a library node or callback: container and region.
@@ -309,6 +312,18 @@ impl<'s> Planner<'s, '_> {
                 Node::Access(a) => self.access_node(n, &a.data, &mut steps)?,
                 Node::MapEntry(e) => {
                     let body = self.scope(Some(n))?;
+                    let mut by_value = Vec::new();
+                    if scope.is_none() && e.map.schedule.is_device() {
+                        for (_, src, _) in self.state.in_edges(n) {
+                            if let Some(Node::Access(a)) = self.state.node(src) {
+                                let d = self.desc(&a.data)?;
+                                if d.is_scalar() && d.storage.side() != Some(sdfg_ir::Side::Device)
+                                {
+                                    by_value.push(self.cid(&a.data)?);
+                                }
+                            }
+                        }
+                    }
                     steps.push(Step::Map(MapStep {
                         label: e.map.label.clone(),
                         params: e
@@ -324,6 +339,7 @@ impl<'s> Planner<'s, '_> {
                         ranges: compile_subset(&Subset::new(e.map.ranges.clone()), self.info),
                         schedule: e.map.schedule,
                         body,
+                        by_value,
                     }));
                 }
                 Node::MapExit(_) => {}

@@ -1,5 +1,6 @@
 //! Calls: NumPy functions and methods, casts, inlined programs.
 
+use super::library::Fold;
 use super::*;
 
 impl<'m> Lowerer<'m> {
@@ -152,7 +153,7 @@ impl<'m> Lowerer<'m> {
     }
 
     /// `a` combined with `b` as `w` does.
-    fn combine(&mut self, node: &impl Ranged, w: Wcr, a: Elem, b: Elem) -> Result<Elem> {
+    pub(super) fn combine(&mut self, node: &impl Ranged, w: Wcr, a: Elem, b: Elem) -> Result<Elem> {
         match w {
             Wcr::Sum => self.binary(node, BinaryOp::Add, a, b),
             Wcr::Product => self.binary(node, BinaryOp::Mul, a, b),
@@ -197,10 +198,21 @@ impl<'m> Lowerer<'m> {
         if let Some(w) = self.kwarg(c, "where") {
             return Err(self.err(w, unsupported(format!("`where=` in `np.{ufunc}.reduce`"))));
         }
-        let r = self.reduce(c, x, w, axis, keepdims, false)?;
+        // A Python number is where the reduction starts, as in NumPy (which
+        // folds `initial` first: `initial + x0 + x1 + ...`), so it becomes
+        // the Reduce node's identity; anything else is combined afterwards.
+        let start = initial.as_ref().and_then(|i| {
+            let lit = weak_constant(i)?;
+            lit.with_dtype(x.dtype())
+        });
+        let fold = Fold {
+            op: w,
+            initial: start,
+        };
+        let r = self.reduce(c, x, fold, axis, keepdims, false)?;
         match initial {
-            Some(init) => self.combine(c, w, r, init),
-            None => Ok(r),
+            Some(init) if start.is_none() => self.combine(c, w, r, init),
+            _ => Ok(r),
         }
     }
 
@@ -330,7 +342,7 @@ impl<'m> Lowerer<'m> {
             "max" | "amax" => Wcr::Max,
             _ => Wcr::Min,
         };
-        self.reduce(c, x, op, axis, keepdims, name == "mean")
+        self.reduce(c, x, op.into(), axis, keepdims, name == "mean")
     }
 
     /// A contiguous reshape, evaluated into a new array (element `k` of the
@@ -563,10 +575,10 @@ impl<'m> Lowerer<'m> {
                     None | Some(Expr::NoneLiteral(_)) => None,
                     Some(a) => Some(vec![self.sym(a)?]),
                 };
-                let mean = self.reduce(c, x.clone(), Wcr::Sum, axis.clone(), true, true)?;
+                let mean = self.reduce(c, x.clone(), Wcr::Sum.into(), axis.clone(), true, true)?;
                 let d = self.binary(c, BinaryOp::Sub, x, mean)?;
                 let sq = self.binary(c, BinaryOp::Mul, d.clone(), d)?;
-                let var = self.reduce(c, sq, Wcr::Sum, axis, false, true)?;
+                let var = self.reduce(c, sq, Wcr::Sum.into(), axis, false, true)?;
                 let t = var.dtype();
                 Ok(Elem::Call(Intrinsic::Sqrt, vec![var], t))
             }
@@ -1103,5 +1115,16 @@ fn parse_subscript(text: &str) -> Expr {
     match ruff_python_parser::parse_expression(text).map(|p| p.into_expr()) {
         Ok(Expr::Subscript(s)) => *s.slice,
         _ => Expr::NoneLiteral(ast::ExprNoneLiteral::default()),
+    }
+}
+
+/// The value of a Python number literal (`2`, `-9999`, `-1.5`), weak in
+/// NumPy's promotion, or `None` for anything else.
+fn weak_constant(e: &Elem) -> Option<Literal> {
+    match e {
+        Elem::Lit(l) => Some(*l),
+        Elem::Sym(s) => s.as_int().map(Literal::i64),
+        Elem::Unary(UnaryOp::Neg, inner) => weak_constant(inner)?.negated(),
+        _ => None,
     }
 }

@@ -46,6 +46,34 @@ impl<'m> Lowerer<'m> {
         value: Elem,
         wcr: Option<Wcr>,
     ) -> Result<()> {
+        self.write_with(node, target, scatter, value, wcr, false)
+    }
+
+    /// `target op= sum over value's elements` for a single element
+    /// `target`: one map over `value`'s shape whose points all combine into
+    /// it with `w` (a reduction without a temporary for its operand, which
+    /// a gather would otherwise need).
+    pub(super) fn reduce_into(
+        &mut self,
+        node: &impl Ranged,
+        target: ArrayRef,
+        value: Elem,
+        w: Wcr,
+    ) -> Result<()> {
+        self.write_with(node, target, None, value, Some(w), true)
+    }
+
+    /// [`Self::write`]; with `over_value`, the map runs over the value's
+    /// shape into the one element `target` is ([`Self::reduce_into`]).
+    fn write_with(
+        &mut self,
+        node: &impl Ranged,
+        target: ArrayRef,
+        scatter: Option<Vec<Elem>>,
+        value: Elem,
+        wcr: Option<Wcr>,
+        over_value: bool,
+    ) -> Result<()> {
         let value = match self
             .pred
             .iter()
@@ -72,7 +100,14 @@ impl<'m> Lowerer<'m> {
         if self.reshaped.contains(&target.data) {
             return Err(self.err(node, unsupported("writing into the result of `reshape` (it is a copy; write the original array instead)")));
         }
+        if over_value && !target.shape().is_empty() {
+            return Err(self.err(
+                node,
+                ErrorKind::Shape("a reduction into more than one element".to_owned()),
+            ));
+        }
         let tshape = match &scatter {
+            None if over_value => value.shape().unwrap_or_default(),
             None => target.shape(),
             Some(index) => index
                 .iter()
@@ -214,7 +249,10 @@ impl<'m> Lowerer<'m> {
             None => (
                 code::Stmt::assign("__out", code),
                 Connector::scalar("__out", target.dtype),
-                Memlet::new(&target.data, Subset::at(target.index(&axis_params))),
+                Memlet::new(
+                    &target.data,
+                    Subset::at(target.index(if over_value { &[] } else { &axis_params })),
+                ),
             ),
             Some(index) => (
                 code::Stmt::Store {
@@ -363,7 +401,7 @@ impl<'m> Lowerer<'m> {
 
 /// The value a write-conflict resolution leaves unchanged, for a write that
 /// a false predicate turns into no update.
-fn wcr_identity(w: Wcr, dtype: DType) -> Option<Literal> {
+pub(super) fn wcr_identity(w: Wcr, dtype: DType) -> Option<Literal> {
     let unit = match w {
         Wcr::Sum => 0.0,
         Wcr::Product => 1.0,

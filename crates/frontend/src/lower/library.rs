@@ -194,6 +194,23 @@ impl<'m> Lowerer<'m> {
                 return self.reshape(node, p, result);
             }
         }
+        // A vector gathered through indices (`vals @ x[cols]`) is no strided
+        // vector a vendor dot takes: rather than gather it into a temporary
+        // first, one map sums the products into the result (spmv's row).
+        let gathered = |e: &Elem| matches!(e, Elem::Gather(..));
+        if na == 1 && nb == 1 && (gathered(&x) || gathered(&y)) {
+            let prod = self.binary(node, BinaryOp::Mul, x.clone(), y.clone())?;
+            let dtype = prod.dtype();
+            // (A boolean dot is a logical or: the library node's.)
+            if let Some(zero) =
+                super::elementwise::wcr_identity(Wcr::Sum, dtype).filter(|_| dtype != DType::Bool)
+            {
+                let acc = self.new_transient("dot_", dtype, &[]);
+                self.assign_region(node, acc.clone(), Elem::Lit(zero))?;
+                self.reduce_into(node, acc.clone(), prod, Wcr::Sum)?;
+                return Ok(Elem::Ref(acc));
+            }
+        }
         if na <= 2 && nb <= 2 {
             return self.product_2d(node, x, y, nb).and_then(|p| {
                 if p.shape().as_deref() == Some(&result[..]) {
@@ -217,7 +234,7 @@ impl<'m> Lowerer<'m> {
             return self.reduce(
                 node,
                 prod,
-                Wcr::Sum,
+                Wcr::Sum.into(),
                 Some(vec![SymExpr::int(rank as i64 - 2)]),
                 false,
                 false,
@@ -292,11 +309,12 @@ impl<'m> Lowerer<'m> {
         &mut self,
         node: &impl Ranged,
         x: Elem,
-        op: Wcr,
+        fold: Fold,
         axis: Option<Vec<SymExpr>>,
         keepdims: bool,
         mean: bool,
     ) -> Result<Elem> {
+        let Fold { op, initial } = fold;
         if !self.map_ctx.is_empty() {
             return Err(self.err(node, unsupported("a reduction inside a `dace.map` body")));
         }
@@ -337,7 +355,7 @@ impl<'m> Lowerer<'m> {
             })
             .collect();
         let dtype = r.dtype;
-        let identity = match (op, dtype) {
+        let neutral = match (op, dtype) {
             (Wcr::Sum, d) if d.is_float() => Literal::Float {
                 value: 0.0,
                 dtype: d,
@@ -366,6 +384,8 @@ impl<'m> Lowerer<'m> {
             },
             _ => return Err(self.err(node, unsupported(format!("a {op} reduction of {dtype}")))),
         };
+        // NumPy starts a reduction with `initial` where one is given.
+        let identity = initial.unwrap_or(neutral);
         // The node sees its operand through a memlet, which squeezes
         // dimensions of length one: the axes are renumbered among the others.
         // Reducing only axes of length one changes no value: it is a reshape.
@@ -398,7 +418,11 @@ impl<'m> Lowerer<'m> {
                     .collect();
             }
             let out = self.new_transient("red_", dtype, &out_shape);
-            self.assign_region(node, out.clone(), Elem::Ref(view))?;
+            let value = match &initial {
+                Some(start) => self.combine(node, op, Elem::Ref(view), Elem::Lit(*start))?,
+                None => Elem::Ref(view),
+            };
+            self.assign_region(node, out.clone(), value)?;
             Elem::Ref(out)
         } else {
             self.library(
@@ -473,4 +497,18 @@ fn join_shape(s: &[SymExpr]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// How a reduction folds its elements: the operator, and the value it
+/// starts from where NumPy's `initial` gives one (else the operator's
+/// identity).
+pub(super) struct Fold {
+    pub op: Wcr,
+    pub initial: Option<Literal>,
+}
+
+impl From<Wcr> for Fold {
+    fn from(op: Wcr) -> Fold {
+        Fold { op, initial: None }
+    }
 }

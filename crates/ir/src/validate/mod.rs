@@ -1238,6 +1238,17 @@ impl<'a> Validator<'a, '_> {
                 }
                 continue;
             }
+            // A kernel takes a scalar it only reads by value, at its launch
+            // (`docs/ir.md`, "Scalars by value"): host memory is fine.
+            let kernel_input = access == src_data
+                && self.base == Side::Host
+                && d.is_scalar()
+                && m.wcr.is_none()
+                && cx.scopes.parent(other_end).is_none()
+                && matches!(other_node, Node::MapEntry(e) if e.map.schedule.is_device());
+            if kernel_input {
+                continue;
+            }
             let (side, by) = if other_node.as_access().is_some() {
                 // A copy: issued by the host outside kernels, where any pair is
                 // a legal transfer; inside device code both ends must be device memory.

@@ -27,6 +27,11 @@ pub struct Usage {
     /// Containers whose every access node lies inside one and the same
     /// kernel (one state, one top-level device map): candidates for registers.
     pub kernel_local: BTreeSet<String>,
+    /// Scalars device code only reads, and only as kernels' inputs (an
+    /// access node outside every kernel feeding a kernel's entry): where
+    /// the accelerator passes scalars to kernels by value, they need no
+    /// device twin and no copy.
+    pub by_value: BTreeSet<String>,
 }
 
 impl Usage {
@@ -170,6 +175,7 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
     // Per container: the kernels (state, top-level device map) its access
     // nodes are in; `None` for an access node outside every kernel.
     let mut homes: BTreeMap<String, BTreeSet<Option<(String, NodeId)>>> = BTreeMap::new();
+    let (mut kernel_inputs, mut other_device_reads) = (BTreeSet::new(), BTreeSet::new());
     sdfg.walk_blocks(&mut |_, _, block| {
         match &block.kind {
             BlockKind::State(state) => {
@@ -183,6 +189,23 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
                         .entry(data.to_owned())
                         .or_default()
                         .insert(kernel.map(|k| (block.label.clone(), k)));
+                }
+                // Scalars read by device code other than as a kernel's
+                // input: a device library call, a device copy.
+                for (_, src, dst, _) in state.edges() {
+                    let (Some(x), Some(d)) = (
+                        state.node(src).and_then(Node::as_access),
+                        state.node(dst),
+                    ) else {
+                        continue;
+                    };
+                    let kernel_input = tree.parent(dst).is_none()
+                        && matches!(d, Node::MapEntry(m) if m.map.schedule.is_device());
+                    if kernel_input {
+                        kernel_inputs.insert(x.to_owned());
+                    } else if is_device(state, &tree, dst) || d.as_access().is_some() {
+                        other_device_reads.insert(x.to_owned());
+                    }
                 }
                 let mut here = BTreeSet::new();
                 let mut written = BTreeSet::new();
@@ -211,6 +234,16 @@ pub fn analyse(sdfg: &Sdfg) -> Usage {
         }
         u.host_read.extend(interstate_reads(block));
     });
+    u.by_value = kernel_inputs
+        .into_iter()
+        .filter(|x: &String| {
+            sdfg.containers.get(x).is_some_and(|d| {
+                d.is_scalar() && !d.is_view() && d.storage.side() != Some(Side::Device)
+            }) && !other_device_reads.contains(x)
+                && !u.device_written.contains(x)
+                && homes.get(x).is_some_and(|h| h.iter().all(Option::is_none))
+        })
+        .collect();
     u.kernel_local = homes
         .into_iter()
         .filter(|(_, h)| h.len() == 1 && h.iter().all(Option::is_some))

@@ -221,7 +221,8 @@ pub fn offload(
     }
     let mut out = sdfg.clone();
     let param = partitions::single_thread_param(&out);
-    report.sequential_loops = sequential::wrap_sequential_loops(&mut out, &param);
+    report.sequential_loops =
+        sequential::wrap_sequential_loops(&mut out, &param, acc.scalars_by_value());
     schedules::assign(&mut out, acc, &options.host_maps, &mut report)?;
     partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
     let usage = locations::analyse(&out);

@@ -20,7 +20,8 @@
 //! leaves the set when it reads a container some state outside the set
 //! writes (its value would come from the device), or writes one some state
 //! outside the set reads, a write-conflict resolution included (it would
-//! have to go there). What remains is host code whose scalars never cross
+//! have to go there), unless that is a scalar the accelerator's kernels
+//! take by value (it goes there as a kernel argument). What remains is host code whose scalars never cross
 //! to the device, reading inputs valid on the host from the start; where
 //! device code also writes what it writes, the placement walk copies the
 //! device's value back only where host code reads it, as it would for any
@@ -44,7 +45,7 @@ pub(crate) fn wrap_host_tasklets(
     report: &mut Report,
 ) -> Result<(), OffloadError> {
     let param = single_thread_param(sdfg);
-    let host = HostStates::of(sdfg);
+    let host = HostStates::of(sdfg, acc.scalars_by_value());
     merge_device_states(sdfg, &host);
     for_each_state_mut(&mut sdfg.body, &mut |label, state| {
         if host.stays(label) {
@@ -397,7 +398,11 @@ struct StateUse {
 }
 
 impl HostStates {
-    pub(crate) fn of(sdfg: &Sdfg) -> HostStates {
+    /// The host states of `sdfg`; `by_value`: whether the accelerator's
+    /// kernels take scalars by value (the accelerator's
+    /// `scalars_by_value`), so that device code reading a scalar the host
+    /// wrote costs no copy.
+    pub(crate) fn of(sdfg: &Sdfg, by_value: bool) -> HostStates {
         let mut states: Vec<StateUse> = Vec::new();
         let mut interstate = BTreeSet::new();
         sdfg.walk_blocks(&mut |_, _, block| {
@@ -434,6 +439,11 @@ impl HostStates {
                 && interstate.contains(x)
                 && !read_by_states.contains(x)
         };
+        // A true scalar that only host states write reaches kernels as an
+        // argument: the host may compute it (a linspace's step from scalar
+        // arguments) without a launch, and without a copy where kernels
+        // take it by value.
+        let passed = |x: &String| by_value && sdfg.containers.get(x).is_some_and(|d| d.is_scalar());
         let mut stay: BTreeSet<String> = states
             .iter()
             .filter(|s| {
@@ -458,7 +468,13 @@ impl HostStates {
                 .filter(|s| stay.contains(&s.label))
                 .filter(|s| {
                     s.reads.iter().any(|x| written_outside.contains(x))
-                        || s.writes.iter().any(|x| read_outside.contains(x))
+                        || s.writes.iter().any(|x| {
+                            // Read outside: it would have to go there, but
+                            // a scalar only host states write goes as a
+                            // kernel argument.
+                            let passed = passed(x) && !written_outside.contains(x);
+                            read_outside.contains(x) && !passed
+                        })
                 })
                 .map(|s| s.label.clone())
                 .collect();
@@ -487,15 +503,19 @@ fn plain_host_code(state: &State) -> Option<(BTreeSet<String>, BTreeSet<String>)
     plain.then(|| reads_writes(state))
 }
 
-/// The containers a state reads (memlets leaving access nodes or passed
-/// between code nodes) and writes (memlets entering access nodes or passed
-/// between code nodes).
+/// The containers a state reads (memlets leaving access nodes, or entering
+/// a scope, or passed between code nodes) and writes (memlets entering
+/// access nodes, or leaving a scope, or passed between code nodes).
 fn reads_writes(state: &State) -> (BTreeSet<String>, BTreeSet<String>) {
     let (mut reads, mut writes) = (BTreeSet::new(), BTreeSet::new());
     for (_, src, dst, edge) in state.edges() {
         let Some(m) = &edge.memlet else { continue };
-        let from_data = state.node(src).and_then(Node::as_access).is_some();
-        let to_data = state.node(dst).and_then(Node::as_access).is_some();
+        let from_data = state
+            .node(src)
+            .is_some_and(|n| n.as_access().is_some() || matches!(n, Node::MapEntry(_)));
+        let to_data = state
+            .node(dst)
+            .is_some_and(|n| n.as_access().is_some() || matches!(n, Node::MapExit(_)));
         if from_data || !to_data {
             reads.insert(m.data.clone());
         }

@@ -8,6 +8,9 @@
 //! Transients only device code uses are placed in device memory directly (a
 //! transient live only inside one kernel becomes a register; a scalar kernels
 //! write a length-one array, since scalars are passed to kernels by value).
+//! A scalar that device code only reads, as kernels' inputs, stays where
+//! it is: where the accelerator passes scalars by value, each launch takes
+//! its current value (no twin, no copy).
 //! Views take their origin's storage; a view used by both sides gets a twin
 //! view, which views the twin (device states are renamed consistently).
 //!
@@ -103,6 +106,17 @@ pub(crate) fn place(
                     reason: reason.to_owned(),
                 });
             }
+            continue;
+        }
+        if usage.by_value.contains(x) && acc.scalars_by_value() {
+            // Kernels take it by value at launch: it stays where the host
+            // has it, and no copy ever moves it.
+            report.placements.push(Placement {
+                container: x.clone(),
+                twin: None,
+                storage: desc.storage,
+                reason: "a scalar kernels only read: passed to them by value".to_owned(),
+            });
             continue;
         }
         let is_return = x.starts_with("__return");
@@ -363,11 +377,16 @@ impl Walk<'_> {
                 }));
                 before = keep;
             }
-            if matches!(block.kind, BlockKind::Loop(_)) {
-                for r in &mut before {
-                    r.reason.push_str(": copied once, before the loop");
+            match &block.kind {
+                BlockKind::Loop(_) => {
+                    for r in &mut before {
+                        r.reason.push_str(": copied once, before the loop");
+                    }
+                    touched.extend(touches(&block));
                 }
-                touched.extend(touches(&block));
+                // What host code writes (a host state's scalar) is copied in
+                // after it, not at the start.
+                _ => touched.extend(host_writes(&self.containers, &block)),
             }
             let base = match &block.kind {
                 BlockKind::Return => "offload_copy_out_return".to_owned(),
@@ -785,37 +804,38 @@ impl FirstUses {
 
 /// Every container a block touches: accessed in its states or read by its
 /// interstate code, at any depth.
+/// The containers host code in the states of `block` writes, at any depth.
+fn host_writes(containers: &BTreeMap<String, DataDesc>, block: &ControlBlock) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    block.walk(&mut |b| {
+        if let BlockKind::State(s) = &b.kind {
+            out.extend(
+                state_accesses(containers, s)
+                    .into_iter()
+                    .filter(|a| a.side == Side::Host && a.write)
+                    .map(|a| a.data),
+            );
+        }
+    });
+    out
+}
+
+/// Every container `block` names, at any depth, interstate code included.
 fn touches(block: &ControlBlock) -> BTreeSet<String> {
-    let mut out = interstate_reads(block);
-    let mut visit = |r: &Region| {
-        for b in &r.blocks {
-            out.extend(touches(b));
+    let mut out = BTreeSet::new();
+    block.walk(&mut |b| {
+        out.extend(interstate_reads(b));
+        if let BlockKind::State(s) = &b.kind {
+            out.extend(
+                s.nodes()
+                    .filter_map(|(_, n)| n.as_access().map(str::to_owned)),
+            );
+            out.extend(
+                s.edges()
+                    .filter_map(|(_, _, _, e)| e.memlet.as_ref().map(|m| m.data.clone())),
+            );
         }
-    };
-    match &block.kind {
-        BlockKind::State(s) => {
-            for (_, n) in s.nodes() {
-                if let Some(x) = n.as_access() {
-                    out.insert(x.to_owned());
-                }
-            }
-            for (_, _, _, e) in s.edges() {
-                if let Some(m) = &e.memlet {
-                    out.insert(m.data.clone());
-                }
-            }
-        }
-        BlockKind::Loop(l) => visit(&l.body),
-        BlockKind::Conditional(c) => {
-            for (_, r) in &c.branches {
-                visit(r);
-            }
-            if let Some(r) = &c.otherwise {
-                visit(r);
-            }
-        }
-        BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
-    }
+    });
     out
 }
 

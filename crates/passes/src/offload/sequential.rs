@@ -24,8 +24,8 @@ use sdfg_ir::{BlockKind, ControlBlock, Node, Range, Region, Sdfg, SymExpr};
 use std::collections::BTreeSet;
 
 /// Wraps every maximal qualifying loop of `sdfg`; returns their labels.
-pub(crate) fn wrap_sequential_loops(sdfg: &mut Sdfg, param: &str) -> Vec<String> {
-    let host = HostStates::of(sdfg);
+pub(crate) fn wrap_sequential_loops(sdfg: &mut Sdfg, param: &str, by_value: bool) -> Vec<String> {
+    let host = HostStates::of(sdfg, by_value);
     let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
     let whole = RegionUse::of(&sdfg.body, &symbols);
     let mut body = std::mem::take(&mut sdfg.body);

@@ -82,7 +82,7 @@ __global__ void assign_single_k2(double* __restrict__ delta_9, double* __restric
 #endif  // assign_single_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_2_l34_0_k3(double* __restrict__ arr_1, int64_t* __restrict__ arr_2, double* __restrict__ delta_9, double* __restrict__ lib_5, int64_t npt) {
+__global__ void arr_2_l34_0_k3(double* __restrict__ arr_1, double* __restrict__ delta_9, double* __restrict__ lib_5, int64_t* __restrict__ ret_14, int64_t npt) {
   for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (npt); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
     {  // tasklet assign
@@ -95,12 +95,12 @@ __global__ void arr_2_l34_0_k3(double* __restrict__ arr_1, int64_t* __restrict__
     {  // tasklet assign
       int64_t t___out;
       t___out = ((int64_t)0LL);
-      arr_2[(0LL) + (v__i3) * (1LL)] = t___out;
+      ret_14[(0LL) + (v__i3) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void arr_2_l34_0_k3(double* __restrict__ arr_1, int64_t* __restrict__ arr_2, double* __restrict__ delta_9, double* __restrict__ lib_5, int64_t npt);
+__global__ void arr_2_l34_0_k3(double* __restrict__ arr_1, double* __restrict__ delta_9, double* __restrict__ lib_5, int64_t* __restrict__ ret_14, int64_t npt);
 #endif  // arr_2_l34_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
@@ -120,24 +120,7 @@ __global__ void assign_single_k4(double* __restrict__ arr_1, double* __restrict_
 #endif  // assign_single_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_2_l38_0_k5(double* __restrict__ arr_1, int64_t* __restrict__ arr_2, double* __restrict__ dev_radius, int64_t N, int64_t npt) {
-  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (N); i_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t i = (0LL) + i_i * (1LL);
-    {  // tasklet assign
-      const double t___in2 = arr_1[(0LL) + (npt) * (1LL)];
-      const double t___in1 = arr_1[(0LL) + (0LL) * (1LL)];
-      const double t___in0 = dev_radius[(0LL) + (i) * (1LL)];
-      int64_t* t___out = arr_2 + ((0LL) + (0LL) * (1LL));
-      sdfg::atomic_sum(&t___out[(int64_t)(((sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) < ((int64_t)0LL)) ? (sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) + (((int64_t)1LL) * npt)) : sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))))) * (1LL)], ((int64_t)1LL));
-    }
-  }
-}
-#else
-__global__ void arr_2_l38_0_k5(double* __restrict__ arr_1, int64_t* __restrict__ arr_2, double* __restrict__ dev_radius, int64_t N, int64_t npt);
-#endif  // arr_2_l38_0_k5
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N) {
+__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N) {
   double v__lib3_acc_s[1];
   double* v__lib3_acc = v__lib3_acc_s;
   for (int64_t v__l3_o0_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__l3_o0_i < (1LL); v__l3_o0_i += (int64_t)gridDim.x * blockDim.x) {
@@ -164,11 +147,11 @@ __global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N);
-#endif  // reduce_expansion_k6
+__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N);
+#endif  // reduce_expansion_k5
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k7(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N) {
+__global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N) {
   double v__lib4_acc_s[1];
   double* v__lib4_acc = v__lib4_acc_s;
   for (int64_t v__l4_o0_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__l4_o0_i < (1LL); v__l4_o0_i += (int64_t)gridDim.x * blockDim.x) {
@@ -195,11 +178,11 @@ __global__ void reduce_expansion_k7(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k7(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N);
-#endif  // reduce_expansion_k7
+__global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N);
+#endif  // reduce_expansion_k6
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k8(double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt) {
+__global__ void assign_single_k7(double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -212,39 +195,33 @@ __global__ void assign_single_k8(double* __restrict__ delta_25, double* __restri
   }
 }
 #else
-__global__ void assign_single_k8(double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt);
-#endif  // assign_single_k8
+__global__ void assign_single_k7(double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt);
+#endif  // assign_single_k7
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void ret_14_l39_0_k9(double* __restrict__ arr_17, double* __restrict__ arr_18, int64_t* __restrict__ arr_2, double* __restrict__ delta_25, double* __restrict__ lib_21, int64_t* __restrict__ ret_14, int64_t npt) {
-  for (int64_t v__i15_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i15_i < (npt); v__i15_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
+__global__ void arr_18_l46_0_k8(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ ret_30, int64_t npt) {
+  for (int64_t v__i19_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i19_i < (npt); v__i19_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i19 = (0LL) + v__i19_i * (1LL);
     {  // tasklet assign
       const double t___in1 = delta_25[(0LL) + (0LL) * (1LL)];
       const double t___in0 = lib_21[(0LL) + (0LL) * (1LL)];
       double t___out;
-      t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * v__i15)) * t___in1));
-      arr_17[(0LL) + (v__i15) * (1LL)] = t___out;
+      t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * v__i19)) * t___in1));
+      arr_17[(0LL) + (v__i19) * (1LL)] = t___out;
     }
     {  // tasklet assign
       double t___out;
       t___out = ((double)0.0);
-      arr_18[(0LL) + (v__i15) * (1LL)] = t___out;
-    }
-    {  // tasklet assign
-      const int64_t t___in0 = arr_2[(0LL) + (v__i15) * (1LL)];
-      int64_t t___out;
-      t___out = t___in0;
-      ret_14[(0LL) + (v__i15) * (1LL)] = t___out;
+      ret_30[(0LL) + (v__i19) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void ret_14_l39_0_k9(double* __restrict__ arr_17, double* __restrict__ arr_18, int64_t* __restrict__ arr_2, double* __restrict__ delta_25, double* __restrict__ lib_21, int64_t* __restrict__ ret_14, int64_t npt);
-#endif  // ret_14_l39_0_k9
+__global__ void arr_18_l46_0_k8(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ ret_30, int64_t npt);
+#endif  // arr_18_l46_0_k8
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k10(double* __restrict__ arr_17, double* __restrict__ lib_23, int64_t npt) {
+__global__ void assign_single_k9(double* __restrict__ arr_17, double* __restrict__ lib_23, int64_t npt) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -256,11 +233,11 @@ __global__ void assign_single_k10(double* __restrict__ arr_17, double* __restric
   }
 }
 #else
-__global__ void assign_single_k10(double* __restrict__ arr_17, double* __restrict__ lib_23, int64_t npt);
-#endif  // assign_single_k10
+__global__ void assign_single_k9(double* __restrict__ arr_17, double* __restrict__ lib_23, int64_t npt);
+#endif  // assign_single_k9
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_18_l50_0_k11(double* __restrict__ arr_17, double* __restrict__ arr_18, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t N, int64_t npt) {
+__global__ void arr_2_l38_0_k10(double* __restrict__ arr_1, double* __restrict__ arr_17, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t N, int64_t npt) {
   for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (N); i_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = (0LL) + i_i * (1LL);
     {  // tasklet assign
@@ -268,39 +245,38 @@ __global__ void arr_18_l50_0_k11(double* __restrict__ arr_17, double* __restrict
       const double t___in2 = arr_17[(0LL) + (0LL) * (1LL)];
       const double t___in1 = dev_radius[(0LL) + (i) * (1LL)];
       const double t___in0 = dev_data[(0LL) + (i) * (1LL)];
-      double* t___out = arr_18 + ((0LL) + (0LL) * (1LL));
+      double* t___out = ret_30 + ((0LL) + (0LL) * (1LL));
       sdfg::atomic_sum(&t___out[(int64_t)(((sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) < ((int64_t)0LL)) ? (sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) + (((int64_t)1LL) * npt)) : sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in1 - t___in2)) / (t___in3 - t___in2))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))))) * (1LL)], t___in0);
     }
+    {  // tasklet assign
+      const double t___in2 = arr_1[(0LL) + (npt) * (1LL)];
+      const double t___in1 = arr_1[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = dev_radius[(0LL) + (i) * (1LL)];
+      int64_t* t___out = ret_14 + ((0LL) + (0LL) * (1LL));
+      sdfg::atomic_sum(&t___out[(int64_t)(((sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) < ((int64_t)0LL)) ? (sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))) + (((int64_t)1LL) * npt)) : sdfg::minimum(sdfg::cast<int64_t, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)) * (t___in0 - t___in1)) / (t___in2 - t___in1))), ((((int64_t)1LL) * npt) + ((int64_t)-1LL))))) * (1LL)], ((int64_t)1LL));
+    }
   }
 }
 #else
-__global__ void arr_18_l50_0_k11(double* __restrict__ arr_17, double* __restrict__ arr_18, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t N, int64_t npt);
-#endif  // arr_18_l50_0_k11
+__global__ void arr_2_l38_0_k10(double* __restrict__ arr_1, double* __restrict__ arr_17, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t N, int64_t npt);
+#endif  // arr_2_l38_0_k10
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void ret_30_l51_0_k12(double* __restrict__ arr_18, double* __restrict__ dev_return, int64_t* __restrict__ ret_14, int64_t npt) {
-  double ret_30_p0_s[1];
-  double* ret_30_p0 = ret_30_p0_s;
-  for (int64_t v__i31_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i31_i < (npt); v__i31_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i31 = (0LL) + v__i31_i * (1LL);
+__global__ void v__return_l60_0_k11(double* __restrict__ dev_return, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t npt) {
+  for (int64_t v__i33_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i33_i < (npt); v__i33_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
     {  // tasklet assign
-      const double t___in0 = arr_18[(0LL) + (v__i31) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      ret_30_p0[0] = t___out;
-    }
-    {  // tasklet assign
-      const int64_t t___in1 = ret_14[(0LL) + (v__i31) * (1LL)];
-      const double t___in0 = ret_30_p0[0];
+      const int64_t t___in1 = ret_14[(0LL) + (v__i33) * (1LL)];
+      const double t___in0 = ret_30[(0LL) + (v__i33) * (1LL)];
       double t___out;
       t___out = (t___in0 / sdfg::cast<double, int64_t>(t___in1));
-      dev_return[(0LL) + (v__i31) * (1LL)] = t___out;
+      dev_return[(0LL) + (v__i33) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void ret_30_l51_0_k12(double* __restrict__ arr_18, double* __restrict__ dev_return, int64_t* __restrict__ ret_14, int64_t npt);
-#endif  // ret_30_l51_0_k12
+__global__ void v__return_l60_0_k11(double* __restrict__ dev_return, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t npt);
+#endif  // v__return_l60_0_k11
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -329,8 +305,6 @@ struct kernel_state_t {
   double* v__lib4_acc;
   double* arr_1;
   double* arr_17;
-  double* arr_18;
-  int64_t* arr_2;
   double* delta_25;
   double* delta_9;
   double* dev_data;
@@ -341,14 +315,14 @@ struct kernel_state_t {
   double* lib_5;
   double* lib_7;
   int64_t* ret_14;
-  double* ret_30_p0;
+  double* ret_30;
 };
 
 extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (!sdfg_h) return 0;
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  std::free(sdfg_h->ret_30_p0);
+  if (sdfg_h->ret_30) SDFG_RELEASE(cudaFree(sdfg_h->ret_30));
   if (sdfg_h->ret_14) SDFG_RELEASE(cudaFree(sdfg_h->ret_14));
   if (sdfg_h->lib_7) SDFG_RELEASE(cudaFree(sdfg_h->lib_7));
   if (sdfg_h->lib_5) SDFG_RELEASE(cudaFree(sdfg_h->lib_5));
@@ -359,8 +333,6 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->dev_data) SDFG_RELEASE(cudaFree(sdfg_h->dev_data));
   if (sdfg_h->delta_9) SDFG_RELEASE(cudaFree(sdfg_h->delta_9));
   if (sdfg_h->delta_25) SDFG_RELEASE(cudaFree(sdfg_h->delta_25));
-  if (sdfg_h->arr_2) SDFG_RELEASE(cudaFree(sdfg_h->arr_2));
-  if (sdfg_h->arr_18) SDFG_RELEASE(cudaFree(sdfg_h->arr_18));
   if (sdfg_h->arr_17) SDFG_RELEASE(cudaFree(sdfg_h->arr_17));
   if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
   std::free(sdfg_h->v__lib4_acc);
@@ -389,8 +361,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   if (!sdfg_h->v__lib4_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib4_acc`\n"); return 1; }
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(double) * (size_t)sdfg::imax((npt + 1LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_17, sizeof(double) * (size_t)sdfg::imax((npt + 1LL), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_18, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_2, sizeof(int64_t) * (size_t)sdfg::imax((npt), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->delta_25, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->delta_9, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_data, sizeof(double) * (size_t)sdfg::imax((N), 1)));
@@ -401,8 +371,7 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_5, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_7, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->ret_14, sizeof(int64_t) * (size_t)sdfg::imax((npt), 1)));
-  sdfg_h->ret_30_p0 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
-  if (!sdfg_h->ret_30_p0) { std::fprintf(stderr, "kernel_init: out of host memory for `ret_30_p0`\n"); return 1; }
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->ret_30, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
   return 0;
 }
 
@@ -425,8 +394,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   double* const v__lib4_acc = sdfg_h->v__lib4_acc;
   double* const arr_1 = sdfg_h->arr_1;
   double* const arr_17 = sdfg_h->arr_17;
-  double* const arr_18 = sdfg_h->arr_18;
-  int64_t* const arr_2 = sdfg_h->arr_2;
   double* const delta_25 = sdfg_h->delta_25;
   double* const delta_9 = sdfg_h->delta_9;
   double* const dev_data = sdfg_h->dev_data;
@@ -437,7 +404,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   double* const lib_5 = sdfg_h->lib_5;
   double* const lib_7 = sdfg_h->lib_7;
   int64_t* const ret_14 = sdfg_h->ret_14;
-  double* const ret_30_p0 = sdfg_h->ret_30_p0;
+  double* const ret_30 = sdfg_h->ret_30;
   // offload_copy_in
   {
     SDFG_CHECK(cudaMemcpyAsync(dev_data + ((0LL) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
@@ -472,7 +439,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((npt) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(arr_2_l34_0_k3, sdfg_grid, sdfg_block, 0, arr_1, arr_2, delta_9, lib_5, npt);
+      SDFG_KERNEL(arr_2_l34_0_k3, sdfg_grid, sdfg_block, 0, arr_1, delta_9, lib_5, ret_14, npt);
     }
   }
   // assign_l20_12
@@ -483,20 +450,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
       SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, arr_1, lib_7, npt);
     }
   }
-  // assign_l38_13
-  {
-    if ((N) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(arr_2_l38_0_k5, sdfg_grid, sdfg_block, 0, arr_1, arr_2, dev_radius, N, npt);
-    }
-  }
   // reduce_l15_22
   {
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(reduce_expansion_k6, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, N);
+      SDFG_KERNEL(reduce_expansion_k5, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, N);
     }
   }
   // reduce_l16_24
@@ -504,7 +463,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(reduce_expansion_k7, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, N);
+      SDFG_KERNEL(reduce_expansion_k6, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, N);
     }
   }
   // assign_l17_26
@@ -512,15 +471,15 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(assign_single_k8, sdfg_grid, sdfg_block, 0, delta_25, lib_21, lib_23, npt);
+      SDFG_KERNEL(assign_single_k7, sdfg_grid, sdfg_block, 0, delta_25, lib_21, lib_23, npt);
     }
   }
-  // assign_l39_16
+  // assign_l46_20
   {
     if ((npt) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(ret_14_l39_0_k9, sdfg_grid, sdfg_block, 0, arr_17, arr_18, arr_2, delta_25, lib_21, ret_14, npt);
+      SDFG_KERNEL(arr_18_l46_0_k8, sdfg_grid, sdfg_block, 0, arr_17, delta_25, lib_21, ret_30, npt);
     }
   }
   // assign_l20_28
@@ -528,23 +487,23 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(assign_single_k10, sdfg_grid, sdfg_block, 0, arr_17, lib_23, npt);
+      SDFG_KERNEL(assign_single_k9, sdfg_grid, sdfg_block, 0, arr_17, lib_23, npt);
     }
   }
-  // assign_l50_29
+  // assign_l38_13
   {
     if ((N) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(arr_18_l50_0_k11, sdfg_grid, sdfg_block, 0, arr_17, arr_18, dev_data, dev_radius, N, npt);
+      SDFG_KERNEL(arr_2_l38_0_k10, sdfg_grid, sdfg_block, 0, arr_1, arr_17, dev_data, dev_radius, ret_14, ret_30, N, npt);
     }
   }
-  // assign_l51_32
+  // assign_l60_34
   {
     if ((npt) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(ret_30_l51_0_k12, sdfg_grid, sdfg_block, 0, arr_18, dev_return, ret_14, npt);
+      SDFG_KERNEL(v__return_l60_0_k11, sdfg_grid, sdfg_block, 0, dev_return, ret_14, ret_30, npt);
     }
   }
   // offload_copy_out_return

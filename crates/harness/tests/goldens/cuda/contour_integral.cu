@@ -47,30 +47,15 @@ __global__ void arr_9_l20_0_k1(sdfg::complex<double>* __restrict__ arr_9, int64_
 #endif  // arr_9_l20_0_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const sdfg::complex<double> t___in0 = dev_int_pts[(0LL) + (idx) * (1LL)];
-      sdfg::complex<double> t___out;
-      t___out = ((sdfg::complex<double>)sdfg::pow(t___in0, sdfg::cast<sdfg::complex<double>, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * slab_per_bc)) / ((double)2.0)) - sdfg::cast<double, int64_t>((((int64_t)1LL) * n))))));
-      zz_13[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k2(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ zz_13, int64_t idx, int64_t n, int64_t slab_per_bc);
-#endif  // assign_single_k2
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l23_0_k3(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n) {
+__global__ void arr_9_l23_0_k2(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double> sdfg_value_zz_13, int64_t NR, int64_t n) {
+  sdfg::complex<double>* zz_13 = &sdfg_value_zz_13;
   for (int64_t v__i15_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i15_i < (NR); v__i15_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
     for (int64_t v__i16_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i16_i < (NR); v__i16_i += (int64_t)gridDim.x * blockDim.x) {
       const int64_t v__i16 = (0LL) + v__i16_i * (1LL);
       {  // tasklet assign
         const sdfg::complex<double> t___in2 = dev_Ham[(0LL) + (n) * (NR * NR) + (v__i15) * (NR) + (v__i16) * (1LL)];
-        const sdfg::complex<double> t___in1 = zz_13[(0LL) + (0LL) * (1LL)];
+        const sdfg::complex<double> t___in1 = zz_13[0];
         const sdfg::complex<double> t___in0 = arr_9[(0LL) + (v__i15) * (NR) + (v__i16) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + (t___in1 * t___in2));
@@ -80,27 +65,11 @@ __global__ void arr_9_l23_0_k3(sdfg::complex<double>* __restrict__ arr_9, sdfg::
   }
 }
 #else
-__global__ void arr_9_l23_0_k3(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double>* __restrict__ zz_13, int64_t NR, int64_t n);
-#endif  // arr_9_l23_0_k3
+__global__ void arr_9_l23_0_k2(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double> sdfg_value_zz_13, int64_t NR, int64_t n);
+#endif  // arr_9_l23_0_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k4(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const sdfg::complex<double> t___in0 = dev_int_pts[(0LL) + (idx) * (1LL)];
-      bool t___out;
-      t___out = (sdfg::abs(t___in0) < ((double)1.0));
-      dev_cond_21[0] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k4(bool* __restrict__ dev_cond_21, sdfg::complex<double>* __restrict__ dev_int_pts, int64_t idx);
-#endif  // assign_single_k4
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void lib_19_l26_0_k5(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
+__global__ void lib_19_l26_0_k3(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
   for (int64_t v__i23_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i23_i < (NR); v__i23_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i23 = (0LL) + v__i23_i * (1LL);
     for (int64_t v__i24_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i24_i < (NM); v__i24_i += (int64_t)gridDim.x * blockDim.x) {
@@ -115,11 +84,11 @@ __global__ void lib_19_l26_0_k5(sdfg::complex<double>* __restrict__ lib_19, int6
   }
 }
 #else
-__global__ void lib_19_l26_0_k5(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
-#endif  // lib_19_l26_0_k5
+__global__ void lib_19_l26_0_k3(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
+#endif  // lib_19_l26_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l27_0_k6(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx) {
+__global__ void arr_1_l27_0_k4(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx) {
   for (int64_t v__i27_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i27_i < (NR); v__i27_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i27 = (0LL) + v__i27_i * (1LL);
     for (int64_t v__i28_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i28_i < (NM); v__i28_i += (int64_t)gridDim.x * blockDim.x) {
@@ -143,8 +112,8 @@ __global__ void arr_1_l27_0_k6(sdfg::complex<double>* __restrict__ dev_int_pts, 
   }
 }
 #else
-__global__ void arr_1_l27_0_k6(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx);
-#endif  // arr_1_l27_0_k6
+__global__ void arr_1_l27_0_k4(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx);
+#endif  // arr_1_l27_0_k4
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -173,7 +142,6 @@ struct kernel_state_t {
   bool* cond_21;
   sdfg::complex<double>* dev_Ham;
   sdfg::complex<double>* dev_Y;
-  bool* dev_cond_21;
   sdfg::complex<double>* dev_int_pts;
   sdfg::complex<double>* dev_return_0;
   sdfg::complex<double>* dev_return_1;
@@ -194,12 +162,11 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->sdfg_failed) SDFG_RELEASE(cudaFree(sdfg_h->sdfg_failed));
   if (sdfg_h->sdfg_info) SDFG_RELEASE(cudaFree(sdfg_h->sdfg_info));
   if (sdfg_h->sdfg_work) SDFG_RELEASE(cudaFree(sdfg_h->sdfg_work));
-  if (sdfg_h->zz_13) SDFG_RELEASE(cudaFree(sdfg_h->zz_13));
+  std::free(sdfg_h->zz_13);
   if (sdfg_h->lib_19) SDFG_RELEASE(cudaFree(sdfg_h->lib_19));
   if (sdfg_h->dev_return_1) SDFG_RELEASE(cudaFree(sdfg_h->dev_return_1));
   if (sdfg_h->dev_return_0) SDFG_RELEASE(cudaFree(sdfg_h->dev_return_0));
   if (sdfg_h->dev_int_pts) SDFG_RELEASE(cudaFree(sdfg_h->dev_int_pts));
-  if (sdfg_h->dev_cond_21) SDFG_RELEASE(cudaFree(sdfg_h->dev_cond_21));
   if (sdfg_h->dev_Y) SDFG_RELEASE(cudaFree(sdfg_h->dev_Y));
   if (sdfg_h->dev_Ham) SDFG_RELEASE(cudaFree(sdfg_h->dev_Ham));
   std::free(sdfg_h->cond_21);
@@ -222,12 +189,12 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   if (!sdfg_h->cond_21) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_21`\n"); return 1; }
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_Ham, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR * slab_per_bc + NR * NR), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_Y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_cond_21, sizeof(bool) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_int_pts, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((32LL), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_return_0, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_return_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->lib_19, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->zz_13, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((1LL), 1)));
+  sdfg_h->zz_13 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
+  if (!sdfg_h->zz_13) { std::fprintf(stderr, "kernel_init: out of host memory for `zz_13`\n"); return 1; }
   SDFG_SOLVER_CHECK(cusolverDnCreate(&sdfg_h->sdfg_solver));
   SDFG_SOLVER_CHECK(cusolverDnSetStream(sdfg_h->sdfg_solver, sdfg_h->stream));
   // `info` of the last factorization, and the first failure of a run
@@ -255,7 +222,6 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   bool* const cond_21 = sdfg_h->cond_21;
   sdfg::complex<double>* const dev_Ham = sdfg_h->dev_Ham;
   sdfg::complex<double>* const dev_Y = sdfg_h->dev_Y;
-  bool* const dev_cond_21 = sdfg_h->dev_cond_21;
   sdfg::complex<double>* const dev_int_pts = sdfg_h->dev_int_pts;
   sdfg::complex<double>* const dev_return_0 = sdfg_h->dev_return_0;
   sdfg::complex<double>* const dev_return_1 = sdfg_h->dev_return_1;
@@ -297,10 +263,12 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     for (n = (0LL); ((n - slab_per_bc - 1LL) < 0); n = (n + 1LL)) {
       // assign_l22_14
       {
-        if ((1LL) > 0) {
-          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-          dim3 sdfg_block(256);
-          SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, dev_int_pts, zz_13, idx, n, slab_per_bc);
+        SDFG_CHECK(cudaStreamSynchronize(stream));
+        {  // tasklet assign
+          const sdfg::complex<double> t___in0 = int_pts[(0LL) + (idx) * (1LL)];
+          sdfg::complex<double> t___out;
+          t___out = ((sdfg::complex<double>)sdfg::pow(t___in0, sdfg::cast<sdfg::complex<double>, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * slab_per_bc)) / ((double)2.0)) - sdfg::cast<double, int64_t>((((int64_t)1LL) * n))))));
+          zz_13[0] = t___out;
         }
       }
       // assign_l23_17
@@ -308,7 +276,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
         if ((NR) > 0 && (NR) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
           dim3 sdfg_block(32, 8);
-          SDFG_KERNEL(arr_9_l23_0_k3, sdfg_grid, sdfg_block, 0, arr_9, dev_Ham, zz_13, NR, n);
+          SDFG_KERNEL(arr_9_l23_0_k2, sdfg_grid, sdfg_block, 0, arr_9, dev_Ham, zz_13[0], NR, n);
         }
       }
     }
@@ -360,17 +328,13 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     }
     // assign_l25_22
     {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, dev_cond_21, dev_int_pts, idx);
+      SDFG_CHECK(cudaStreamSynchronize(stream));
+      {  // tasklet assign
+        const sdfg::complex<double> t___in0 = int_pts[(0LL) + (idx) * (1LL)];
+        bool t___out;
+        t___out = (sdfg::abs(t___in0) < ((double)1.0));
+        cond_21[0] = t___out;
       }
-    }
-    // if_l25_26_to_host
-    {
-      SDFG_CHECK(cudaMemcpyAsync(cond_21 + (0), dev_cond_21 + (0), sizeof(bool) * (1LL), cudaMemcpyDeviceToHost, stream));
-      SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
-      SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
     }
     // if_l25_26
     if (((((int64_t)cond_21[0])) != 0)) {
@@ -379,7 +343,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
         if ((NR) > 0 && (NM) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
           dim3 sdfg_block(32, 8);
-          SDFG_KERNEL(lib_19_l26_0_k5, sdfg_grid, sdfg_block, 0, lib_19, NM, NR);
+          SDFG_KERNEL(lib_19_l26_0_k3, sdfg_grid, sdfg_block, 0, lib_19, NM, NR);
         }
       }
     }
@@ -388,7 +352,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       if ((NR) > 0 && (NM) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 8 - 1, 8), 65535LL));
         dim3 sdfg_block(32, 8);
-        SDFG_KERNEL(arr_1_l27_0_k6, sdfg_grid, sdfg_block, 0, dev_int_pts, dev_return_0, dev_return_1, lib_19, NM, NR, idx);
+        SDFG_KERNEL(arr_1_l27_0_k4, sdfg_grid, sdfg_block, 0, dev_int_pts, dev_return_0, dev_return_1, lib_19, NM, NR, idx);
       }
     }
   }

@@ -6,14 +6,15 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void tmp_1_l11_0_k0(double* __restrict__ dev_A, double* __restrict__ dev_alpha, double* __restrict__ tmp_1, int64_t NI, int64_t NK) {
+__global__ void tmp_1_l11_0_k0(double sdfg_value_alpha, double* __restrict__ dev_A, double* __restrict__ tmp_1, int64_t NI, int64_t NK) {
+  double* alpha = &sdfg_value_alpha;
   for (int64_t v__i2_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i2_i < (NI); v__i2_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i2 = (0LL) + v__i2_i * (1LL);
     for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (NK); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
       const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
       {  // tasklet assign
         const double t___in1 = dev_A[(0LL) + (v__i2) * (NK) + (v__i3) * (1LL)];
-        const double t___in0 = dev_alpha[0];
+        const double t___in0 = alpha[0];
         double t___out;
         t___out = (t___in0 * t___in1);
         tmp_1[(0LL) + (v__i2) * (NK) + (v__i3) * (1LL)] = t___out;
@@ -22,18 +23,19 @@ __global__ void tmp_1_l11_0_k0(double* __restrict__ dev_A, double* __restrict__ 
   }
 }
 #else
-__global__ void tmp_1_l11_0_k0(double* __restrict__ dev_A, double* __restrict__ dev_alpha, double* __restrict__ tmp_1, int64_t NI, int64_t NK);
+__global__ void tmp_1_l11_0_k0(double sdfg_value_alpha, double* __restrict__ dev_A, double* __restrict__ tmp_1, int64_t NI, int64_t NK);
 #endif  // tmp_1_l11_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void C_l11_0_k1(double* __restrict__ dev_C, double* __restrict__ dev_beta, double* __restrict__ lib_5, int64_t NI, int64_t NJ) {
+__global__ void C_l11_0_k1(double sdfg_value_beta, double* __restrict__ dev_C, double* __restrict__ lib_5, int64_t NI, int64_t NJ) {
+  double* beta = &sdfg_value_beta;
   for (int64_t v__i7_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i7_i < (NI); v__i7_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
     for (int64_t v__i8_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i8_i < (NJ); v__i8_i += (int64_t)gridDim.x * blockDim.x) {
       const int64_t v__i8 = (0LL) + v__i8_i * (1LL);
       {  // tasklet assign
         const double t___in2 = dev_C[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)];
-        const double t___in1 = dev_beta[0];
+        const double t___in1 = beta[0];
         const double t___in0 = lib_5[(0LL) + (v__i7) * (NJ) + (v__i8) * (1LL)];
         double t___out;
         t___out = (t___in0 + (t___in1 * t___in2));
@@ -43,7 +45,7 @@ __global__ void C_l11_0_k1(double* __restrict__ dev_C, double* __restrict__ dev_
   }
 }
 #else
-__global__ void C_l11_0_k1(double* __restrict__ dev_C, double* __restrict__ dev_beta, double* __restrict__ lib_5, int64_t NI, int64_t NJ);
+__global__ void C_l11_0_k1(double sdfg_value_beta, double* __restrict__ dev_C, double* __restrict__ lib_5, int64_t NI, int64_t NJ);
 #endif  // C_l11_0_k1
 
 #if !defined(__CUDACC_RTC__)
@@ -72,8 +74,6 @@ struct kernel_state_t {
   double* dev_A;
   double* dev_B;
   double* dev_C;
-  double* dev_alpha;
-  double* dev_beta;
   double* lib_5;
   double* tmp_1;
   hipblasHandle_t sdfg_blas;
@@ -86,8 +86,6 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->sdfg_blas && hipblasDestroy(sdfg_h->sdfg_blas) != HIPBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: hipblasDestroy failed\n"); status = 1; }
   if (sdfg_h->tmp_1) SDFG_RELEASE(hipFree(sdfg_h->tmp_1));
   if (sdfg_h->lib_5) SDFG_RELEASE(hipFree(sdfg_h->lib_5));
-  if (sdfg_h->dev_beta) SDFG_RELEASE(hipFree(sdfg_h->dev_beta));
-  if (sdfg_h->dev_alpha) SDFG_RELEASE(hipFree(sdfg_h->dev_alpha));
   if (sdfg_h->dev_C) SDFG_RELEASE(hipFree(sdfg_h->dev_C));
   if (sdfg_h->dev_B) SDFG_RELEASE(hipFree(sdfg_h->dev_B));
   if (sdfg_h->dev_A) SDFG_RELEASE(hipFree(sdfg_h->dev_A));
@@ -107,8 +105,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_B, sizeof(double) * (size_t)sdfg::imax((NJ * NK), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_C, sizeof(double) * (size_t)sdfg::imax((NI * NJ), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_alpha, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_beta, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_5, sizeof(double) * (size_t)sdfg::imax((NI * NJ), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->tmp_1, sizeof(double) * (size_t)sdfg::imax((NI * NK), 1)));
   SDFG_BLAS_CHECK(hipblasCreate(&sdfg_h->sdfg_blas));
@@ -133,17 +129,13 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   double* const dev_A = sdfg_h->dev_A;
   double* const dev_B = sdfg_h->dev_B;
   double* const dev_C = sdfg_h->dev_C;
-  double* const dev_alpha = sdfg_h->dev_alpha;
-  double* const dev_beta = sdfg_h->dev_beta;
   double* const lib_5 = sdfg_h->lib_5;
   double* const tmp_1 = sdfg_h->tmp_1;
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NI)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NK)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (1LL * (NK) * (NI)), hipMemcpyHostToDevice, stream));
   }
   // assign_l11_4
@@ -151,7 +143,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
     if ((NI) > 0 && (NK) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NK) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NI) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(tmp_1_l11_0_k0, sdfg_grid, sdfg_block, 0, dev_A, dev_alpha, tmp_1, NI, NK);
+      SDFG_KERNEL(tmp_1_l11_0_k0, sdfg_grid, sdfg_block, 0, alpha[0], dev_A, tmp_1, NI, NK);
     }
   }
   // matmul_l11_6
@@ -167,7 +159,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
     if ((NI) > 0 && (NJ) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NJ) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NI) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(C_l11_0_k1, sdfg_grid, sdfg_block, 0, dev_C, dev_beta, lib_5, NI, NJ);
+      SDFG_KERNEL(C_l11_0_k1, sdfg_grid, sdfg_block, 0, beta[0], dev_C, lib_5, NI, NJ);
     }
   }
   // offload_copy_out

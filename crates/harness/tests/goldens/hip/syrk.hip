@@ -3,12 +3,14 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void for_l12_6_k0(double* __restrict__ dev_A, double* __restrict__ dev_C, double* __restrict__ dev_alpha, double* __restrict__ dev_beta, int64_t M, int64_t N) {
+__global__ void for_l12_6_k0(double sdfg_value_alpha, double sdfg_value_beta, double* __restrict__ dev_A, double* __restrict__ dev_C, int64_t M, int64_t N) {
+  double* alpha = &sdfg_value_alpha;
+  double* beta = &sdfg_value_beta;
   for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (N); i_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = (0LL) + i_i * (1LL);
     {  // nested SDFG for_l12_6_body
-      double* const sdfg_nb0 = dev_beta + (0LL);
-      double* const sdfg_nb1 = dev_alpha + (0LL);
+      double* const sdfg_nb0 = beta + (0LL);
+      double* const sdfg_nb1 = alpha + (0LL);
       double* const sdfg_nb2 = dev_C + (0LL);
       double* const sdfg_nb3 = dev_A + (0LL);
       {
@@ -51,7 +53,7 @@ __global__ void for_l12_6_k0(double* __restrict__ dev_A, double* __restrict__ de
   }
 }
 #else
-__global__ void for_l12_6_k0(double* __restrict__ dev_A, double* __restrict__ dev_C, double* __restrict__ dev_alpha, double* __restrict__ dev_beta, int64_t M, int64_t N);
+__global__ void for_l12_6_k0(double sdfg_value_alpha, double sdfg_value_beta, double* __restrict__ dev_A, double* __restrict__ dev_C, int64_t M, int64_t N);
 #endif  // for_l12_6_k0
 
 #if !defined(__CUDACC_RTC__)
@@ -77,16 +79,12 @@ struct kernel_state_t {
   hipEvent_t sdfg_copied;
   double* dev_A;
   double* dev_C;
-  double* dev_alpha;
-  double* dev_beta;
 };
 
 extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (!sdfg_h) return 0;
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
-  if (sdfg_h->dev_beta) SDFG_RELEASE(hipFree(sdfg_h->dev_beta));
-  if (sdfg_h->dev_alpha) SDFG_RELEASE(hipFree(sdfg_h->dev_alpha));
   if (sdfg_h->dev_C) SDFG_RELEASE(hipFree(sdfg_h->dev_C));
   if (sdfg_h->dev_A) SDFG_RELEASE(hipFree(sdfg_h->dev_A));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
@@ -103,8 +101,6 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_A, sizeof(double) * (size_t)sdfg::imax((M * N), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_C, sizeof(double) * (size_t)sdfg::imax((N * N), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_alpha, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_beta, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   return 0;
 }
 
@@ -123,12 +119,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   (void)sdfg_copied;
   double* const dev_A = sdfg_h->dev_A;
   double* const dev_C = sdfg_h->dev_C;
-  double* const dev_alpha = sdfg_h->dev_alpha;
-  double* const dev_beta = sdfg_h->dev_beta;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_beta + (0), beta + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_alpha + (0), alpha + (0), sizeof(double) * (1LL), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), hipMemcpyHostToDevice, stream));
   }
@@ -137,7 +129,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
     if ((N) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(for_l12_6_k0, sdfg_grid, sdfg_block, 0, dev_A, dev_C, dev_alpha, dev_beta, M, N);
+      SDFG_KERNEL(for_l12_6_k0, sdfg_grid, sdfg_block, 0, alpha[0], beta[0], dev_A, dev_C, M, N);
     }
   }
   // offload_copy_out

@@ -1,24 +1,36 @@
-//! Return values in place: `return y` computes `y` into the return value
-//! itself instead of copying it there.
+//! Copy elision: `y = x`, where `x` is a temporary that is dead after
+//! the copy, computes `x` into `y` itself instead of copying it there.
 //!
-//! The frontend lowers `return y` to a state copying the transient `y`
-//! into `__return` element by element (a map of `__return[i] = y[i]`, or
-//! one tasklet for a scalar): on a device an extra kernel per return value,
-//! after which `y` is dead. When that copy is the only access of
-//! `__return`, it stands at the top level of the SDFG, `y` is a transient
-//! (not a view) of the same type, shape and layout, nothing after the copy
-//! touches `y` and no interstate code reads it, the copy is removed and
-//! `y` is renamed `__return` everywhere (its nested SDFGs' connectors keep
-//! their inner names). The same holds for `__return_0`, `__return_1`, ...
+//! The frontend lowers `return x` to a state copying the transient `x`
+//! into `__return` element by element (a map of `__return[i] = x[i]`, or
+//! one tasklet for a scalar), and an assignment of a whole temporary into
+//! an array (`y[:] = t`) the same way: on a device an extra kernel each,
+//! after which `x` is dead. This is what DaCe's
+//! `RedundantArray` removes.
+//!
+//! The copy goes, and `x` is renamed `y` everywhere (its nested SDFGs'
+//! connectors keep their inner names), when
+//! - the copy is a state of its own at the top level of the SDFG, copying
+//!   all of `x` into all of `y` (same type, shape and layout; neither a
+//!   view);
+//! - `x` is a transient that nothing after the copy touches and no
+//!   interstate code reads: its last value is the one copied;
+//! - nothing before the copy touches `y`, nor reads it in interstate code:
+//!   until the copy, `y`'s memory is free to hold `x`. An argument the
+//!   program only overwrites qualifies when no `return` before the copy
+//!   can leave it holding part of `x`; one it reads first does not.
+//!
+//! Because the copy stands at the top level, "before" and "after" are the
+//! blocks in front of it and behind it: no loop runs it twice.
 
 use crate::dependence::RegionUse;
 use crate::nest::{copy_tasklet, single_map};
 use sdfg_ir::{BlockKind, Node, Range, Sdfg, State, Subset, SymExpr};
 use std::collections::BTreeSet;
 
-/// Writes every return value it can in place (see the [module
-/// docs](self)); returns one line per return value (`y` as `__return`).
-pub fn returns_in_place(sdfg: &mut Sdfg) -> Vec<String> {
+/// Removes every copy it can (see the [module docs](self)); returns one
+/// line per copy (`` `x` as `y` ``).
+pub fn elide_copies(sdfg: &mut Sdfg) -> Vec<String> {
     let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
     let mut done = Vec::new();
     let mut k = 0;
@@ -41,49 +53,49 @@ pub fn returns_in_place(sdfg: &mut Sdfg) -> Vec<String> {
     done
 }
 
-/// Whether `name` is a return value's container.
-fn is_return(name: &str) -> bool {
-    name == "__return"
-        || name
-            .strip_prefix("__return_")
-            .is_some_and(|n| n.parse::<u64>().is_ok())
-}
-
-/// The (source, return value) of top-level block `k`, if it is a whole copy
-/// of a dead transient into a return value that nothing else writes.
+/// The (source, destination) of top-level block `k`, if it is a whole
+/// copy of a transient dead after it into a container free before it.
 fn copy_of(sdfg: &Sdfg, k: usize, symbols: &BTreeSet<String>) -> Option<(String, String)> {
     let block = &sdfg.body.blocks[k];
     let BlockKind::State(state) = &block.kind else {
         return None;
     };
-    let (x, r, extents) = element_copy(state)?;
-    let (dx, dr) = (sdfg.containers.get(&x)?, sdfg.containers.get(&r)?);
-    if !is_return(&r)
+    let (x, y, extents) = element_copy(state)?;
+    let (dx, dy) = (sdfg.containers.get(&x)?, sdfg.containers.get(&y)?);
+    if x == y
         || !dx.transient
         || dx.is_view()
-        || dx.dtype != dr.dtype
-        || dx.shape() != dr.shape()
-        || dx.layout() != dr.layout()
-        || dx.is_scalar() != dr.is_scalar()
-        || extents.is_some_and(|e| e != dr.shape())
+        || dy.is_view()
+        || dx.dtype != dy.dtype
+        || dx.shape() != dy.shape()
+        || dx.layout() != dy.layout()
+        || dx.is_scalar() != dy.is_scalar()
+        || extents.is_some_and(|e| e != dy.shape())
     {
         return None;
     }
-    let whole = RegionUse::of(&sdfg.body, symbols);
-    let here = RegionUse::of_block(block, symbols);
-    if whole.container_outside(&here, &r) {
-        return None;
-    }
-    if whole.accesses.iter().any(|a| a.data == x && a.interstate) {
-        return None;
-    }
-    let after = sdfg.body.blocks[k + 1..].iter().any(|b| {
-        RegionUse::of_block(b, symbols)
-            .accesses
+    let uses = |blocks: &[sdfg_ir::ControlBlock], data: &str| {
+        blocks.iter().any(|b| {
+            RegionUse::of_block(b, symbols)
+                .accesses
+                .iter()
+                .any(|a| a.data == data)
+        })
+    };
+    let interstate = RegionUse::of(&sdfg.body, symbols)
+        .accesses
+        .iter()
+        .any(|a| a.data == x && a.interstate);
+    let before = &sdfg.body.blocks[..k];
+    // An argument is the caller's: it may take `x`'s values early only if
+    // every run reaches the copy (no `return` before it).
+    let returns_early = || {
+        before
             .iter()
-            .any(|a| a.data == x)
-    });
-    (!after).then_some((x, r))
+            .any(|b| RegionUse::of_block(b, symbols).jumps.contains(&"return"))
+    };
+    let free = !uses(before, &y) && (dy.transient || !returns_early());
+    (free && !interstate && !uses(&sdfg.body.blocks[k + 1..], &x)).then_some((x, y))
 }
 
 /// The (source, destination, the map's extents) of a state that copies one
