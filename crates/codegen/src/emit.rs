@@ -1997,6 +1997,19 @@ impl<'a> Emitter<'a> {
         let block = self.d.default_block();
         let limits = self.d.max_grid();
         let threads: u32 = block.iter().product();
+        // A block no wider than a constant extent needs (rounded up to a
+        // power of two): a single-point kernel is one thread, nbody's
+        // `(N, 3)` maps 4 x 64 threads instead of 32 x 8 with 29 lanes idle.
+        let extents: Vec<Option<i64>> = map
+            .ranges
+            .iter()
+            .map(|r| r.num_elements().as_int())
+            .collect();
+        let fit = |limit: u32, extent: Option<i64>| match extent.and_then(|c| u32::try_from(c).ok())
+        {
+            Some(c) if c >= 1 => limit.min(c.next_power_of_two()),
+            _ => limit,
+        };
         let (grid, blockdim) = if blocks_only {
             let g: Vec<String> = if dims <= 3 {
                 counts.iter().rev().cloned().collect()
@@ -2006,6 +2019,10 @@ impl<'a> Emitter<'a> {
             (g, vec![threads.to_string()])
         } else if dims == 1 || dims > 3 {
             let total = counts.join(" * ");
+            let product = extents
+                .iter()
+                .try_fold(1i64, |acc, e| e.and_then(|e| acc.checked_mul(e)));
+            let threads = fit(threads, product);
             (
                 vec![format!(
                     "sdfg::ifloordiv({total} + {threads} - 1, {threads})"
@@ -2013,13 +2030,20 @@ impl<'a> Emitter<'a> {
                 vec![threads.to_string()],
             )
         } else {
-            let bx = block[0].max(1);
+            // Extents innermost first, as the block's axes x, y, z.
+            let inner = |k: usize| extents[dims - 1 - k];
+            let bx = fit(block[0].max(1), inner(0));
             let by = if dims == 2 {
                 (threads / bx).max(1)
             } else {
                 block[1].max(1)
             };
-            let bz = if dims == 3 { block[2].max(1) } else { 1 };
+            let by = fit(by, inner(1));
+            let bz = if dims == 3 {
+                fit(block[2].max(1), inner(2))
+            } else {
+                1
+            };
             let b = [bx, by, bz];
             let g = counts
                 .iter()

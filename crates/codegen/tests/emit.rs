@@ -621,3 +621,31 @@ fn a_whole_array_of_any_rank_moves_in_one_copy() {
         );
     }
 }
+
+#[test]
+fn blocks_fit_constant_extents_and_scalars_go_by_value() {
+    // A map over (N, 3), one over 5 points, one over N, and a scalar the
+    // kernels only read.
+    let sdfg = program(
+        "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, 3], B: dc.float64[5], C: dc.float64[N], s: dc.float64):\n    A[:] = A * s\n    B[:] = B + s\n    C[:] = C + 1.0\n",
+    );
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let unit = emitted(&sdfg, d);
+        let blocks: Vec<&str> = unit
+            .source
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("dim3 sdfg_block("))
+            .collect();
+        // Three of the 2-D map's x lanes in 4, 5 points in 8 threads, and the
+        // default width where the extent is not known.
+        assert_eq!(blocks, ["4, 64);", "8);", "256);"], "{}", unit.source);
+        // `s` reaches the kernels as a value: no device copy of it.
+        assert!(
+            unit.source.contains("double sdfg_value_s"),
+            "{}",
+            unit.source
+        );
+        assert!(unit.source.contains(", s[0]"), "{}", unit.source);
+        assert!(!unit.source.contains("dev_s"), "{}", unit.source);
+    }
+}

@@ -299,13 +299,15 @@ fn a_gemm_leading_dimension_off_by_one_fails_the_vendor_check() {
 #[test]
 fn a_grid_over_the_limit_is_an_invalid_configuration_and_the_clamped_grid_covers_the_map() {
     // 600,000 x 2 points: 75,000 blocks of 8 rows on y, more than 65,535.
-    let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, 2], B: dc.float64[N, 2]):\n    B[:] = A + 1.0\n";
+    // (The width is a symbol: a constant 2 would shape the block 2 x 128.)
+    let src = "import dace as dc\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[N, M]):\n    B[:] = A + 1.0\n";
     let n = 600_000usize;
     let input: Vec<f64> = (0..2 * n).map(|k| k as f64).collect();
     let arrays = || {
         [
             Argument::Array(ArrayValue::f64(vec![n, 2], input.clone())),
             Argument::Array(ArrayValue::f64(vec![n, 2], vec![0.0; 2 * n])),
+            Argument::Symbol(2),
             Argument::Symbol(n as i64),
         ]
     };
@@ -335,7 +337,7 @@ fn a_grid_over_the_limit_is_an_invalid_configuration_and_the_clamped_grid_covers
             r.messages
         );
         assert!(
-            r.messages.contains("SDFG_LAUNCH(B_l6_0_k0"),
+            r.messages.contains("SDFG_LAUNCH(B_l7_0_k0"),
             "{}",
             r.messages
         );

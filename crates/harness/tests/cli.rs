@@ -507,6 +507,7 @@ fn compile_names_selects_and_turns_off_passes() {
             "loop-to-map",
             "sink-loop",
             "map-to-copy",
+            "horizontal-fusion",
             "offload",
             "lower-library"
         ]

@@ -11,6 +11,8 @@
 //!   becomes one map whose threads run the loop;
 //! - [`mod@copies`]: a map that only copies a contiguous block becomes a
 //!   runtime copy;
+//! - [`mod@horizontal_fusion`]: consecutive maps sharing nothing they write,
+//!   of different extents, become one map over their bounding box;
 //! - the **offload pass** ([`mod@offload`]), written once against the
 //!   [`Accelerator`] description every device-specific decision goes
 //!   through;
@@ -27,6 +29,7 @@ pub mod accelerator;
 pub mod copies;
 pub mod dependence;
 pub mod elide_copies;
+pub mod horizontal_fusion;
 pub mod library;
 pub mod loop_to_map;
 pub mod map_fusion;

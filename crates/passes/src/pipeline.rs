@@ -7,6 +7,7 @@
 //! | `loop-to-map` | independent `for` loops become maps ([`mod@crate::loop_to_map`]) |
 //! | `sink-loop` | a loop around per-point maps becomes one map running the loop ([`crate::sink_loop`]) |
 //! | `map-to-copy` | a map copying one contiguous block into another becomes a copy ([`crate::copies`]) |
+//! | `horizontal-fusion` | consecutive maps sharing nothing they write, of different extents, become one over their bounding box ([`crate::horizontal_fusion`]) |
 //! | `offload` | maps become kernels, data gets device twins and copies ([`crate::offload()`]) |
 //! | `lower-library` | library nodes become maps or vendor calls ([`crate::lower_library_nodes`]) |
 //!
@@ -38,6 +39,8 @@ pub enum Pass {
     SinkLoop,
     /// Maps that only copy a contiguous block become copies.
     MapToCopy,
+    /// Independent maps of different extents fuse over their bounding box.
+    HorizontalFusion,
     /// Work moves to the accelerator.
     Offload,
     /// Library nodes are expanded or specialized for vendor calls.
@@ -46,24 +49,26 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in pipeline order.
-    pub const ALL: [Pass; 7] = [
+    pub const ALL: [Pass; 8] = [
         Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
         Pass::SinkLoop,
         Pass::MapToCopy,
+        Pass::HorizontalFusion,
         Pass::Offload,
         Pass::LowerLibrary,
     ];
 
     /// Every pass up to offloading (all but library lowering): what the
     /// corpus's `offload` stage and `sdfgc compile --backend` run.
-    pub const TO_OFFLOAD: [Pass; 6] = [
+    pub const TO_OFFLOAD: [Pass; 7] = [
         Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
         Pass::SinkLoop,
         Pass::MapToCopy,
+        Pass::HorizontalFusion,
         Pass::Offload,
     ];
 
@@ -75,6 +80,7 @@ impl Pass {
             Pass::LoopToMap => "loop-to-map",
             Pass::SinkLoop => "sink-loop",
             Pass::MapToCopy => "map-to-copy",
+            Pass::HorizontalFusion => "horizontal-fusion",
             Pass::Offload => "offload",
             Pass::LowerLibrary => "lower-library",
         }
@@ -95,6 +101,9 @@ impl Pass {
             }
             Pass::SinkLoop => {
                 "a sequential loop around maps of per-point work becomes one map whose threads run the loop"
+            }
+            Pass::HorizontalFusion => {
+                "consecutive maps sharing nothing they write, of different extents, become one map over their bounding box"
             }
             Pass::Offload => {
                 "maps become kernels, library nodes device calls, data gets device twins and copies"
@@ -156,6 +165,8 @@ pub struct PipelineReport {
     pub fused: Vec<String>,
     /// Copy maps made copies.
     pub copies: Vec<String>,
+    /// Independent maps fused horizontally (`S2` with `S1`).
+    pub horizontal: Vec<String>,
     /// The offload pass's report.
     pub offload: Option<Report>,
     /// Library lowering's lines.
@@ -175,6 +186,9 @@ impl fmt::Display for PipelineReport {
         }
         for c in &self.copies {
             writeln!(f, "  copy: {c}")?;
+        }
+        for h in &self.horizontal {
+            writeln!(f, "  fused horizontally: {h}")?;
         }
         for l in &self.sunk {
             writeln!(f, "  sunk: loop `{l}` runs inside one map over its points")?;
@@ -240,6 +254,9 @@ pub fn run(
             }
             Pass::MapToCopy => {
                 report.copies = crate::copies::maps_to_copies(&mut out);
+            }
+            Pass::HorizontalFusion => {
+                report.horizontal = crate::horizontal_fusion::fuse_independent_maps(&mut out);
             }
             Pass::Offload => {
                 let acc = acc.ok_or_else(needs_acc)?;

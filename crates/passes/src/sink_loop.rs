@@ -33,8 +33,10 @@
 //! they were), its nodes joined to the access nodes directly.
 
 use crate::dependence::{RegionUse, independent};
-use crate::nest::{Nesting, mapped_symbols, nest_in_map, rewrite_loops, single_map};
-use sdfg_ir::{BlockKind, Edge, LoopBlock, Node, NodeId, Range, Region, Sdfg, State, SymExpr};
+use crate::nest::{
+    Nesting, bind_renames, mapped_symbols, nest_in_map, rewrite_loops, strip_maps, top_map,
+};
+use sdfg_ir::{BlockKind, LoopBlock, Region, Sdfg, SymExpr};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Sinks every loop it can (see the [module docs](self)); returns the
@@ -59,15 +61,6 @@ pub fn sink_loops(sdfg: &mut Sdfg) -> Vec<String> {
     });
     sdfg.body = body;
     sunk
-}
-
-/// The one top-level map of a state: its entry and parameters and ranges.
-fn top_map(state: &State) -> Option<(NodeId, Vec<String>, Vec<Range>)> {
-    let (entry, _) = single_map(state)?;
-    let Some(Node::MapEntry(e)) = state.node(entry) else {
-        return None;
-    };
-    Some((entry, e.map.params.clone(), e.map.ranges.clone()))
 }
 
 /// The nesting of loop `l`, and the renaming of every map's parameters to
@@ -203,113 +196,4 @@ fn plan(
         },
         renames,
     ))
-}
-
-/// Removes the one top-level map of every state in `region` (the sunk
-/// loop): the map's nodes are joined to the access nodes directly, with
-/// the memlets they had inside the map.
-fn strip_maps(region: &mut Region) {
-    region.for_each_region_mut(&mut |r| {
-        for block in &mut r.blocks {
-            if let BlockKind::State(s) = &mut block.kind
-                && let Some((entry, ..)) = top_map(s)
-            {
-                strip(s, entry);
-            }
-        }
-    });
-}
-
-fn strip(state: &mut State, entry: NodeId) {
-    let Some(exit) = state.exit_of(entry) else {
-        return;
-    };
-    // Outer ends of the entry's and exit's connectors.
-    let mut sources: BTreeMap<String, (NodeId, Option<String>)> = BTreeMap::new();
-    for (_, src, e) in state.in_edges(entry) {
-        if let Some(c) = e.dst_conn.as_deref().and_then(|c| c.strip_prefix("IN_")) {
-            sources.insert(c.to_owned(), (src, e.src_conn.clone()));
-        }
-    }
-    let mut sinks: BTreeMap<String, (NodeId, Option<String>)> = BTreeMap::new();
-    for (_, dst, e) in state.out_edges(exit) {
-        if let Some(c) = e.src_conn.as_deref().and_then(|c| c.strip_prefix("OUT_")) {
-            sinks.insert(c.to_owned(), (dst, e.dst_conn.clone()));
-        }
-    }
-    let inner_out: Vec<(NodeId, Edge)> = state
-        .out_edges(entry)
-        .map(|(_, d, e)| (d, e.clone()))
-        .collect();
-    let inner_in: Vec<(NodeId, Edge)> = state
-        .in_edges(exit)
-        .map(|(_, s, e)| (s, e.clone()))
-        .collect();
-    for (dst, e) in inner_out {
-        let key = e.src_conn.as_deref().and_then(|c| c.strip_prefix("OUT_"));
-        if let (Some(k), Some(m)) = (key, e.memlet)
-            && let Some((src, conn)) = sources.get(k)
-        {
-            state.graph.add_edge(
-                *src,
-                dst,
-                Edge {
-                    src_conn: conn.clone(),
-                    dst_conn: e.dst_conn,
-                    memlet: Some(m),
-                },
-            );
-        }
-    }
-    for (src, e) in inner_in {
-        let key = e.dst_conn.as_deref().and_then(|c| c.strip_prefix("IN_"));
-        if let (Some(k), Some(m)) = (key, e.memlet)
-            && let Some((dst, conn)) = sinks.get(k)
-        {
-            state.graph.add_edge(
-                src,
-                *dst,
-                Edge {
-                    src_conn: e.src_conn,
-                    dst_conn: conn.clone(),
-                    memlet: Some(m),
-                },
-            );
-        }
-    }
-    state.graph.remove_node(entry);
-    state.graph.remove_node(exit);
-    // Access nodes the map used to reach only through an empty memlet are
-    // left without edges: drop them.
-    let lonely: Vec<NodeId> = state
-        .nodes()
-        .filter(|(id, n)| {
-            n.as_access().is_some()
-                && state.in_edges(*id).next().is_none()
-                && state.out_edges(*id).next().is_none()
-        })
-        .map(|(id, _)| id)
-        .collect();
-    for id in lonely {
-        state.graph.remove_node(id);
-    }
-}
-
-/// The sunk map's nested SDFG binds every stripped map's parameters to the
-/// new map's: they become its symbols.
-fn bind_renames(mut state: State, renames: &BTreeMap<String, String>) -> State {
-    let ids: Vec<NodeId> = state.nodes().map(|(id, _)| id).collect();
-    for id in ids {
-        if let Some(Node::NestedSdfg(n)) = state.graph.node_weight_mut(id) {
-            for (inner, outer) in renames {
-                n.sdfg.symbols.insert(inner.clone(), sdfg_ir::DType::Int64);
-                n.symbol_mapping
-                    .insert(inner.clone(), SymExpr::symbol(outer.clone()));
-                if !n.sdfg.arguments.contains(inner) {
-                    n.sdfg.arguments.push(inner.clone());
-                }
-            }
-        }
-    }
-    state
 }

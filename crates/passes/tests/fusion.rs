@@ -1,8 +1,10 @@
-//! Map fusion: which consecutive maps fuse, which do not, and that the
-//! fused program computes what the two maps did (race-checked, on the host
-//! and offloaded).
+//! Map fusion, vertical (`map_fusion`) and horizontal (`horizontal_fusion`):
+//! which consecutive maps fuse, which do not, and that the fused program
+//! computes what the two maps did (race-checked, on the host and
+//! offloaded).
 
 use sdfg_ir::{BlockKind, Node, Sdfg};
+use sdfg_passes::horizontal_fusion::fuse_independent_maps;
 use sdfg_passes::map_fusion::fuse_maps;
 
 mod common;
@@ -130,4 +132,51 @@ fn a_temporary_with_two_readers_becomes_a_scalar_at_the_last_one() {
         "{:?}",
         transient_arrays(&out)
     );
+}
+
+/// Fuses horizontally, with every check of [`common::rewritten`].
+#[track_caller]
+fn fused_side_by_side(sdfg: &Sdfg) -> (Sdfg, Vec<String>) {
+    let (out, lines, _) = rewritten(sdfg, fuse_independent_maps);
+    (out, lines)
+}
+
+#[test]
+fn independent_maps_of_different_extents_fuse_over_their_bounding_box() {
+    // hdiff's two flux limiters: (N + 1, M) and (N, M + 1), sharing only
+    // what they read.
+    let sdfg = program(
+        "    X[:] = A[:, 0:M] - 1.0\n    Y[:] = A[0:N, :] * 2.0\n",
+        "A: dc.float64[N + 1, M + 1], X: dc.float64[N + 1, M], Y: dc.float64[N, M + 1]",
+    );
+    let (out, lines) = fused_side_by_side(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+    assert_eq!(states(&out), states(&sdfg) - 1);
+}
+
+#[test]
+fn maps_sharing_what_one_writes_do_not_fuse_side_by_side() {
+    // The second reads what the first writes.
+    let sdfg = program(
+        "    X[0:N - 1] = A[0:N - 1] * 2.0\n    Y[:] = X + 1.0\n",
+        "A: dc.float64[N], X: dc.float64[N], Y: dc.float64[N]",
+    );
+    let (_, lines) = fused_side_by_side(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+    // Both write one container, at different elements: still not fused
+    // (the test is on containers).
+    let sdfg = program(
+        "    X[0:N - 1] = A[0:N - 1] * 2.0\n    X[N - 1] = 5.0\n",
+        "A: dc.float64[N], X: dc.float64[N]",
+    );
+    let (_, lines) = fused_side_by_side(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+    // Extents that do not compare (N against M) do not fuse.
+    let sdfg = program(
+        "    X[:] = A * 2.0\n    Y[:] = B * 3.0\n",
+        "A: dc.float64[N], X: dc.float64[N], B: dc.float64[M], Y: dc.float64[M]",
+    );
+    let (_, lines) = fused_side_by_side(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
 }

@@ -413,24 +413,24 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   // reduce_l15_6
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(reduce_expansion_k0, sdfg_grid, sdfg_block, 0, dev_radius, lib_5, N);
     }
   }
   // reduce_l16_8
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(reduce_expansion_k1, sdfg_grid, sdfg_block, 0, dev_radius, lib_7, N);
     }
   }
   // assign_l17_10
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, delta_9, lib_5, lib_7, npt);
     }
   }
@@ -445,32 +445,32 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   // assign_l20_12
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, arr_1, lib_7, npt);
     }
   }
   // reduce_l15_22
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(reduce_expansion_k5, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, N);
     }
   }
   // reduce_l16_24
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(reduce_expansion_k6, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, N);
     }
   }
   // assign_l17_26
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(assign_single_k7, sdfg_grid, sdfg_block, 0, delta_25, lib_21, lib_23, npt);
     }
   }
@@ -485,8 +485,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   // assign_l20_28
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(assign_single_k9, sdfg_grid, sdfg_block, 0, arr_17, lib_23, npt);
     }
   }

@@ -255,8 +255,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
   // assign_l26_3
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(assign_single_k0, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, dev_return);
     }
   }
@@ -265,8 +265,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
     // assign_l30_7
     {
       if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+        dim3 sdfg_block(1);
         SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, alpha_2, beta_4);
       }
     }
@@ -307,8 +307,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
     // assign_l31_15
     {
       if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+        dim3 sdfg_block(1);
         SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, lib_13, k);
       }
     }
@@ -347,8 +347,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
     // assign_l33_23
     {
       if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+        dim3 sdfg_block(1);
         SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, alpha_2, dev_return, k);
       }
     }

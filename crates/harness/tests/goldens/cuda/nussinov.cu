@@ -279,8 +279,8 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
   // for_l22_32
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+      dim3 sdfg_block(1);
       SDFG_KERNEL(for_l22_32_single_k1, sdfg_grid, sdfg_block, 0, dev_return, dev_seq, N);
     }
   }

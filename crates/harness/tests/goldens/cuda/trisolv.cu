@@ -119,8 +119,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* L, double* x, double* b, 
     // assign_l13_3
     {
       if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
+        dim3 sdfg_block(1);
         SDFG_KERNEL(assign_single_k0, sdfg_grid, sdfg_block, 0, dev_L, dev_b, dev_x, lib_1, N, i);
       }
     }
