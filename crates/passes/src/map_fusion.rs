@@ -602,18 +602,6 @@ fn fuse(sdfg: &mut Sdfg, s1: &State, s2: &State, plan: &Plan, dead: &BTreeSet<St
             }
         }
     }
-    // Access nodes left without edges.
-    let lonely: Vec<NodeId> = out
-        .nodes()
-        .filter(|(id, n)| {
-            n.as_access().is_some()
-                && out.in_edges(*id).next().is_none()
-                && out.out_edges(*id).next().is_none()
-        })
-        .map(|(id, _)| id)
-        .collect();
-    for id in lonely {
-        out.graph.remove_node(id);
-    }
+    crate::nest::drop_lonely_access_nodes(&mut out);
     out
 }

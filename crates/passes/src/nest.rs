@@ -417,7 +417,13 @@ fn strip(state: &mut State, entry: NodeId) {
     state.graph.remove_node(entry);
     state.graph.remove_node(exit);
     // Access nodes the map used to reach only through an empty memlet are
-    // left without edges: drop them.
+    // left without edges.
+    drop_lonely_access_nodes(state);
+}
+
+/// Removes the access nodes of `state` that no edge touches any more (a
+/// rewrite moved their memlets elsewhere): they would mean nothing.
+pub(crate) fn drop_lonely_access_nodes(state: &mut State) {
     let lonely: Vec<NodeId> = state
         .nodes()
         .filter(|(id, n)| {

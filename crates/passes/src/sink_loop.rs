@@ -139,8 +139,9 @@ fn plan(
     // Every two accesses of a container the body writes, by two distinct
     // points, touch distinct elements, whatever iterations they are in
     // (the loop's variable and what the body assigns vary).
+    let inside = RegionUse::of_loop(l, label, symbols);
     let mut varying: BTreeSet<String> = l.variable.iter().cloned().collect();
-    varying.extend(RegionUse::of(&l.body, symbols).assigned);
+    varying.extend(inside.assigned.iter().cloned());
     for x in &written {
         let mut subsets = at.get(x)?.clone();
         subsets.sort_by_key(ToString::to_string);
@@ -155,7 +156,6 @@ fn plan(
         }
     }
     // The loop's own symbols stay inside.
-    let inside = RegionUse::of_loop(l, label, symbols);
     if inside
         .assigned
         .iter()
