@@ -78,6 +78,10 @@ impl Dialect for Cuda {
         }
     }
 
+    fn shuffle_down(&self) -> &'static str {
+        "__shfl_down_sync(0xffffffffu, v, d)"
+    }
+
     fn solver(&self) -> Solver {
         Solver {
             header: "cusolverDn.h",

@@ -79,6 +79,10 @@ impl Dialect for Hip {
         }
     }
 
+    fn shuffle_down(&self) -> &'static str {
+        "__shfl_down(v, d)"
+    }
+
     fn solver(&self) -> Solver {
         Solver {
             header: "hipsolver/hipsolver.h",

@@ -14,8 +14,8 @@ use crate::cpp::{self, PointerCoeffs, SymPrinter, TaskletPrinter, ctype, ident};
 use crate::{Dialect, EmitError, Parameter, ParameterKind, TranslationUnit};
 use sdfg_ir::code::Binding;
 use sdfg_ir::{
-    BlockKind, DType, DataDesc, LibraryOp, Memlet, Node, NodeId, Region, Schedule, ScopeTree, Sdfg,
-    Side, State, Storage, Subset, SymExpr, VIEW_CONNECTOR,
+    BlockKind, DType, DataDesc, LibraryOp, Memlet, Node, NodeId, Range, Region, Schedule,
+    ScopeTree, Sdfg, Side, State, Storage, Subset, SymExpr, VIEW_CONNECTOR, Wcr,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -57,6 +57,11 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
             dialect.solver().header
         );
     }
+    let _ = writeln!(
+        src,
+        "#define SDFG_SHFL_DOWN(v, d) {}",
+        dialect.shuffle_down()
+    );
     src.push_str(PRELUDE);
     src.push('\n');
     for (name, (decl, body)) in e.kernel_names.iter().zip(&e.kernels) {
@@ -85,6 +90,12 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
          }}\n}}  // namespace sdfg\n\
          #define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)\n\
          #endif"
+    );
+    // A kernel whose threads synchronize is declared so before its launch;
+    // only a runtime that runs the threads itself needs to know.
+    let _ = writeln!(
+        src,
+        "#if !defined(SDFG_SYNCHRONIZING)\n#define SDFG_SYNCHRONIZING(kernel) ((void)0)\n#endif"
     );
     // Every launch is followed by a check that names the kernel, so that a
     // launch error is never reported under the next runtime call.
@@ -150,11 +161,18 @@ struct Emitter<'a> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ctx {
     Host,
+    /// Code of one GPU thread.
     Device,
+    /// The body of a kernel of thread-block maps outside those maps: every
+    /// thread of a block runs it (so registers it sets are set in each),
+    /// and the block's first thread alone writes what others can see.
+    Block,
 }
 
 /// Declares a map's parameters from the linear index `sdfg_rest`, the
-/// innermost parameter varying fastest.
+/// innermost parameter varying fastest: one division per dimension but the
+/// outermost, which takes what is left (the index is below the product of
+/// the counts).
 fn decompose(
     p: &mut SymPrinter<'_>,
     map: &sdfg_ir::Map,
@@ -163,6 +181,16 @@ fn decompose(
     out: &mut String,
 ) {
     for (k, (param, r)) in map.dims().enumerate().collect::<Vec<_>>().into_iter().rev() {
+        if k == 0 {
+            let _ = writeln!(
+                out,
+                "{pad}const int64_t {v} = {b} + sdfg_rest * {s};",
+                v = ident(param),
+                b = p.expr(&r.begin),
+                s = p.expr(&r.step)
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "{pad}const int64_t {v} = {b} + (sdfg_rest % {c}) * {s};\n{pad}sdfg_rest /= {c};",
@@ -1556,7 +1584,7 @@ impl<'a> Emitter<'a> {
                 Some(Node::Access(a)) => {
                     used.extend(self.scope_copies(label, state, n, &a.data, indent, out)?);
                 }
-                Some(Node::NestedSdfg(nested)) if ctx == Ctx::Device => {
+                Some(Node::NestedSdfg(nested)) if ctx != Ctx::Host => {
                     used.extend(self.nested_in_kernel(label, state, n, nested, indent, out)?);
                 }
                 Some(Node::MapExit(_)) | None => {}
@@ -1672,6 +1700,22 @@ impl<'a> Emitter<'a> {
             return Ok(());
         };
         let pad = "  ".repeat(indent);
+        // Code every thread of a block runs stores to memory others see
+        // from the block's first thread only: once, as the SDFG says.
+        let leader = ctx == Ctx::Block
+            && state.out_edges(n).any(|(_, _, e)| {
+                e.memlet.as_ref().is_some_and(|m| {
+                    self.desc(&m.data).is_some_and(|d| {
+                        !matches!(d.storage, Storage::Register | Storage::DeviceShared)
+                    })
+                })
+            });
+        if leader {
+            let _ = writeln!(
+                out,
+                "{pad}if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)"
+            );
+        }
         let _ = writeln!(out, "{pad}{{  // tasklet {}", t.label);
         let inner = "  ".repeat(indent + 1);
         let mut bindings = BTreeMap::new();
@@ -1793,7 +1837,7 @@ impl<'a> Emitter<'a> {
         let private = self
             .desc(data)
             .is_some_and(|d| d.storage == Storage::Register);
-        ctx == Ctx::Device && !private
+        ctx != Ctx::Host && !private
     }
 
     // -----------------------------------------------------------------
@@ -1872,15 +1916,8 @@ impl<'a> Emitter<'a> {
         }
         let mut used = p.used;
         let mut inner = String::new();
-        used.extend(self.scope_body(
-            label,
-            state,
-            tree,
-            Some(entry),
-            Ctx::Device,
-            depth,
-            &mut inner,
-        )?);
+        let ctx = if blocks_only { Ctx::Block } else { Ctx::Device };
+        used.extend(self.scope_body(label, state, tree, Some(entry), ctx, depth, &mut inner)?);
         for k in (1..depth).rev() {
             let _ = writeln!(inner, "{}}}", "  ".repeat(k));
         }
@@ -2016,6 +2053,11 @@ impl<'a> Emitter<'a> {
             } else {
                 vec![counts.join(" * ")]
             };
+            // Whole warps (the block reductions shuffle within warps), no
+            // more than the widest thread-block map needs.
+            let warp = self.d.warp_size().max(1);
+            let widest = self.thread_block_extent(state, tree, entry);
+            let threads = fit(threads, widest).max(warp).div_ceil(warp) * warp;
             (g, vec![threads.to_string()])
         } else if dims == 1 || dims > 3 {
             let total = counts.join(" * ");
@@ -2066,6 +2108,11 @@ impl<'a> Emitter<'a> {
             blockdim.join(", ")
         );
         let args: String = params.iter().map(|(_, _, a)| format!(", {a}")).collect();
+        if blocks_only {
+            // Its threads wait for each other: a runtime that runs threads
+            // itself (the emulated GPU) needs to know before the launch.
+            let _ = writeln!(out, "{pad}  SDFG_SYNCHRONIZING({name});");
+        }
         let _ = writeln!(
             out,
             "{pad}  SDFG_KERNEL({name}, sdfg_grid, sdfg_block, 0{args});"
@@ -2074,6 +2121,23 @@ impl<'a> Emitter<'a> {
         let mut launch_used: BTreeSet<String> = symbols.into_iter().collect();
         launch_used.retain(|s| !map.params.contains(s));
         Ok(launch_used)
+    }
+
+    /// The most iterations a thread-block map inside kernel `entry` has,
+    /// where every such map's count is a constant (`None` otherwise).
+    fn thread_block_extent(&self, state: &State, tree: &ScopeTree, entry: NodeId) -> Option<i64> {
+        state
+            .nodes()
+            .filter(|(id, _)| tree.ancestors(*id).contains(&entry))
+            .filter_map(|(_, n)| match n {
+                Node::MapEntry(m) if m.map.schedule == Schedule::DeviceThreadBlock => {
+                    Some(m.map.ranges.iter().try_fold(1i64, |a, r| {
+                        r.num_elements().as_int().and_then(|c| a.checked_mul(c))
+                    }))
+                }
+                _ => None,
+            })
+            .try_fold(1i64, |a, c| c.map(|c| a.max(c)))
     }
 
     fn has_thread_block_map(&self, state: &State, tree: &ScopeTree, entry: NodeId) -> bool {
@@ -2105,6 +2169,47 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|r| p.expr(&r.num_elements()))
             .collect();
+        // Registers the map's iterations combine into (a reduction's
+        // accumulator): each thread combines its share into a partial
+        // started from the identity, then the block's partials are combined
+        // (`sdfg::block_reduce`) into the value the register had.
+        let mut partials: Vec<(String, Wcr, DType)> = Vec::new();
+        let exit = state.exit_of(entry);
+        for (_, _, e) in exit.into_iter().flat_map(|x| state.out_edges(x)) {
+            let Some(m) = e.memlet.as_ref() else { continue };
+            let (Some(w), Some(desc)) = (m.wcr, self.desc(&m.data)) else {
+                continue;
+            };
+            if desc.storage != Storage::Register {
+                continue;
+            }
+            if !m.subset.ranges.iter().all(Range::is_index) {
+                return Err(unsupported(
+                    format!(
+                        "a combining write from a thread-block map to several elements of register `{}`",
+                        m.data
+                    ),
+                    &m.data,
+                    label,
+                ));
+            }
+            let (offset, _) = self.subset_geometry(&m.data, &m.subset, &mut p.used);
+            let target = format!("{}[{offset}]", ident(&m.data));
+            if !partials.iter().any(|(t, _, _)| *t == target) {
+                partials.push((target, w, desc.dtype));
+            }
+        }
+        // Named after the map: several thread-block maps share a kernel.
+        let before = |k: usize| format!("sdfg_before{}_{k}", entry.index());
+        for (k, (target, w, dtype)) in partials.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{pad}const {t} {b} = {target};\n{pad}{target} = {};",
+                cpp::literal(&w.identity(*dtype)),
+                b = before(k),
+                t = ctype(*dtype)
+            );
+        }
         let _ = writeln!(
             out,
             "{pad}for (int64_t sdfg_t = threadIdx.x; sdfg_t < {}; sdfg_t += blockDim.x) {{",
@@ -2122,7 +2227,19 @@ impl<'a> Emitter<'a> {
             indent + 1,
             out,
         )?);
-        let _ = writeln!(out, "{pad}}}\n{pad}__syncthreads();");
+        let _ = writeln!(out, "{pad}}}");
+        for (k, (target, w, dtype)) in partials.iter().enumerate() {
+            let total = format!(
+                "sdfg::block_reduce<sdfg::op_{w}<{}>>({target})",
+                ctype(*dtype)
+            );
+            let _ = writeln!(
+                out,
+                "{pad}{target} = {};",
+                cpp::combine(*w, &before(k), &total)
+            );
+        }
+        let _ = writeln!(out, "{pad}__syncthreads();");
         for param in &m.map.params {
             used.remove(param);
         }

@@ -55,6 +55,11 @@ pub trait Dialect: Accelerator + Sync {
     /// The dense solver library device-wide Cholesky factorizations and
     /// linear solves go to.
     fn solver(&self) -> Solver;
+    /// The dialect's warp shuffle "down" of a value `v` by `d` lanes, over a
+    /// whole warp, as a C++ expression in `v` and `d`: the building block of
+    /// the prelude's block reductions (CUDA's `__shfl_down_sync` takes a lane
+    /// mask, HIP's `__shfl_down` does not).
+    fn shuffle_down(&self) -> &'static str;
 }
 
 /// Names of a dense solver with cuSOLVER's `Dn` API shape (cuSOLVER,

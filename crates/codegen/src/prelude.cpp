@@ -198,6 +198,47 @@ __device__ inline void atomic_min(int32_t* p, int32_t v) { atomicMin(p, v); }
 __device__ inline void atomic_max(int32_t* p, int32_t v) { atomicMax(p, v); }
 __device__ inline void atomic_min(uint32_t* p, uint32_t v) { atomicMin(p, v); }
 __device__ inline void atomic_max(uint32_t* p, uint32_t v) { atomicMax(p, v); }
+// Block reductions (`docs/codegen.md`, "Reductions"). The combinations as
+// types, so that one reduction serves every operation and element type.
+template <class T> struct op_sum { __device__ static T apply(T a, T b) { return a + b; } };
+template <class T> struct op_product { __device__ static T apply(T a, T b) { return a * b; } };
+template <class T> struct op_min { __device__ static T apply(T a, T b) { return minimum(a, b); } };
+template <class T> struct op_max { __device__ static T apply(T a, T b) { return maximum(a, b); } };
+// A warp shuffle of any element type (`SDFG_SHFL_DOWN`, the dialect's own,
+// moves 32- and 64-bit words; narrower types travel as int, complex numbers
+// as two shuffles).
+template <class T> __device__ inline T shfl_down(T v, unsigned int d) { return SDFG_SHFL_DOWN(v, d); }
+__device__ inline bool shfl_down(bool v, unsigned int d) { return SDFG_SHFL_DOWN((int)v, d) != 0; }
+__device__ inline int8_t shfl_down(int8_t v, unsigned int d) { return (int8_t)SDFG_SHFL_DOWN((int)v, d); }
+__device__ inline int16_t shfl_down(int16_t v, unsigned int d) { return (int16_t)SDFG_SHFL_DOWN((int)v, d); }
+__device__ inline uint8_t shfl_down(uint8_t v, unsigned int d) { return (uint8_t)SDFG_SHFL_DOWN((unsigned int)v, d); }
+__device__ inline uint16_t shfl_down(uint16_t v, unsigned int d) { return (uint16_t)SDFG_SHFL_DOWN((unsigned int)v, d); }
+template <class T> __device__ inline complex<T> shfl_down(complex<T> v, unsigned int d) {
+  return complex<T>(shfl_down(v.re, d), shfl_down(v.im, d));
+}
+// The combination of every thread's `v` in the block, returned to every
+// thread: a shuffle tree in each warp, then the first thread combines the
+// warps' results. Every thread of the block calls it, and a block is whole
+// warps (the emitter sizes blocks of thread-block maps so).
+template <class Op, class T> __device__ inline T block_reduce(T v) {
+  // Raw storage (`__shared__` variables take no constructors), as doubles:
+  // aligned for every element type.
+  __shared__ double raw[(32 * sizeof(T) + sizeof(double) - 1) / sizeof(double)];
+  T* slots = reinterpret_cast<T*>(raw);
+  const unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned int warps = blockDim.x * blockDim.y * blockDim.z / warpSize;
+  for (int d = warpSize / 2; d > 0; d /= 2) v = Op::apply(v, shfl_down(v, (unsigned int)d));
+  if (t % warpSize == 0) slots[t / warpSize] = v;
+  __syncthreads();
+  if (t == 0) {
+    for (unsigned int w = 1; w < warps; ++w) v = Op::apply(v, slots[w]);
+    slots[0] = v;
+  }
+  __syncthreads();
+  v = slots[0];
+  __syncthreads();
+  return v;
+}
 // Helper kernels of the vendor calls; grid-stride loops, so a grid clamped
 // to the launch limits covers any size.
 // Zeroes the strict upper (`upper`) or lower triangle of a row-major n x n

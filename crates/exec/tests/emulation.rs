@@ -750,3 +750,79 @@ fn loops_run_inside_one_kernel() {
         assert!(counts.device_to_host.count <= 1, "{counts:?}");
     }
 }
+
+#[test]
+fn block_reductions_combine_every_threads_partial_through_shuffles() {
+    // A full sum, row maxima and row minima (one with a NaN, which
+    // propagates) over rows longer than a block, so that each thread
+    // combines several elements, some lanes none, before the block's
+    // shuffles and the warps' combination; run plainly and under
+    // ThreadSanitizer (blocks on four OS threads, each block's threads as
+    // fibers).
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], C: dc.float64[N, M], s: dc.float64[1], r: dc.float64[N], m: dc.float64[N]):\n    s[0] = np.sum(A)\n    r[:] = np.max(A, axis=1)\n    m[:] = np.min(C, axis=1)\n";
+    let (n, cols) = (3usize, 300usize);
+    let a: Vec<f64> = (0..n * cols)
+        .map(|k| ((k * 37) % 101) as f64 - 50.0)
+        .collect();
+    let mut c = a.clone();
+    c[cols + 7] = f64::NAN;
+    let rows = |v: &[f64], f: fn(f64, f64) -> f64| -> Vec<f64> {
+        v.chunks(cols)
+            .map(|row| row.iter().copied().reduce(f).unwrap())
+            .collect()
+    };
+    let nan_min = |x: f64, y: f64| {
+        if x.is_nan() || y.is_nan() {
+            f64::NAN
+        } else {
+            x.min(y)
+        }
+    };
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let u = pipeline_unit(src, d);
+        assert_eq!(
+            u.source.matches("sdfg::block_reduce<").count(),
+            3,
+            "{}",
+            u.source
+        );
+        for (device, name) in [
+            (device(), "reductions"),
+            (
+                device().sanitize(Some(Sanitizer::Thread)),
+                "reductions-tsan",
+            ),
+        ] {
+            let mut args = by_name(
+                &u,
+                &[
+                    (
+                        "A",
+                        Argument::Array(ArrayValue::f64(vec![n, cols], a.clone())),
+                    ),
+                    (
+                        "C",
+                        Argument::Array(ArrayValue::f64(vec![n, cols], c.clone())),
+                    ),
+                    ("s", f64s(&[0.0])),
+                    ("r", f64s(&[0.0; 3])),
+                    ("m", f64s(&[0.0; 3])),
+                    ("N", Argument::Symbol(n as i64)),
+                    ("M", Argument::Symbol(cols as i64)),
+                ],
+            );
+            let Some(r) = run(&device, &u, name, &mut args) else {
+                return;
+            };
+            let r = r.unwrap();
+            assert_eq!(r.status, 0, "{}", r.messages);
+            assert_eq!(values(&args[at(&u, "s")]), [a.iter().sum::<f64>()]);
+            assert_eq!(values(&args[at(&u, "r")]), rows(&a, f64::max));
+            let mins = values(&args[at(&u, "m")]);
+            let want = rows(&c, nan_min);
+            assert_eq!(mins[0], want[0]);
+            assert!(mins[1].is_nan(), "{mins:?}");
+            assert_eq!(mins[2], want[2]);
+        }
+    }
+}

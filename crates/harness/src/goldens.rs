@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 
 /// The corpus kernels whose emitted source is kept, by path in
 /// `corpus/npbench/` without `.py`: products (GEMM, GEMV, DOT shapes),
-/// reductions, stencils in 1-D to 3-D, sequential recurrences, a dynamic
+/// reductions (softmax's rows, one block each), stencils in 1-D to 3-D, sequential recurrences, a dynamic
 /// programme and in-place updates; gathers through data-dependent slices
 /// (spmv), indirect atomic updates (azimint_hist), a complex linear solve
 /// through the vendor solver (contour_integral), and reshaped views whose
 /// shapes change from one stage to the next (stockham_fft).
-pub const KERNELS: [&str; 18] = [
+pub const KERNELS: [&str; 19] = [
     "polybench/atax",
     "polybench/bicg",
     "polybench/covariance",
@@ -38,6 +38,7 @@ pub const KERNELS: [&str; 18] = [
     "misc/azimint_hist",
     "misc/contour_integral",
     "misc/stockham_fft",
+    "deep_learning/softmax",
 ];
 
 /// Where the golden of `kernel` for `backend` lives.

@@ -69,37 +69,89 @@ pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
     })
 }
 
-/// A malformed `--symbols` list.
+/// A `--symbols` list that cannot be used: malformed, or naming a symbol
+/// twice or one the SDFG does not have (a typo would otherwise run the
+/// program with a default silently).
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error("symbol list `{text}`: expected `NAME=INTEGER[,NAME=INTEGER...]` at `{item}`")]
-pub struct SymbolListError {
-    /// The whole list.
-    pub text: String,
-    /// The offending item.
-    pub item: String,
+pub enum SymbolListError {
+    /// An item that is not `NAME=INTEGER`.
+    #[error("symbol list `{text}`: expected `NAME=INTEGER[,NAME=INTEGER...]` at `{item}`")]
+    Malformed {
+        /// The whole list.
+        text: String,
+        /// The offending item.
+        item: String,
+    },
+    /// The same symbol given twice.
+    #[error("symbol list `{text}`: `{name}` is given twice")]
+    Duplicate {
+        /// The whole list.
+        text: String,
+        /// The symbol.
+        name: String,
+    },
+    /// A symbol the SDFG does not declare.
+    #[error(
+        "symbol list `{text}`: `{name}` is not a symbol of SDFG `{sdfg}` (its symbols: {known})"
+    )]
+    Unknown {
+        /// The whole list.
+        text: String,
+        /// The symbol.
+        name: String,
+        /// The SDFG's name.
+        sdfg: String,
+        /// Its symbols, comma-separated (`none` for none).
+        known: String,
+    },
 }
 
-/// Parses `N=10,M=20` into symbol values.
+/// Parses `N=10,M=20` into symbol values; each symbol at most once.
 pub fn parse_symbols(
     text: &str,
 ) -> Result<std::collections::BTreeMap<String, i64>, SymbolListError> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .map(|item| {
-            let err = || SymbolListError {
+    let mut values = std::collections::BTreeMap::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let err = || SymbolListError::Malformed {
+            text: text.to_owned(),
+            item: item.to_owned(),
+        };
+        let (name, value) = item.split_once('=').ok_or_else(err)?;
+        let value = value.trim().parse::<i64>().map_err(|_| err())?;
+        let name = name.trim();
+        if !sdfg_ir::validate::is_identifier(name) {
+            return Err(err());
+        }
+        if values.insert(name.to_owned(), value).is_some() {
+            return Err(SymbolListError::Duplicate {
                 text: text.to_owned(),
-                item: item.to_owned(),
-            };
-            let (name, value) = item.split_once('=').ok_or_else(err)?;
-            let value = value.trim().parse::<i64>().map_err(|_| err())?;
-            let name = name.trim();
-            if !sdfg_ir::validate::is_identifier(name) {
-                return Err(err());
-            }
-            Ok((name.to_owned(), value))
-        })
-        .collect()
+                name: name.to_owned(),
+            });
+        }
+    }
+    Ok(values)
+}
+
+/// [`parse_symbols`], refusing any symbol `sdfg` does not declare.
+pub fn parse_symbols_of(
+    text: &str,
+    sdfg: &Sdfg,
+) -> Result<std::collections::BTreeMap<String, i64>, SymbolListError> {
+    let values = parse_symbols(text)?;
+    if let Some(name) = values.keys().find(|n| !sdfg.symbols.contains_key(*n)) {
+        let known: Vec<&str> = sdfg.symbols.keys().map(String::as_str).collect();
+        return Err(SymbolListError::Unknown {
+            text: text.to_owned(),
+            name: name.clone(),
+            sdfg: sdfg.name.clone(),
+            known: if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            },
+        });
+    }
+    Ok(values)
 }
 
 /// The program a file means when none is named: the one its `BENCHMARK`

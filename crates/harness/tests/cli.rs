@@ -241,6 +241,22 @@ fn run_rejects_malformed_and_missing_symbols() {
     let out = sdfgc(&["run", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("`N`"), "{}", text(&out.stderr));
+    // A symbol given twice, or one the SDFG does not have (a typo), is an
+    // error, not a silent choice.
+    let out = sdfgc(&["run", path.to_str().unwrap(), "--symbols", "N=3,N=4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`N` is given twice"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sdfgc(&["run", path.to_str().unwrap(), "--symbols", "N=3,Q=4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`Q` is not a symbol of SDFG `axpy` (its symbols: N)"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

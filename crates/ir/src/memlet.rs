@@ -7,6 +7,7 @@
 //! form is Python's slice syntax with an exclusive end, as DaCe users read it:
 //! `0:N` is `0..=N-1`, `i` is one index, `0:N:2` has step 2.
 
+use crate::dtype::{DType, Literal};
 use crate::symbolic::{ParseError, SymExpr};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -325,6 +326,62 @@ impl fmt::Display for Wcr {
             Wcr::Min => "min",
             Wcr::Max => "max",
         })
+    }
+}
+
+impl Wcr {
+    /// The identity of the combination for `dtype`: where an accumulation
+    /// starts, so that combining it with any value gives that value (`+inf`
+    /// for a float minimum, the largest value for an integer one). The
+    /// reduction expansions start from it, and the emitter's block
+    /// reductions start each thread's partial from it.
+    pub fn identity(self, dtype: DType) -> Literal {
+        let int = |v: i64| Literal::Int { value: v, dtype };
+        let float = |v: f64| Literal::Float { value: v, dtype };
+        match (self, dtype) {
+            (Wcr::Sum, t) if t.is_float() => float(0.0),
+            (Wcr::Product, t) if t.is_float() => float(1.0),
+            (Wcr::Min, t) if t.is_float() => float(f64::INFINITY),
+            (Wcr::Max, t) if t.is_float() => float(f64::NEG_INFINITY),
+            (Wcr::Sum, t) if t.is_complex() => Literal::Complex {
+                re: 0.0,
+                im: 0.0,
+                dtype,
+            },
+            (Wcr::Product, t) if t.is_complex() => Literal::Complex {
+                re: 1.0,
+                im: 0.0,
+                dtype,
+            },
+            (Wcr::Sum, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
+            (Wcr::Product, t) if t.is_unsigned_integer() => Literal::UInt { value: 1, dtype },
+            (Wcr::Min, t) if t.is_unsigned_integer() => Literal::UInt {
+                value: match t {
+                    DType::UInt8 => u8::MAX.into(),
+                    DType::UInt16 => u16::MAX.into(),
+                    DType::UInt32 => u32::MAX.into(),
+                    _ => u64::MAX,
+                },
+                dtype,
+            },
+            (Wcr::Max, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
+            (Wcr::Sum, _) => int(0),
+            (Wcr::Product, _) => int(1),
+            (Wcr::Min, t) => int(match t {
+                DType::Int8 => i8::MAX.into(),
+                DType::Int16 => i16::MAX.into(),
+                DType::Int32 => i32::MAX.into(),
+                DType::Bool => 1,
+                _ => i64::MAX,
+            }),
+            (Wcr::Max, t) => int(match t {
+                DType::Int8 => i8::MIN.into(),
+                DType::Int16 => i16::MIN.into(),
+                DType::Int32 => i32::MIN.into(),
+                DType::Bool => 0,
+                _ => i64::MIN,
+            }),
+        }
     }
 }
 

@@ -53,6 +53,18 @@ pub trait Accelerator {
         Schedule::Sequential
     }
 
+    /// The schedule of a map whose iterations the threads of one block
+    /// share inside a kernel ([`Schedule::DeviceThreadBlock`]), or `None`
+    /// for a device without cooperating blocks of threads. Library lowering
+    /// gives it to the reduced dimensions of a device-wide reduction with
+    /// one output, or whose reduced axis is innermost (softmax's rows), so
+    /// that a block, not one thread, reduces each output: the threads read
+    /// consecutive elements, and the emitter combines their partials with a
+    /// block reduction sized by [`Accelerator::warp_size`].
+    fn block_schedule(&self) -> Option<Schedule> {
+        Some(Schedule::DeviceThreadBlock)
+    }
+
     /// Threads that execute in lock step (warp 32, wavefront 64).
     fn warp_size(&self) -> u32;
 

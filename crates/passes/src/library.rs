@@ -314,6 +314,16 @@ fn lower_state(
         let mut errors: Vec<BuildError> = Vec::new();
         let mut sb = StateBuilder::standalone(containers, &mut errors);
         *sb.state_mut() = std::mem::take(state);
+        // A block of threads per output where the device has blocks and the
+        // reduction is long enough to share.
+        let inner = match (&plan, acc.block_schedule()) {
+            (Some(p), Some(block))
+                if outer == acc.kernel_schedule() && p.by_blocks(acc.warp_size()) =>
+            {
+                block
+            }
+            _ => inner,
+        };
         match (&plan, &node.op) {
             (Some(plan), _) => build(
                 &mut sb,
@@ -373,6 +383,24 @@ struct Plan {
     op: Wcr,
     /// Identity of the accumulation, or `None`: store combining into the output.
     identity: Option<Option<Literal>>,
+    /// Whether a block of threads may share each output's reduction on a
+    /// device, reading consecutive elements: one output, a reduction of the
+    /// input's innermost axis, or the rows of a matrix against a vector (a
+    /// matrix product's many outputs keep a thread each).
+    blocks: bool,
+}
+
+impl Plan {
+    /// Whether a device-wide expansion reduces each output with a block of
+    /// threads (see [`Accelerator::block_schedule`]): the plan allows it and
+    /// the reduction is not known to be shorter than a warp.
+    fn by_blocks(&self, warp: u32) -> bool {
+        let count = self
+            .red_dims
+            .iter()
+            .try_fold(1i64, |a, d| d.as_int().and_then(|c| a.checked_mul(c)));
+        self.blocks && !self.red_dims.is_empty() && count.is_none_or(|c| c >= i64::from(warp))
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -437,6 +465,9 @@ fn plan(
                 a[0].clone()
             };
             Ok(Plan {
+                // Rows of a matrix against a vector, and a dot product: a
+                // block's threads read consecutive elements of each row.
+                blocks: matches!((a.len(), b.len()), (2, 1) | (1, 1)),
                 out_dims,
                 red_dims: vec![k],
                 operands: vec![("_a".to_owned(), ax_a), ("_b".to_owned(), ax_b)],
@@ -462,6 +493,7 @@ fn plan(
                 out: "_result".to_owned(),
                 op: Wcr::Sum,
                 identity: Some(None),
+                blocks: true,
             })
         }
         LibraryOp::Reduce { op, axes, identity } => {
@@ -479,7 +511,9 @@ fn plan(
                     out_dims.push(extent.clone());
                 }
             }
+            let blocks = out_dims.is_empty() || reduced.last() == Some(&true);
             Ok(Plan {
+                blocks,
                 out_dims,
                 red_dims,
                 operands: vec![("_in".to_owned(), axis)],
@@ -517,6 +551,7 @@ fn plan(
                 out: "_out".to_owned(),
                 op: Wcr::Sum,
                 identity: Some(None),
+                blocks: false,
             })
         }
         other => Err(format!(
@@ -592,56 +627,6 @@ fn element(m: &Memlet, index: &[SymExpr]) -> Result<Memlet, String> {
     Ok(Memlet::new(m.data.clone(), Subset::new(ranges)))
 }
 
-/// The identity of `op` for `dtype`: where the accumulation starts.
-fn identity_of(op: Wcr, dtype: DType) -> Literal {
-    let int = |v: i64| Literal::Int { value: v, dtype };
-    let float = |v: f64| Literal::Float { value: v, dtype };
-    match (op, dtype) {
-        (Wcr::Sum, t) if t.is_float() => float(0.0),
-        (Wcr::Product, t) if t.is_float() => float(1.0),
-        (Wcr::Min, t) if t.is_float() => float(f64::INFINITY),
-        (Wcr::Max, t) if t.is_float() => float(f64::NEG_INFINITY),
-        (Wcr::Sum, t) if t.is_complex() => Literal::Complex {
-            re: 0.0,
-            im: 0.0,
-            dtype,
-        },
-        (Wcr::Product, t) if t.is_complex() => Literal::Complex {
-            re: 1.0,
-            im: 0.0,
-            dtype,
-        },
-        (Wcr::Sum, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
-        (Wcr::Product, t) if t.is_unsigned_integer() => Literal::UInt { value: 1, dtype },
-        (Wcr::Min, t) if t.is_unsigned_integer() => Literal::UInt {
-            value: match t {
-                DType::UInt8 => u8::MAX.into(),
-                DType::UInt16 => u16::MAX.into(),
-                DType::UInt32 => u32::MAX.into(),
-                _ => u64::MAX,
-            },
-            dtype,
-        },
-        (Wcr::Max, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
-        (Wcr::Sum, _) => int(0),
-        (Wcr::Product, _) => int(1),
-        (Wcr::Min, t) => int(match t {
-            DType::Int8 => i8::MAX.into(),
-            DType::Int16 => i16::MAX.into(),
-            DType::Int32 => i32::MAX.into(),
-            DType::Bool => 1,
-            _ => i64::MAX,
-        }),
-        (Wcr::Max, t) => int(match t {
-            DType::Int8 => i8::MIN.into(),
-            DType::Int16 => i16::MIN.into(),
-            DType::Int32 => i32::MIN.into(),
-            DType::Bool => 0,
-            _ => i64::MIN,
-        }),
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn build(
     sb: &mut StateBuilder<'_>,
@@ -686,7 +671,7 @@ fn build(
     let start = plan
         .identity
         .flatten()
-        .unwrap_or_else(|| identity_of(plan.op, dtype));
+        .unwrap_or_else(|| plan.op.identity(dtype));
     let acc_start = init_register(
         sb,
         &format!("{label}_init"),
@@ -813,7 +798,7 @@ fn build_cholesky(
             schedule,
         })
     };
-    let zero = Expr::Lit(identity_of(Wcr::Sum, dtype));
+    let zero = Expr::Lit(Wcr::Sum.identity(dtype));
     let last = &size - 1;
     let b_in = sb.access(&b.memlet.data);
 
@@ -1202,7 +1187,7 @@ fn build_solve(
         &format!("{label}_init_best"),
         ke,
         (&w.best, real),
-        Expr::Lit(identity_of(Wcr::Sum, real)),
+        Expr::Lit(Wcr::Sum.identity(real)),
     );
     let i = sym("i");
     let (ie, ix) = map(
@@ -1518,7 +1503,7 @@ fn vendor_form(
     }
     let unit_rows = |o: &Operand| unit_rows(o, containers);
     let one = Literal::Float { value: 1.0, dtype };
-    let zero = identity_of(Wcr::Sum, dtype);
+    let zero = Wcr::Sum.identity(dtype);
     let ranks = (
         extents(&a.memlet).len(),
         extents(&b.memlet).len(),

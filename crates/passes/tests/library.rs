@@ -76,6 +76,58 @@ fn reductions_over_some_or_all_axes_with_and_without_identity() {
     ));
 }
 
+/// The labels of the thread-block maps of `sdfg`'s states.
+fn thread_block_maps(sdfg: &Sdfg) -> Vec<String> {
+    let mut labels: Vec<String> = sdfg
+        .states()
+        .iter()
+        .flat_map(|(_, s)| {
+            s.nodes()
+                .filter_map(|(_, n)| match n {
+                    Node::MapEntry(m) if m.map.schedule == sdfg_ir::Schedule::DeviceThreadBlock => {
+                        Some(m.map.label.clone())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    labels.sort();
+    labels
+}
+
+#[test]
+fn device_reductions_of_one_output_or_of_rows_share_each_output_among_a_block() {
+    // Blocks for the full sum, the row maximum, the matrix-vector rows and
+    // the dot product; a thread per output for the column sum, the
+    // vector-matrix product and the matrix product (their threads read
+    // consecutive elements already), and for rows known to be shorter than
+    // a warp.
+    let sdfg = program(
+        "    r[:] = np.sum(A, axis=0)\n    c[:] = np.max(A, axis=1)\n    t[0] = np.sum(A)\n    y[:] = A @ x\n    z[:] = w @ A\n    C[:] = A @ B\n    s[0] = x @ x\n    q[:] = np.sum(S, axis=1)\n",
+        "A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N], r: dc.float64[M], c: dc.float64[N], t: dc.float64[1], x: dc.float64[M], y: dc.float64[N], w: dc.float64[N], z: dc.float64[M], s: dc.float64[1], S: dc.float64[N, 4], q: dc.float64[N]",
+    );
+    let a = args(&sdfg);
+    let reference = run(&sdfg, &a);
+    let (mut device, _) = offload(&sdfg, &SimAccelerator, &Options::default()).unwrap();
+    lower_library_nodes(&mut device, &SimAccelerator).unwrap();
+    let blocks = thread_block_maps(&device);
+    assert_eq!(
+        blocks,
+        [
+            "matmul_reduce",
+            "matmul_reduce",
+            "reduce_reduce",
+            "reduce_reduce"
+        ]
+    );
+    same(&reference, &run(&device, &a));
+    // On the host, and inside kernels, reductions stay sequential.
+    let mut host = sdfg.clone();
+    lower_library_nodes(&mut host, &SimAccelerator).unwrap();
+    assert!(thread_block_maps(&host).is_empty());
+}
+
 #[test]
 fn a_cholesky_factorization_expands_to_one_sequential_scope() {
     // A symmetric positive-definite A: B @ B.T + N * I.

@@ -32,6 +32,14 @@ typedef sdfg_emu_event* cudaEvent_t;
 #define cudaEventBlockingSync 0x01
 #define cudaEventDisableTiming 0x02
 
+// Lanes per warp (32, compute capability 9.0's), and the shuffle the emitter's block reductions use.
+constexpr int warpSize = 32;
+template <class T>
+inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = warpSize) {
+  (void)mask;
+  return sdfg_emu::shuffle_down(var, delta, width, warpSize);
+}
+
 inline const sdfg_emu::Limits& sdfg_emu::limits() {
   static const Limits l{"CUDA", {1024, 1024, 64}, 1024, {2147483647ULL, 65535ULL, 65535ULL}, false, 48 * 1024};
   return l;

@@ -4,7 +4,7 @@
 //! faults, 2 when the input cannot be read or parsed at all.
 
 use clap::{Parser, Subcommand};
-use sdfg_harness::{load_sdfg, parse_symbols};
+use sdfg_harness::{load_sdfg, parse_symbols_of};
 use sdfg_sim::{Arguments, Simulator};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -266,7 +266,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     return Ok(ExitCode::from(1));
                 }
             };
-            let symbols = parse_symbols(&symbols).map_err(|e| e.to_string())?;
+            let symbols = parse_symbols_of(&symbols, &sdfg).map_err(|e| e.to_string())?;
             let shapes = sdfg_sim::argument_shapes(&sdfg, &symbols).map_err(|e| e.to_string())?;
             let mut args = Arguments {
                 symbols,

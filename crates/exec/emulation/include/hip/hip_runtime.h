@@ -35,6 +35,13 @@ typedef sdfg_emu_event* hipEvent_t;
 #define hipEventBlockingSync 0x1
 #define hipEventDisableTiming 0x2
 
+// Lanes per warp (64, the wavefront of AMD's CDNA GPUs), and the shuffle the emitter's block reductions use.
+constexpr int warpSize = 64;
+template <class T>
+inline T __shfl_down(T var, unsigned int delta, int width = warpSize) {
+  return sdfg_emu::shuffle_down(var, delta, width, warpSize);
+}
+
 inline const sdfg_emu::Limits& sdfg_emu::limits() {
   static const Limits l{"HIP", {1024, 1024, 1024}, 1024, {2147483647ULL, 65536ULL, 65536ULL}, true, 64 * 1024};
   return l;

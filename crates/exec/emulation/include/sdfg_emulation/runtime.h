@@ -792,14 +792,40 @@ inline void run_block_as_fibers(unsigned int threads, std::function<void()>& bod
 
 inline void barrier() {
   if (!running.fibers) {
-    diagnose("kernel `%s` calls __syncthreads, but %s; its threads run as plain calls, which cannot stop here",
-             running.kernel != nullptr ? running.kernel : "?",
-             os_threads_configured() ? "the threaded mode (SDFG_EMULATION_THREADS) runs no fibers"
-                                     : "its first launch did not");
+    diagnose("kernel `%s` synchronizes (__syncthreads or a shuffle), but its first launch did not; "
+             "its threads run as plain calls, which cannot stop here",
+             running.kernel != nullptr ? running.kernel : "?");
     std::abort();
   }
   running.synchronized = true;
   to_scheduler(false);
+}
+
+// A warp shuffle (`__shfl_down_sync`, `__shfl_down`): lane `l` of each
+// group of `width` lanes gets lane `l + delta`'s value, or keeps its own
+// past the group's end. The threads of a warp do not run in lock step here,
+// so a shuffle is an exchange through a per-block buffer between two
+// barriers, and every thread of the block must reach it the same number of
+// times (as in the emitter's block reductions, where every thread calls
+// them); it counts as synchronizing, so its kernel runs as fibers.
+inline thread_local std::vector<unsigned char> exchange;
+template <class T>
+inline T shuffle_down(T v, unsigned int delta, int width, int warp) {
+  if (width <= 0 || width > warp || (width & (width - 1)) != 0) {
+    diagnose("kernel `%s`: a shuffle of width %d (a power of two up to the warp size %d)",
+             running.kernel != nullptr ? running.kernel : "?", width, warp);
+    std::abort();
+  }
+  const unsigned int n = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  if (exchange.size() < (size_t)n * sizeof(T)) exchange.resize((size_t)n * sizeof(T));
+  std::memcpy(&exchange[(size_t)t * sizeof(T)], &v, sizeof(T));
+  barrier();
+  T r = v;
+  if (t % (unsigned int)width + delta < (unsigned int)width && t + delta < n)
+    std::memcpy(&r, &exchange[(size_t)(t + delta) * sizeof(T)], sizeof(T));
+  barrier();
+  return r;
 }
 
 // Whether each kernel synchronizes: 0 not known yet, 1 yes, 2 no.
@@ -816,9 +842,12 @@ inline void run_grid(const char* name, const void* key, dim3 grid, dim3 block, s
   unsigned int per_block = block.x * block.y * block.z;
   unsigned int workers = os_threads();
   // The threaded mode runs threads as plain calls on several OS threads
-  // (so ThreadSanitizer sees every pair); it cannot run fibers.
+  // (so ThreadSanitizer sees every pair: fibers would hide races between
+  // the threads of a block), unless the unit declared that the kernel
+  // synchronizes (SDFG_SYNCHRONIZING): then its blocks run on several OS
+  // threads, each block's threads as fibers.
   int& known = synchronizes[key];
-  if (workers > 1) known = 2;
+  if (workers > 1 && known == 0) known = 2;
   unsigned long long first = 0;
   if (known == 0) {
     // The first block of the first launch, as fibers: does it synchronize?

@@ -75,5 +75,8 @@ inline SDFG_EMU_ERROR SDFG_EMU_API(LaunchKernel)(const void* f, dim3 grid, dim3 
   return (SDFG_EMU_ERROR)sdfg_emu::fail(sdfg_emu::not_supported);
 }
 
+// The emitter's declaration that a kernel synchronizes (__syncthreads,
+// shuffles), before its launches: the threaded mode runs it as fibers.
+#define SDFG_SYNCHRONIZING(kernel) (void)(::sdfg_emu::synchronizes[(const void*)(kernel)] = 1)
 #define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) \
   ((SDFG_EMU_ERROR)::sdfg_emu::launch(#kernel, kernel, grid, block, shared, stream, ##__VA_ARGS__))

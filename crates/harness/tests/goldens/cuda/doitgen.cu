@@ -3,6 +3,7 @@
 #if !defined(__CUDACC_RTC__)
 #include <cublas_v2.h>
 #endif
+#define SDFG_SHFL_DOWN(v, d) __shfl_down_sync(0xffffffffu, v, d)
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(__CUDACC_RTC__)
@@ -18,6 +19,9 @@ inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sh
 }
 }  // namespace sdfg
 #define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)
+#endif
+#if !defined(SDFG_SYNCHRONIZING)
+#define SDFG_SYNCHRONIZING(kernel) ((void)0)
 #endif
 #define SDFG_KERNEL(kernel, grid, block, shared, ...) do { SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); cudaError_t sdfg_l = cudaGetLastError(); if (sdfg_l != cudaSuccess) { std::fprintf(stderr, "kernel: kernel %s: %s\n", #kernel, cudaGetErrorString(sdfg_l)); return 1; } } while (0)
 #define SDFG_BLAS_CHECK(call) do { cublasStatus_t sdfg_s = (call); if (sdfg_s != CUBLAS_STATUS_SUCCESS) { std::fprintf(stderr, "kernel: %s failed: status %d\n", #call, (int)sdfg_s); return 1; } } while (0)
