@@ -2061,9 +2061,7 @@ impl<'a> Emitter<'a> {
             (g, vec![threads.to_string()])
         } else if dims == 1 || dims > 3 {
             let total = counts.join(" * ");
-            let product = extents
-                .iter()
-                .try_fold(1i64, |acc, e| e.and_then(|e| acc.checked_mul(e)));
+            let product = SymExpr::constant_product(map.ranges.iter().map(Range::num_elements));
             let threads = fit(threads, product);
             (
                 vec![format!(
@@ -2130,11 +2128,9 @@ impl<'a> Emitter<'a> {
             .nodes()
             .filter(|(id, _)| tree.ancestors(*id).contains(&entry))
             .filter_map(|(_, n)| match n {
-                Node::MapEntry(m) if m.map.schedule == Schedule::DeviceThreadBlock => {
-                    Some(m.map.ranges.iter().try_fold(1i64, |a, r| {
-                        r.num_elements().as_int().and_then(|c| a.checked_mul(c))
-                    }))
-                }
+                Node::MapEntry(m) if m.map.schedule == Schedule::DeviceThreadBlock => Some(
+                    SymExpr::constant_product(m.map.ranges.iter().map(Range::num_elements)),
+                ),
                 _ => None,
             })
             .try_fold(1i64, |a, c| c.map(|c| a.max(c)))

@@ -395,10 +395,7 @@ impl Plan {
     /// threads (see [`Accelerator::block_schedule`]): the plan allows it and
     /// the reduction is not known to be shorter than a warp.
     fn by_blocks(&self, warp: u32) -> bool {
-        let count = self
-            .red_dims
-            .iter()
-            .try_fold(1i64, |a, d| d.as_int().and_then(|c| a.checked_mul(c)));
+        let count = SymExpr::constant_product(&self.red_dims);
         self.blocks && !self.red_dims.is_empty() && count.is_none_or(|c| c >= i64::from(warp))
     }
 }

@@ -350,6 +350,20 @@ fn division_atom(mut num: SymExpr, mut den: SymExpr, is_mod: bool) -> SymExpr {
 }
 
 impl SymExpr {
+    /// The product of `factors` when every one is a constant and the
+    /// product fits in 64 bits (checked, unlike the canonical arithmetic):
+    /// the constant size of a map or a reduction, for launch geometry and
+    /// lowering decisions; `None` where any factor is symbolic.
+    pub fn constant_product<E: std::borrow::Borrow<SymExpr>>(
+        factors: impl IntoIterator<Item = E>,
+    ) -> Option<i64> {
+        factors.into_iter().try_fold(1i64, |acc, f| {
+            f.borrow().as_int().and_then(|c| acc.checked_mul(c))
+        })
+    }
+}
+
+impl SymExpr {
     /// The constant 0.
     pub const ZERO: SymExpr = SymExpr::int(0);
     /// The constant 1.
