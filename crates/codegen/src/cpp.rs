@@ -141,13 +141,7 @@ pub fn ident(name: &str) -> String {
 pub fn literal(l: &Literal) -> String {
     match l {
         Literal::Bool(b) => b.to_string(),
-        Literal::Int { value, dtype } => {
-            if *value == i64::MIN {
-                format!("(({})(-9223372036854775807LL - 1))", ctype(*dtype))
-            } else {
-                format!("(({}){value}LL)", ctype(*dtype))
-            }
-        }
+        Literal::Int { value, dtype } => format!("(({}){})", ctype(*dtype), int64(*value)),
         Literal::UInt { value, dtype } => format!("(({}){value}ULL)", ctype(*dtype)),
         Literal::Float { value, dtype } => float(*value, *dtype),
         Literal::Complex { re, im, dtype } => {
@@ -163,6 +157,17 @@ pub fn literal(l: &Literal) -> String {
                 float(*im, part)
             )
         }
+    }
+}
+
+/// A 64-bit integer literal: `-9223372036854775808LL` would be the
+/// negation of a literal that does not fit in `long long`, so `i64::MIN`
+/// is spelled as a difference.
+pub fn int64(c: i64) -> String {
+    if c == i64::MIN {
+        "(-9223372036854775807LL - 1)".to_owned()
+    } else {
+        format!("{c}LL")
     }
 }
 
@@ -207,12 +212,12 @@ impl SymPrinter<'_> {
             parts.push(match t.coeff() {
                 1 => prod,
                 -1 => format!("-{prod}"),
-                c => format!("{c}LL * {prod}"),
+                c => format!("{} * {prod}", int64(c)),
             });
         }
         let c = e.constant_term();
         if c != 0 || parts.is_empty() {
-            parts.push(format!("{c}LL"));
+            parts.push(int64(c));
         }
         let mut out = String::new();
         for (k, p) in parts.iter().enumerate() {
@@ -271,7 +276,16 @@ impl SymPrinter<'_> {
         match c.view() {
             CondView::Const(b) => b.to_string(),
             // C++ spells the comparisons as Python does.
-            CondView::Cmp(e, op) => format!("({} {} 0)", self.expr(e), op.as_str()),
+            // Printed as `lhs op rhs` with the negative terms moved right
+            // (`i < N`, not `i - N < 0`): what a reader expects, and sides
+            // that stay in 64 bits where the difference would not.
+            CondView::Cmp(e, op) => {
+                let (l, r) = e.split_signs();
+                format!("({} {} {})", self.expr(&l), op.as_str(), self.expr(&r))
+            }
+            CondView::Pair(l, op, r) => {
+                format!("({} {} {})", self.expr(l), op.as_str(), self.expr(r))
+            }
             CondView::And(ops) => {
                 let parts: Vec<String> = ops.iter().map(|o| self.cond(o)).collect();
                 format!("({})", parts.join(" && "))

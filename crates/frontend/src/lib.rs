@@ -80,6 +80,15 @@ pub enum ErrorKind {
     /// Operands whose shapes cannot be broadcast or assigned.
     #[error("shapes do not match: {0}")]
     Shape(String),
+    /// An operator applied to operands of a type it is not defined on
+    /// (NumPy's `UFuncTypeError`: `|` on floats, `//` on complex numbers).
+    #[error("type error: {0}")]
+    Type(String),
+    /// An index or size out of its range: a constant index beyond a
+    /// constant extent (NumPy's `IndexError`), a negative dimension, a
+    /// Python integer that does not fit in 64 bits.
+    #[error("{0}")]
+    Value(String),
     /// An annotation that is not a dtype or a dtype with a shape.
     #[error("bad annotation: {0}")]
     Annotation(String),

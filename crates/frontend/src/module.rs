@@ -37,6 +37,11 @@ pub struct Module {
     /// refused naming it.
     pub(crate) opaque: BTreeMap<String, Opaque>,
     metadata: Option<serde_json::Value>,
+    /// Identifiers that are not ASCII, where they are (from the token
+    /// stream, so finding them needs no walk of a possibly deep tree): a
+    /// program using one is refused, since SDFG container names and the
+    /// emitted C++ are ASCII.
+    pub(crate) non_ascii_names: Vec<ruff_text_size::TextRange>,
 }
 
 /// A module-level name programs cannot read.
@@ -77,6 +82,15 @@ impl Module {
             dtype_aliases: BTreeMap::new(),
             opaque: BTreeMap::new(),
             metadata: None,
+            non_ascii_names: parsed
+                .tokens()
+                .iter()
+                .filter(|t| {
+                    t.kind() == ruff_python_ast::token::TokenKind::Name
+                        && !text[t.range()].is_ascii()
+                })
+                .map(|t| t.range())
+                .collect(),
         };
         for stmt in parsed.into_syntax().body {
             module.statement(stmt)?;

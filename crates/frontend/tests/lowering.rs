@@ -2377,3 +2377,213 @@ fn refusals_of_calls_ufunc_methods_and_powers_name_the_construct_at_its_position
     );
     assert_unsupported(&kind, "`x` must be an integer expression of symbols");
 }
+
+// ---------------------------------------------------------------------------
+// User mistakes are user errors: reported at the construct, with the kind
+// NumPy or Python would raise, never as an invalid lowered SDFG.
+
+#[test]
+fn user_mistakes_are_errors_at_their_construct_not_internal_errors() {
+    // Operators on types they are not defined on (NumPy's UFuncTypeError).
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.complex128[N], B: dc.complex128[N]):\n    B[:] = A // A\n",
+        7,
+        12,
+    );
+    assert_eq!(
+        k,
+        ErrorKind::Type("`//` is not defined on complex128 operands".to_owned())
+    );
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = A | A\n",
+        7,
+        12,
+    );
+    assert_eq!(
+        k,
+        ErrorKind::Type("`|` is not defined on float64 operands".to_owned())
+    );
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.bool[N], B: dc.bool[N]):\n    B[:] = A - A\n",
+        7,
+        12,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Type(m) if m.contains("`-`")),
+        "{k:?}"
+    );
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = ~A\n",
+        7,
+        12,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Type(m) if m.contains("`~`")),
+        "{k:?}"
+    );
+    // A parameter given twice (Python's SyntaxError).
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N], A: dc.float64[N]):\n    A[0] = 1.0\n",
+        6,
+        25,
+    );
+    assert!(matches!(k, ErrorKind::Syntax(m) if m.contains("duplicate argument `A`")));
+    // Negative sizes, in annotations and allocations.
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[-3]):\n    A[0] = 1.0\n",
+        6,
+        21,
+    );
+    assert!(matches!(k, ErrorKind::Value(m) if m.contains("negative dimensions")));
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[4]):\n    B = np.zeros((2, -3))\n    A[0] = B[0, 0]\n",
+        7,
+        18,
+    );
+    assert!(matches!(k, ErrorKind::Value(m) if m.contains("(a dimension of -3)")));
+    // A constant index beyond a constant extent (NumPy's IndexError);
+    // negative indices within the extent count from the end.
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[4, 3]):\n    A[1, -4] = 1.0\n",
+        7,
+        10,
+    );
+    assert_eq!(
+        k,
+        ErrorKind::Value("index -4 is out of bounds for axis 1 with size 3".to_owned())
+    );
+    compile("\n@dc.program\ndef f(A: dc.float64[4, 3]):\n    A[-4, -3] = 1.0\n");
+    // Names that are not ASCII (they become container names and C++).
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[4]):\n    \u{e9}t\u{e9} = 1.0\n    A[0] = \u{e9}t\u{e9}\n",
+        7,
+        5,
+    );
+    assert_unsupported(&k, "the identifier `\u{e9}t\u{e9}`: names must be ASCII");
+    // A module-level name that is not ASCII is no program's business.
+    compile("\n\u{e9} = 3\n@dc.program\ndef f(A: dc.float64[4]):\n    A[0] = 1.0\n");
+}
+
+#[test]
+fn python_integers_do_not_wrap_around_64_bits() {
+    for (text, column) in [
+        ("A: dc.float64[2**64 + 4]", 21),
+        ("A: dc.float64[4 * 2**62]", 21),
+        ("A: dc.float64[-(-9223372036854775807 - 1)]", 21),
+    ] {
+        let k = error_at(
+            &format!("\n@dc.program\ndef f({text}):\n    A[0] = 1.0\n"),
+            6,
+            column,
+        );
+        assert!(
+            matches!(&k, ErrorKind::Value(m) if m.contains("does not fit in 64 bits")),
+            "{text}: {k:?}"
+        );
+    }
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[4]):\n    for i in range(2**64 + 3):\n        A[0] = A[0] + 1.0\n",
+        7,
+        20,
+    );
+    assert_eq!(
+        k,
+        ErrorKind::Value("the integer `2**64` does not fit in 64 bits".to_owned())
+    );
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[4]):\n    A[0] = 18446744073709551620\n",
+        7,
+        12,
+    );
+    assert!(matches!(k, ErrorKind::Value(m) if m.contains("18446744073709551620")));
+}
+
+#[test]
+fn loops_to_the_ends_of_the_64_bit_range_run_as_python_runs_them() {
+    // `range(-2**63)` is empty; its condition `i < -2**63` normalized to
+    // `i + 2**63 < 0` would wrap to `i - 2**63 < 0` and never end.
+    let sdfg = compile(
+        "\n@dc.program\ndef f(A: dc.float64[4], n: dc.int64[1]):\n    for i in range(-9223372036854775807 - 1):\n        A[0] = 1.0\n    for i in range(9223372036854775806, 9223372036854775807):\n        n[0] = n[0] + 1\n    for i in range(-9223372036854775807, -9223372036854775807 - 1, -1):\n        n[0] = n[0] + 10\n",
+    );
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .array("A", ArrayValue::f64(vec![4], vec![0.0; 4]))
+            .array("n", ArrayValue::i64(vec![1], vec![0])),
+    );
+    assert_eq!(f64s(&outs["A"]), [0.0; 4]);
+    assert_eq!(i64s(&outs["n"]), [11]);
+}
+
+#[test]
+fn bool_arithmetic_follows_numpy_on_arrays_and_python_on_scalars() {
+    let sdfg = compile(
+        "\n@dc.program\ndef f(A: dc.bool[4], B: dc.bool[4], C: dc.bool[4], D: dc.bool[4], n: dc.int64[1]):\n    C[:] = A + B\n    D[:] = A * B\n    n[0] = True + True\n",
+    );
+    let bools = |v: [bool; 4]| ArrayValue::new(vec![4], Elements::Bool(v.to_vec()));
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .array("A", bools([true, false, true, false]))
+            .array("B", bools([true, true, false, false]))
+            .array("C", bools([false; 4]))
+            .array("D", bools([false; 4]))
+            .array("n", ArrayValue::i64(vec![1], vec![0])),
+    );
+    let got = |name: &str| -> Vec<bool> {
+        (0..4)
+            .map(|i| outs[name].get(i).is_some_and(|x| x.to_f64() != 0.0))
+            .collect()
+    };
+    assert_eq!(got("C"), [true, true, true, false]);
+    assert_eq!(got("D"), [true, false, false, false]);
+    assert_eq!(i64s(&outs["n"]), [2]);
+}
+
+#[test]
+fn constant_shapes_beyond_a_64_bit_address_space_are_refused_at_their_annotation() {
+    for (text, column) in [
+        ("A: dc.float64[10**18, 10**18]", 21),
+        ("A: dc.float64[2**61]", 21),
+    ] {
+        let k = error_at(
+            &format!("\n@dc.program\ndef f({text}):\n    A[0] = 1.0\n"),
+            6,
+            column,
+        );
+        assert!(
+            matches!(&k, ErrorKind::Value(m) if m.contains("does not fit in a 64-bit address space")),
+            "{text}: {k:?}"
+        );
+    }
+    // 2**60 bytes of uint8 are addressable (the simulator's memory limit
+    // refuses to allocate them when run).
+    compile("\n@dc.program\ndef f(A: dc.uint8[2**60]):\n    A[0] = 1\n");
+}
+
+#[test]
+fn a_run_that_does_not_end_stops_at_the_step_limit_naming_where_it_was() {
+    let sdfg = compile(
+        "\n@dc.program\ndef f(A: dc.float64[4]):\n    while A[0] >= 0.0:\n        A[0] = A[0] + 1.0\n",
+    );
+    let args = Arguments::default().array("A", ArrayValue::f64(vec![4], vec![0.0; 4]));
+    let err = Simulator::new()
+        .step_limit(Some(10_000))
+        .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
+        .expect_err("the loop does not end");
+    let text = err.to_string();
+    assert!(
+        matches!(err, sdfg_sim::SimError::StepLimit { limit: 10_000, .. }),
+        "{text}"
+    );
+    assert!(text.contains("block `assign_l7"), "{text}");
+    // Map points count too: a map of 10**12 points stops as soon as it starts.
+    let sdfg = compile(
+        "\n@dc.program\ndef f(A: dc.float64[4]):\n    for i in dc.map[0:10**12]:\n        A[0] += 1.0\n",
+    );
+    let err = Simulator::new()
+        .step_limit(Some(1_000_000))
+        .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
+        .expect_err("too many points");
+    assert!(matches!(err, sdfg_sim::SimError::StepLimit { .. }), "{err}");
+}

@@ -1070,7 +1070,8 @@ fn simulate(
 ) -> Result<Simulated, String> {
     let mut sim = Simulator::new();
     sim.check_races(races);
-    let shapes = sdfg_sim::argument_shapes(kernel, &md.symbols).map_err(|e| e.to_string())?;
+    let shapes = sdfg_sim::argument_shapes(kernel, &md.symbols, Some(sdfg_sim::DEFAULT_MAX_MEMORY))
+        .map_err(|e| e.to_string())?;
     let mut arrays: BTreeMap<String, ArrayValue> = BTreeMap::new();
     for (name, (dtype, shape)) in &shapes {
         let value = match md.scalars.get(name) {

@@ -41,6 +41,16 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is not UTF-8 text (JSON and Python sources are).
+    #[error("`{}` is not UTF-8 text: invalid byte at line {line}, column {column}", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Line of the first invalid byte (1-based).
+        line: usize,
+        /// Its column, in characters of the valid text before it (1-based).
+        column: usize,
+    },
     /// The file is not a JSON SDFG.
     #[error("`{}` is not a valid SDFG (line {line}, column {column}): {message}", path.display())]
     Json {
@@ -55,12 +65,29 @@ pub enum LoadError {
     },
 }
 
-/// Reads and parses an SDFG JSON file.
-pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+/// Reads a text file (a Python program or an SDFG), naming the line and
+/// column of the first byte that is not UTF-8 where it is not text.
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
         path: path.to_owned(),
         source,
     })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        // The prefix is valid UTF-8 by construction.
+        let valid = std::str::from_utf8(valid).unwrap_or_default();
+        let line_start = valid.rfind('\n').map_or(0, |i| i + 1);
+        LoadError::NotUtf8 {
+            path: path.to_owned(),
+            line: valid.matches('\n').count() + 1,
+            column: valid[line_start..].chars().count() + 1,
+        }
+    })
+}
+
+/// Reads and parses an SDFG JSON file.
+pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
+    let text = read_text(path)?;
     Sdfg::from_json(&text).map_err(|e| LoadError::Json {
         path: path.to_owned(),
         line: e.line(),

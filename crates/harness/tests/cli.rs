@@ -566,3 +566,184 @@ fn compile_names_selects_and_turns_off_passes() {
         text(&none.stderr)
     );
 }
+
+#[test]
+fn run_refuses_what_does_not_fit_in_its_memory_limit_naming_the_container() {
+    let path = scratch("run_axpy_memory.json", &example_json("axpy"));
+    let path = path.to_str().unwrap();
+    // 8 TB of arguments: refused before anything is allocated.
+    let out = sdfgc(&["run", path, "--symbols", "N=1000000000000"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "container `x` needs 8000000000000 bytes, beyond the memory limit of 8589934592 bytes"
+        ),
+        "{err}"
+    );
+    // A lower limit, in any unit; the second argument is the one past it.
+    let out = sdfgc(&["run", path, "--symbols", "N=100", "--max-memory", "1K"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("container `y` needs 800 bytes"), "{err}");
+    // 808 bytes already allocated: the scalar `a` and `x`.
+    assert!(err.contains("(808 bytes already allocated)"), "{err}");
+    let out = sdfgc(&["run", path, "--symbols", "N=100", "--max-memory", "2K"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = sdfgc(&["run", path, "--symbols", "N=100", "--max-memory", "1.5G"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is not a size in bytes"));
+}
+
+#[test]
+fn sources_that_are_not_text_or_hold_no_program_are_clear_errors() {
+    let dir = scratch_dir("sources");
+    let bad = dir.join("latin1.py");
+    std::fs::write(
+        &bad,
+        b"import dace\n@dace.program\ndef f(A: dace.float64[4]):\n    A[0] = 1.0  # caf\xe9\n",
+    )
+    .unwrap();
+    let out = sdfgc(&["compile", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("is not UTF-8 text: invalid byte at line 4, column 22"),
+        "{err}"
+    );
+    for (name, source) in [("empty.py", ""), ("imports.py", "import dace\n")] {
+        let path = scratch(name, source);
+        let out = sdfgc(&["compile", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(err.contains("has no `@dace.program`"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn npy_inputs_shorter_than_their_header_declares_are_refused_before_allocating() {
+    let path = scratch("run_axpy_npy.json", &example_json("axpy"));
+    let inputs = scratch_dir("npy_truncated");
+    // A version 2 header declaring a 4 GiB header, in 14 bytes.
+    let mut header = b"\x93NUMPY\x02\x00".to_vec();
+    header.extend_from_slice(&u32::MAX.to_le_bytes());
+    header.extend_from_slice(b"{}");
+    std::fs::write(inputs.join("x.npy"), &header).unwrap();
+    let out = sdfgc(&[
+        "run",
+        path.to_str().unwrap(),
+        "--symbols",
+        "N=4",
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the file has 14 bytes but declares 4294967307"),
+        "{err}"
+    );
+    // A header declaring 10**12 float64 elements with 16 bytes of data.
+    let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }";
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{dict:<117}\n");
+    npy.extend_from_slice(&(padded.len() as u16).to_le_bytes());
+    npy.extend_from_slice(padded.as_bytes());
+    npy.extend_from_slice(&[0; 16]);
+    std::fs::write(inputs.join("x.npy"), &npy).unwrap();
+    let out = sdfgc(&[
+        "run",
+        path.to_str().unwrap(),
+        "--symbols",
+        "N=4",
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("but declares 8000000000128"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Every `.py` file under `dir`, recursively, in path order.
+fn python_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("corpus directory") {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            out.extend(python_files(&path));
+        } else if path.extension().is_some_and(|e| e == "py") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_corpus_kernel_round_trips_through_json_exactly_and_offloads_idempotently() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let kernels = python_files(&root.join("corpus/npbench"));
+    assert!(kernels.len() >= 50, "found {} kernels", kernels.len());
+    let dir = scratch_dir("round_trips");
+    for kernel in &kernels {
+        let name = kernel.file_stem().unwrap().to_string_lossy().into_owned();
+        let host = dir.join(format!("{name}.json"));
+        let out = sdfgc(&["compile", kernel.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        std::fs::write(&host, &out.stdout).unwrap();
+        // Load and save: byte-identical.
+        let again = sdfgc(&["compile", host.to_str().unwrap()]);
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{name}: {}",
+            text(&again.stderr)
+        );
+        assert!(
+            again.stdout == out.stdout,
+            "{name}: the JSON round trip changed it"
+        );
+        // Offloading the offloaded SDFG again changes nothing.
+        for backend in ["sim", "cuda"] {
+            let once = dir.join(format!("{name}.{backend}.json"));
+            let twice = dir.join(format!("{name}.{backend}.again.json"));
+            for (from, to) in [(&host, &once), (&once, &twice)] {
+                let out = sdfgc(&[
+                    "offload",
+                    from.to_str().unwrap(),
+                    "--backend",
+                    backend,
+                    "-o",
+                    to.to_str().unwrap(),
+                ]);
+                assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+            }
+            let (a, b) = (
+                std::fs::read(&once).unwrap(),
+                std::fs::read(&twice).unwrap(),
+            );
+            assert!(a == b, "{name}: offloading for {backend} is not idempotent");
+        }
+    }
+}
+
+#[test]
+fn offload_refuses_invalid_sdfgs_and_program_selection_of_json() {
+    let json = example_json("axpy").replace("\"N\": \"int64\"", "\"N\": \"float64\"");
+    let path = scratch("offload_invalid.json", &json);
+    let out = sdfgc(&["offload", path.to_str().unwrap(), "--backend", "sim"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("is an invalid SDFG"),
+        "{}",
+        text(&out.stderr)
+    );
+    let path = scratch("offload_valid.json", &example_json("axpy"));
+    let out = sdfgc(&["compile", path.to_str().unwrap(), "--program", "axpy"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = sdfgc(&["offload", path.to_str().unwrap(), "--backend", "tpu"]);
+    assert_eq!(out.status.code(), Some(2));
+}

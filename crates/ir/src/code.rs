@@ -132,7 +132,50 @@ pub enum BinaryOp {
     Shr,
 }
 
+impl UnaryOp {
+    /// Whether the operator applies to operands of type `t`: the one rule
+    /// the tasklet type checker and the frontend's type errors share, so a
+    /// program the frontend accepts never makes an ill-typed tasklet.
+    pub fn is_defined_on(self, t: DType) -> bool {
+        match self {
+            UnaryOp::Neg => t.is_numeric(),
+            UnaryOp::Not => t == DType::Bool,
+            UnaryOp::BitNot => t.is_integer() || t == DType::Bool,
+        }
+    }
+
+    /// The operator's Python spelling.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Not => "not",
+            UnaryOp::BitNot => "~",
+        }
+    }
+}
+
 impl BinaryOp {
+    /// Whether the operator applies to two operands of type `t` (both
+    /// operands of a tasklet's binary operation have one type): the rule
+    /// the tasklet type checker and the frontend's type errors share.
+    pub fn is_defined_on(self, t: DType) -> bool {
+        match self {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow => {
+                t.is_numeric()
+            }
+            BinaryOp::FloorDiv | BinaryOp::Mod => t.is_integer() || t.is_float(),
+            BinaryOp::Eq | BinaryOp::Ne => true,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                t.is_integer() || t.is_float()
+            }
+            BinaryOp::And | BinaryOp::Or => t == DType::Bool,
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                t.is_integer() || t == DType::Bool
+            }
+            BinaryOp::Shl | BinaryOp::Shr => t.is_integer(),
+        }
+    }
+
     /// True for the six comparisons, whose result is `bool`.
     pub fn is_comparison(self) -> bool {
         matches!(
@@ -691,15 +734,14 @@ impl<'a> TypeChecker<'a> {
             },
             Expr::Unary { op, arg } => {
                 let t = self.type_of(arg)?;
-                let ok = match op {
-                    UnaryOp::Neg => t.is_numeric(),
-                    UnaryOp::Not => t == DType::Bool,
-                    UnaryOp::BitNot => t.is_integer() || t == DType::Bool,
-                };
-                if ok {
+                if op.is_defined_on(t) {
                     Ok(t)
                 } else {
-                    Err(mismatch(format!("operand of {op:?}"), "a fitting type", t))
+                    Err(mismatch(
+                        format!("operand of `{}`", op.symbol()),
+                        "a type the operator is defined on",
+                        t,
+                    ))
                 }
             }
             Expr::Binary { op, lhs, rhs } => {
@@ -709,23 +751,7 @@ impl<'a> TypeChecker<'a> {
                 if lt != rt {
                     return Err(mismatch(what, lt.name(), rt));
                 }
-                let ok = match op {
-                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => {
-                        lt.is_numeric()
-                    }
-                    BinaryOp::Pow => lt.is_numeric(),
-                    BinaryOp::FloorDiv | BinaryOp::Mod => lt.is_integer() || lt.is_float(),
-                    BinaryOp::Eq | BinaryOp::Ne => true,
-                    BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-                        lt.is_integer() || lt.is_float()
-                    }
-                    BinaryOp::And | BinaryOp::Or => lt == DType::Bool,
-                    BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
-                        lt.is_integer() || lt == DType::Bool
-                    }
-                    BinaryOp::Shl | BinaryOp::Shr => lt.is_integer(),
-                };
-                if !ok {
+                if !op.is_defined_on(lt) {
                     return Err(mismatch(
                         format!("operands of `{}`", op.symbol()),
                         "a type the operator is defined on",

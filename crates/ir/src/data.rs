@@ -79,7 +79,128 @@ pub struct Layout {
     pub total_size: SymExpr,
 }
 
+/// Why a layout cannot be allocated or addressed: checked statically by the
+/// validator where the layout is constant, and again by whoever allocates
+/// it once the symbols are known (the simulator), so that no address is
+/// computed that wraps around or leaves the allocation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// The number of elements is negative.
+    #[error("its size of {total_size} elements is negative")]
+    NegativeSize {
+        /// The evaluated `total_size`.
+        total_size: i64,
+    },
+    /// An address of an element, or the size in bytes, does not fit in 64
+    /// bits.
+    #[error("the addresses or the size in bytes of its elements do not fit in 64 bits")]
+    Overflow,
+    /// Some element lies outside the allocation.
+    #[error(
+        "its elements lie at {lowest}..={highest}, outside its allocation of {total_size} elements"
+    )]
+    OutOfAllocation {
+        /// The lowest address of an element.
+        lowest: i64,
+        /// The highest.
+        highest: i64,
+        /// The evaluated `total_size`.
+        total_size: i64,
+    },
+    /// A symbolic `total_size` smaller than the extent of the elements the
+    /// shape, strides and offset place (by a constant).
+    #[error(
+        "its size `{total_size}` is smaller than the `{needed}` elements its shape, strides and offset address"
+    )]
+    TooSmall {
+        /// The declared `total_size`.
+        total_size: String,
+        /// One past the highest address, symbolically.
+        needed: String,
+    },
+}
+
 impl Layout {
+    /// Checks a layout evaluated with concrete symbols (`shape`, `strides`,
+    /// `offset`, `total_size` in elements) and gives the allocation's size
+    /// in bytes for elements of `element_bytes`: every element's address,
+    /// `offset + sum(i_d * strides[d])`, computed without overflow, lies in
+    /// `0..total_size`. An empty shape (some extent 0) addresses nothing.
+    pub fn check_concrete(
+        shape: &[i64],
+        strides: &[i64],
+        offset: i64,
+        total_size: i64,
+        element_bytes: u64,
+    ) -> Result<u64, LayoutError> {
+        if total_size < 0 {
+            return Err(LayoutError::NegativeSize { total_size });
+        }
+        let bytes = u64::try_from(total_size)
+            .ok()
+            .and_then(|t| t.checked_mul(element_bytes))
+            .filter(|&b| i64::try_from(b).is_ok())
+            .ok_or(LayoutError::Overflow)?;
+        if shape.iter().any(|&n| n <= 0) {
+            return Ok(bytes);
+        }
+        let (mut lowest, mut highest) = (offset, offset);
+        for (&n, &stride) in shape.iter().zip(strides) {
+            let far = (n - 1).checked_mul(stride).ok_or(LayoutError::Overflow)?;
+            let (lo, hi) = if far < 0 { (far, 0) } else { (0, far) };
+            lowest = lowest.checked_add(lo).ok_or(LayoutError::Overflow)?;
+            highest = highest.checked_add(hi).ok_or(LayoutError::Overflow)?;
+        }
+        if lowest < 0 || highest >= total_size {
+            return Err(LayoutError::OutOfAllocation {
+                lowest,
+                highest,
+                total_size,
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Checks the layout as far as it is known without symbol values: a
+    /// constant layout completely ([`Layout::check_concrete`]), a symbolic
+    /// one where its `total_size` falls short of one past its highest
+    /// address (with non-negative strides) by a constant.
+    pub fn check(&self, element_bytes: u64) -> Result<(), LayoutError> {
+        let ints = |es: &[SymExpr]| es.iter().map(SymExpr::as_int).collect::<Option<Vec<_>>>();
+        if let (Some(shape), Some(strides), Some(offset), Some(total)) = (
+            ints(&self.shape),
+            ints(&self.strides),
+            self.offset.as_int(),
+            self.total_size.as_int(),
+        ) {
+            return Self::check_concrete(&shape, &strides, offset, total, element_bytes)
+                .map(|_| ());
+        }
+        if self
+            .strides
+            .iter()
+            .any(|s| s.as_int().is_some_and(|k| k < 0))
+        {
+            return Ok(());
+        }
+        let needed = SymExpr::exact(|| {
+            self.shape
+                .iter()
+                .zip(&self.strides)
+                .fold(&self.offset + 1, |acc, (n, s)| acc + &(&(n - 1) * s))
+        });
+        if let Some(needed) = needed
+            && let Some(Some(short)) = SymExpr::exact(|| (&self.total_size - &needed).as_int())
+            && short < 0
+        {
+            return Err(LayoutError::TooSmall {
+                total_size: self.total_size.to_string(),
+                needed: needed.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// Row-major (C order) contiguous layout of `shape`, NumPy's default.
     pub fn contiguous(shape: Vec<SymExpr>) -> Layout {
         let mut strides = vec![SymExpr::int(1); shape.len()];

@@ -81,7 +81,7 @@ pub mod validate;
 pub use control::{
     Assignment, BlockKind, ConditionalBlock, ControlBlock, LoopBlock, Region, Transition,
 };
-pub use data::{DataDesc, DataKind, Layout};
+pub use data::{DataDesc, DataKind, Layout, LayoutError};
 pub use dtype::{DType, Literal};
 pub use memlet::{Memlet, Range, Subset, Wcr};
 pub use node::{

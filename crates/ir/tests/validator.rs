@@ -3101,3 +3101,93 @@ fn data_passed_between_tasklets_of_a_kernel_must_be_device_memory() {
         .collect();
     assert_eq!(inaccessible.len(), 2, "both tasklets touch `t`: {found:#?}");
 }
+
+/// An array whose layout is `layout`, as a transient of `axpy`.
+fn with_layout(layout: sdfg_ir::Layout) -> Sdfg {
+    let mut sdfg = axpy();
+    sdfg.symbols.insert("M".into(), sdfg_ir::DType::Int64);
+    let mut desc = DataDesc::array(F64, layout.shape.clone()).into_transient();
+    desc.kind = sdfg_ir::DataKind::Array(layout);
+    sdfg.containers.insert("t".into(), desc);
+    sdfg
+}
+
+#[test]
+fn layouts_must_address_their_allocation_within_64_bits() {
+    use sdfg_ir::{Layout, LayoutError};
+    let e = |s: &str| SymExpr::parse(s).unwrap();
+    let layout = |shape: &[&str], strides: &[&str], offset: &str, total: &str| Layout {
+        shape: shape.iter().map(|s| e(s)).collect(),
+        strides: strides.iter().map(|s| e(s)).collect(),
+        offset: e(offset),
+        total_size: e(total),
+    };
+    let layout_err = |error| container_err("axpy", "t", ContainerError::Layout(error));
+    // Consistent layouts: contiguous, a padded leading dimension, a
+    // reversed one, an offset view-like column, symbolic and empty.
+    for ok in [
+        layout(&["4", "3"], &["3", "1"], "0", "12"),
+        layout(&["4", "3"], &["5", "1"], "0", "20"),
+        layout(&["4"], &["-1"], "3", "4"),
+        layout(&["4"], &["3"], "2", "12"),
+        layout(&["N", "N"], &["N", "1"], "0", "N*N"),
+        layout(&["N"], &["1"], "1", "N + 1"),
+        layout(&["0", "5"], &["9223372036854775807", "1"], "0", "0"),
+    ] {
+        assert_errors(&with_layout(ok.clone()), &[]);
+        assert_eq!(ok.check(8), Ok(()));
+    }
+    // An allocation one element short; strides that leave it; an offset
+    // before it; an offset near the end of the 64-bit range.
+    for (bad, lowest, highest, total_size) in [
+        (layout(&["4", "3"], &["3", "1"], "0", "11"), 0, 11, 11),
+        (layout(&["4"], &["2"], "0", "4"), 0, 6, 4),
+        (layout(&["4"], &["1"], "-1", "4"), -1, 2, 4),
+        (
+            layout(&["4"], &["1"], "9223372036854775800", "4"),
+            9223372036854775800,
+            9223372036854775803,
+            4,
+        ),
+    ] {
+        assert_error(
+            &with_layout(bad),
+            layout_err(LayoutError::OutOfAllocation {
+                lowest,
+                highest,
+                total_size,
+            }),
+        );
+    }
+    // Addresses or bytes beyond 64 bits.
+    for bad in [
+        layout(&["4"], &["1"], "9223372036854775806", "9223372036854775807"),
+        layout(
+            &["3037000500", "3037000500"],
+            &["3037000500", "1"],
+            "0",
+            "1",
+        ),
+        layout(&["1"], &["1"], "0", "2305843009213693952"),
+    ] {
+        assert_error(&with_layout(bad), layout_err(LayoutError::Overflow));
+    }
+    // A symbolic size short of what the shape addresses by a constant.
+    assert_error(
+        &with_layout(layout(&["N", "M"], &["M", "1"], "0", "N*M - 1")),
+        layout_err(LayoutError::TooSmall {
+            total_size: "M*N - 1".to_owned(),
+            needed: "M*N".to_owned(),
+        }),
+    );
+    // The same checks with concrete symbols, as the simulator makes them.
+    assert_eq!(Layout::check_concrete(&[4, 3], &[3, 1], 0, 12, 8), Ok(96));
+    assert_eq!(
+        Layout::check_concrete(&[4], &[1], 0, -4, 8),
+        Err(LayoutError::NegativeSize { total_size: -4 })
+    );
+    assert_eq!(
+        Layout::check_concrete(&[1 << 62], &[1], 0, 1 << 62, 8),
+        Err(LayoutError::Overflow)
+    );
+}

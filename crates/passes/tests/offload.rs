@@ -1702,7 +1702,7 @@ fn fill_args(
             args = args.symbol(a, *v);
         }
     }
-    for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols).unwrap() {
+    for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols, None).unwrap() {
         args = args.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
     }
     for (name, v) in overrides {

@@ -160,6 +160,40 @@ pub enum SimError {
         /// What was given.
         found: String,
     },
+    /// A container whose layout, evaluated with the run's symbols,
+    /// addresses elements outside its allocation or beyond 64 bits.
+    #[error("container `{container}`: {error}")]
+    Layout {
+        /// The container.
+        container: String,
+        /// What is wrong with its layout.
+        error: sdfg_ir::LayoutError,
+    },
+    /// The run took more steps (states, loop iterations, map points) than
+    /// its limit allows: most likely a loop that does not end.
+    #[error(
+        "{at}: the run exceeded its limit of {limit} steps (states, loop iterations and map points)"
+    )]
+    StepLimit {
+        /// Where the limit was reached.
+        at: Location,
+        /// The limit.
+        limit: u64,
+    },
+    /// An allocation beyond the run's memory limit.
+    #[error(
+        "container `{container}` needs {bytes} bytes, beyond the memory limit of {limit} bytes ({used} bytes already allocated); raise it with --max-memory"
+    )]
+    OutOfMemory {
+        /// The container.
+        container: String,
+        /// The bytes it needs.
+        bytes: u64,
+        /// The bytes allocated before it.
+        used: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A container whose size evaluates to a negative or unrepresentable number.
     #[error("container `{container}` has invalid size {size}")]
     BadSize {

@@ -81,6 +81,10 @@ pub(crate) struct Machine<'s, 'c> {
     /// value of its latest launch (reused, so a loop of launches allocates
     /// once).
     by_value: HashMap<AllocId, AllocId>,
+    /// Steps taken: states run, loop iterations, map points.
+    steps: u64,
+    /// The most steps the run may take ([`crate::Simulator::step_limit`]).
+    pub step_limit: Option<u64>,
 }
 
 /// Evaluates symbolic expressions of one activation, reading data for
@@ -336,9 +340,9 @@ fn space_of(storage: Storage, side: Side) -> Side {
 }
 
 impl<'s, 'c> Machine<'s, 'c> {
-    pub(crate) fn new(callbacks: &'c Callbacks) -> Self {
+    pub(crate) fn new(callbacks: &'c Callbacks, memory_limit: Option<u64>) -> Self {
         Machine {
-            mem: Memory::default(),
+            mem: Memory::with_limit(memory_limit),
             callbacks,
             plans: HashMap::new(),
             infos: HashMap::new(),
@@ -346,6 +350,8 @@ impl<'s, 'c> Machine<'s, 'c> {
             scratch_ptrs: Vec::new(),
             check_races: false,
             by_value: HashMap::new(),
+            steps: 0,
+            step_limit: None,
         }
     }
 
@@ -379,6 +385,16 @@ impl<'s, 'c> Machine<'s, 'c> {
         let body: &'s Region = &env.sdfg.body;
         self.run_region(env, body)?;
         Ok(())
+    }
+
+    /// Counts `n` steps against the step limit: a program that would not
+    /// end (or not in reasonable time) is an error naming where it was.
+    fn charge(&mut self, n: u64, at: impl FnOnce() -> Location) -> Result<(), SimError> {
+        self.steps = self.steps.saturating_add(n);
+        match self.step_limit {
+            Some(limit) if self.steps > limit => Err(SimError::StepLimit { at: at(), limit }),
+            _ => Ok(()),
+        }
     }
 
     fn run_region(&mut self, env: &mut Env<'s>, region: &'s Region) -> Result<Flow, SimError> {
@@ -448,6 +464,7 @@ impl<'s, 'c> Machine<'s, 'c> {
             self.assign(env, v, init, &at)?;
         }
         while eval_cond(&l.condition, env, &self.mem, &at)? {
+            self.charge(1, || at.clone())?;
             match self.run_region(env, &l.body)? {
                 Flow::Break => break,
                 Flow::Return => return Ok(Flow::Return),
@@ -513,6 +530,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         label: &str,
         state: &'s State,
     ) -> Result<(), SimError> {
+        self.charge(1, || Self::at(env, label, ""))?;
         let plan = self.plan(env, label, state)?;
         for &c in &plan.containers {
             self.ensure_allocated(env, c, label)?;
@@ -580,10 +598,7 @@ impl<'s, 'c> Machine<'s, 'c> {
             None => (vec![1], 0),
         };
         let total = eval_sym(&layout_total, env, &self.mem, &at)?;
-        let len = usize::try_from(total).map_err(|_| SimError::BadSize {
-            container: name.clone(),
-            size: total,
-        })?;
+        let len = reserve(&mut self.mem, name, desc, &shape, &strides, offset, total)?;
         let space = space_of(desc.storage, env.side);
         let alloc = self
             .mem
@@ -668,6 +683,10 @@ impl<'s, 'c> Machine<'s, 'c> {
             }
             bounds.push((b, e, s));
         }
+        let points = bounds.iter().fold(1u64, |acc, &(b, e, s)| {
+            acc.saturating_mul(((e as i128 - b as i128) / s as i128 + 1) as u64)
+        });
+        self.charge(points, at)?;
         // An empty map returned above: generated code does not launch it.
         let launch = m.schedule == Schedule::DeviceKernel && side == Side::Host;
         if launch {
@@ -1617,10 +1636,15 @@ pub(crate) fn bind_argument<'s>(
         ),
         None => (vec![1], 0, 1),
     };
-    let len = usize::try_from(total).map_err(|_| SimError::BadSize {
-        container: name.to_owned(),
-        size: total,
-    })?;
+    let len = reserve(
+        &mut machine.mem,
+        name,
+        desc,
+        &shape,
+        &strides,
+        offset,
+        total,
+    )?;
     let space = crate::argument_space(desc.storage);
     let contiguous = desc.layout().is_none_or(|l| l.is_contiguous());
     let alloc = if contiguous && len == value.elements.len() {
@@ -1656,6 +1680,33 @@ pub(crate) fn bind_argument<'s>(
         shape,
     };
     Ok(())
+}
+
+/// Checks a container's layout evaluated with the run's symbols
+/// ([`sdfg_ir::Layout::check_concrete`]: every address in 64 bits and in
+/// the allocation) and reserves its bytes within the memory limit, before
+/// anything is allocated; gives its length in elements.
+fn reserve(
+    mem: &mut Memory,
+    name: &str,
+    desc: &sdfg_ir::DataDesc,
+    shape: &[i64],
+    strides: &[i64],
+    offset: i64,
+    total: i64,
+) -> Result<usize, SimError> {
+    let bytes =
+        sdfg_ir::Layout::check_concrete(shape, strides, offset, total, desc.dtype.size_bytes())
+            .map_err(|error| SimError::Layout {
+                container: name.to_owned(),
+                error,
+            })?;
+    let len = usize::try_from(total).map_err(|_| SimError::BadSize {
+        container: name.to_owned(),
+        size: total,
+    })?;
+    mem.reserve(name, bytes)?;
+    Ok(len)
 }
 
 /// Linear addresses of every element of a binding, in row-major order.

@@ -174,12 +174,15 @@ pub fn deterministic_fill(name: &str, dtype: DType, shape: Vec<usize>) -> ArrayV
 
 /// The dtype and concrete shape of every container argument, given symbol
 /// values (scalars have shape `[]`). Fails when a shape uses a symbol
-/// without a value.
+/// without a value, or when the arguments together need more than `limit`
+/// bytes (`None`: no limit), before anyone allocates them.
 pub fn argument_shapes(
     sdfg: &sdfg_ir::Sdfg,
     symbols: &BTreeMap<String, i64>,
+    limit: Option<u64>,
 ) -> Result<BTreeMap<String, (DType, Vec<usize>)>, SimError> {
     let mut out = BTreeMap::new();
+    let mut total = 0u64;
     for name in &sdfg.arguments {
         let Some(desc) = sdfg.containers.get(name) else {
             continue;
@@ -201,6 +204,24 @@ pub fn argument_shapes(
                 })
                 .collect::<Result<Vec<_>, _>>()?
         };
+        // The caller makes the arguments before a run could reserve them:
+        // together they must fit in `limit` (as every allocation of the run
+        // must, `Simulator::max_memory`).
+        let bytes = shape
+            .iter()
+            .try_fold(desc.dtype.size_bytes(), |acc, &d| acc.checked_mul(d as u64))
+            .unwrap_or(u64::MAX);
+        if let Some(limit) = limit
+            && total.saturating_add(bytes) > limit
+        {
+            return Err(SimError::OutOfMemory {
+                container: name.clone(),
+                bytes,
+                used: total,
+                limit,
+            });
+        }
+        total = total.saturating_add(bytes);
         out.insert(name.clone(), (desc.dtype, shape));
     }
     Ok(out)
@@ -248,10 +269,27 @@ pub struct RunResult {
 }
 
 /// The simulator: a registry of host callbacks and the entry point.
-#[derive(Default)]
 pub struct Simulator {
     callbacks: Callbacks,
     check_races: bool,
+    max_memory: Option<u64>,
+    step_limit: Option<u64>,
+}
+
+/// The memory a run may allocate unless told otherwise
+/// ([`Simulator::max_memory`]): 8 GiB, a third of the development machine,
+/// ample for every corpus preset the simulator is used with.
+pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+
+impl Default for Simulator {
+    fn default() -> Simulator {
+        Simulator {
+            callbacks: Callbacks::default(),
+            check_races: false,
+            max_memory: Some(DEFAULT_MAX_MEMORY),
+            step_limit: None,
+        }
+    }
 }
 
 impl Simulator {
@@ -272,6 +310,24 @@ impl Simulator {
         self
     }
 
+    /// Limits the bytes a run allocates in all (`None`: no limit; default
+    /// [`DEFAULT_MAX_MEMORY`]): a container beyond it is
+    /// [`SimError::OutOfMemory`], naming it, instead of the process
+    /// aborting when the allocation fails.
+    pub fn max_memory(&mut self, bytes: Option<u64>) -> &mut Simulator {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// Limits the steps a run takes (states run, loop iterations, map
+    /// points; `None`, the default: no limit): beyond it the run is
+    /// [`SimError::StepLimit`], so a fuzzer or a service running untrusted
+    /// programs is never stuck in a loop that does not end.
+    pub fn step_limit(&mut self, steps: Option<u64>) -> &mut Simulator {
+        self.step_limit = steps;
+        self
+    }
+
     /// Registers a host callback under `name`.
     pub fn register(
         &mut self,
@@ -287,8 +343,9 @@ impl Simulator {
     /// pointer); transients are allocated on first use.
     pub fn run(&self, sdfg: Validated<'_>, args: &Arguments) -> Result<RunResult, SimError> {
         let sdfg = sdfg.sdfg();
-        let mut machine = exec::Machine::new(&self.callbacks);
+        let mut machine = exec::Machine::new(&self.callbacks, self.max_memory);
         machine.check_races = self.check_races;
+        machine.step_limit = self.step_limit;
         let mut env = machine.env(sdfg, sdfg.name.clone(), Side::Host);
         for name in &sdfg.arguments {
             if sdfg.symbols.contains_key(name) {

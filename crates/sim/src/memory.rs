@@ -76,6 +76,11 @@ pub struct Memory {
     /// While a kernel runs with race checking on: its accesses to global
     /// device memory, per thread.
     pub race: RefCell<Option<RaceLog>>,
+    /// The most bytes the run may allocate in all, where limited
+    /// ([`crate::Simulator::max_memory`]).
+    pub limit: Option<u64>,
+    /// The bytes allocated so far (allocations are never freed).
+    pub used: u64,
 }
 
 /// How two threads of one kernel met at an element.
@@ -158,6 +163,15 @@ impl RaceLog {
 }
 
 impl Memory {
+    /// An empty memory that may allocate `limit` bytes in all (`None`: no
+    /// limit).
+    pub fn with_limit(limit: Option<u64>) -> Memory {
+        Memory {
+            limit,
+            ..Memory::default()
+        }
+    }
+
     /// Records an access of element `i` of `alloc` by the running thread
     /// when a race check is on and the element is global device memory
     /// (registers are private, shared memory is per block); the race it
@@ -172,6 +186,25 @@ impl Memory {
         match write {
             None => log.read(alloc, i),
             Some(combining) => log.write(alloc, i, combining),
+        }
+    }
+
+    /// Reserves `bytes` for the container `name` within the memory limit,
+    /// before anything is allocated: a program asking for more than the
+    /// machine has is an error naming the container, not an abort.
+    pub(crate) fn reserve(&mut self, name: &str, bytes: u64) -> Result<(), crate::SimError> {
+        let used = self.used.saturating_add(bytes);
+        match self.limit {
+            Some(limit) if used > limit => Err(crate::SimError::OutOfMemory {
+                container: name.to_owned(),
+                bytes,
+                used: self.used,
+                limit,
+            }),
+            _ => {
+                self.used = used;
+                Ok(())
+            }
         }
     }
 

@@ -35,6 +35,19 @@ pub enum NpyError {
         /// NumPy's description of the type.
         dtype: String,
     },
+    /// A file shorter than its header says it is: a header, or data for
+    /// the shape it declares, that the file does not hold. Checked before
+    /// anything is allocated, so a 14-byte file declaring gigabytes is an
+    /// error, not an abort.
+    #[error("`{}`: the file has {actual} bytes but declares {declared}", path.display())]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// The bytes its header implies (header, or header and data).
+        declared: u128,
+        /// The bytes it has.
+        actual: u64,
+    },
     /// A Fortran-ordered array.
     #[error("`{}`: Fortran-ordered arrays are not supported; save with np.ascontiguousarray", path.display())]
     FortranOrder {
@@ -74,10 +87,56 @@ fn dtype_of(t: &npyz::TypeStr) -> Option<DType> {
     })
 }
 
+/// The length of a `.npy` file's preamble and header, from its first 12
+/// bytes (magic, version, then a 2-byte header length in version 1 and a
+/// 4-byte one after); `None` where it is not a `.npy` preamble (`npyz`
+/// reports that).
+fn header_end(start: &[u8]) -> Option<u128> {
+    match start {
+        [0x93, b'N', b'U', b'M', b'P', b'Y', 1, _, a, b, ..] => {
+            Some(10 + u128::from(u16::from_le_bytes([*a, *b])))
+        }
+        [0x93, b'N', b'U', b'M', b'P', b'Y', 2 | 3, _, a, b, c, d, ..] => {
+            Some(12 + u128::from(u32::from_le_bytes([*a, *b, *c, *d])))
+        }
+        _ => None,
+    }
+}
+
 /// Reads a `.npy` file.
 pub fn read(path: &Path) -> Result<ArrayValue, NpyError> {
-    let file = File::open(path).map_err(io_error(path))?;
-    let npy = npyz::NpyFile::new(BufReader::new(file)).map_err(io_error(path))?;
+    use std::io::Read as _;
+    let mut file = File::open(path).map_err(io_error(path))?;
+    let actual = file.metadata().map_err(io_error(path))?.len();
+    let mut start = Vec::with_capacity(12);
+    (&mut file)
+        .take(12)
+        .read_to_end(&mut start)
+        .map_err(io_error(path))?;
+    let truncated = |declared: u128| NpyError::Truncated {
+        path: path.to_owned(),
+        declared,
+        actual,
+    };
+    let header = header_end(&start);
+    if let Some(end) = header
+        && end > u128::from(actual)
+    {
+        return Err(truncated(end));
+    }
+    let reader = std::io::Cursor::new(start).chain(file);
+    let npy = npyz::NpyFile::new(BufReader::new(reader)).map_err(io_error(path))?;
+    // The data the shape declares must be in the file before it is
+    // allocated.
+    let data = npy.shape().iter().try_fold(
+        u128::from(npy.dtype().num_bytes().unwrap_or(1) as u64),
+        |acc, &d| acc.checked_mul(u128::from(d)),
+    );
+    let needed = data.and_then(|d| d.checked_add(header.unwrap_or(0)));
+    match needed {
+        Some(n) if n <= u128::from(actual) => {}
+        _ => return Err(truncated(needed.unwrap_or(u128::MAX))),
+    }
     let unsupported = |npy: &npyz::NpyFile<_>| NpyError::UnsupportedType {
         path: path.to_owned(),
         dtype: format!("{:?}", npy.dtype()),

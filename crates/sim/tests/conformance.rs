@@ -3169,3 +3169,75 @@ fn indirect_accesses_out_of_bounds_name_the_container() {
         other => panic!("expected an out-of-bounds access, got {other}"),
     }
 }
+
+#[test]
+fn allocations_beyond_the_memory_limit_are_errors_naming_the_container() {
+    let (n, k) = (4, 2);
+    let args = Arguments::default()
+        .symbol("N", n as i64)
+        .symbol("K", k as i64)
+        // Positive definite, for the Cholesky factorization of the example.
+        .array(
+            "A",
+            ArrayValue::f64(vec![n, n], mat(n, n, |i, j| if i == j { 4.0 } else { 0.5 })),
+        )
+        .array("B", ArrayValue::f64(vec![n, n], iota(n * n)))
+        .array("C", ArrayValue::f64(vec![n, n], iota(n * n)))
+        .array("x", ArrayValue::f64(vec![n], iota(n)))
+        .array("y", ArrayValue::f64(vec![n], iota(n)))
+        .array("T3", ArrayValue::f64(vec![k, n, n], iota(k * n * n)))
+        .array("r", scalar_f64(0.0));
+    let sdfg = sdfg_ir::examples::linear_algebra().unwrap();
+    // The arguments take 712 bytes; the first transient does not fit in 800.
+    let err = Simulator::new()
+        .max_memory(Some(800))
+        .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
+        .expect_err("beyond the limit");
+    match &err {
+        SimError::OutOfMemory {
+            container,
+            used,
+            limit,
+            ..
+        } => {
+            assert!(sdfg.containers[container].transient, "{err}");
+            assert_eq!((*used, *limit), (712, 800), "{err}");
+        }
+        other => panic!("expected OutOfMemory, got {other}"),
+    }
+    // Without a limit, or with enough, it runs.
+    for limit in [None, Some(1 << 20)] {
+        let run = Simulator::new()
+            .max_memory(limit)
+            .run(sdfg_ir::validate(&sdfg).unwrap(), &args);
+        assert!(run.is_ok(), "{limit:?}: {:?}", run.err());
+    }
+}
+
+#[test]
+fn layouts_are_checked_again_with_the_symbols_of_the_run() {
+    // `y` is allocated `M` elements for its `N`: the validator cannot
+    // compare them, the run can.
+    let mut sdfg = sdfg_ir::examples::axpy().unwrap();
+    sdfg.symbols.insert("M".into(), DType::Int64);
+    sdfg.arguments.push("M".into());
+    let Some(sdfg_ir::DataKind::Array(layout)) = sdfg.containers.get_mut("y").map(|d| &mut d.kind)
+    else {
+        panic!("axpy's y is an array");
+    };
+    layout.total_size = sdfg_ir::SymExpr::symbol("M");
+    let args = |m: i64| {
+        Arguments::default()
+            .symbol("N", 4)
+            .symbol("M", m)
+            .array("a", scalar_f64(2.0))
+            .array("x", ArrayValue::f64(vec![4], iota(4)))
+            .array("y", ArrayValue::f64(vec![4], iota(4)))
+    };
+    let err = run(&sdfg, &args(3)).expect_err("y is one element short");
+    assert_eq!(
+        err.to_string(),
+        "container `y`: its elements lie at 0..=3, outside its allocation of 3 elements"
+    );
+    assert!(run(&sdfg, &args(4)).is_ok());
+}

@@ -661,6 +661,7 @@ impl<'m> Lowerer<'m> {
                 {
                     dtype = self.dtype_arg(d)?;
                 }
+                self.check_dimensions(arg(0)?, &shape, dtype)?;
                 let r = self.new_transient("arr_", dtype, &shape);
                 let fill = match name {
                     "zeros" | "zeros_like" => Some(Elem::Lit(Literal::i64(0))),

@@ -77,9 +77,7 @@ impl<'m> Lowerer<'m> {
                 }
             }
             Expr::NumberLiteral(n) => Ok(Elem::Lit(match &n.value {
-                ast::Number::Int(i) => Literal::i64(i.as_i64().ok_or_else(|| {
-                    self.err(e, unsupported("an integer literal beyond 64 bits"))
-                })?),
+                ast::Number::Int(i) => Literal::i64(i.as_i64().ok_or_else(|| self.too_large(e))?),
                 ast::Number::Float(f) => Literal::f64(*f),
                 ast::Number::Complex { real, imag } => Literal::Complex {
                     re: *real,
@@ -101,10 +99,29 @@ impl<'m> Lowerer<'m> {
             }
             Expr::UnaryOp(u) => {
                 let x = self.elem(&u.operand)?;
+                let op = match u.op {
+                    ast::UnaryOp::USub => Some(UnaryOp::Neg),
+                    ast::UnaryOp::Invert => Some(UnaryOp::BitNot),
+                    ast::UnaryOp::UAdd | ast::UnaryOp::Not => None,
+                };
+                if let Some(op) = op
+                    && !op.is_defined_on(x.dtype())
+                {
+                    return Err(self.err(
+                        u,
+                        ErrorKind::Type(format!(
+                            "`{}` is not defined on a {} operand",
+                            op.symbol(),
+                            x.dtype()
+                        )),
+                    ));
+                }
                 Ok(match u.op {
                     ast::UnaryOp::UAdd => x,
                     ast::UnaryOp::USub => match x.as_sym() {
-                        Some(s) if x.is_weak() => Elem::Sym(-s),
+                        Some(s) if x.is_weak() => {
+                            Elem::Sym(SymExpr::exact(|| -s).ok_or_else(|| self.too_large(u))?)
+                        }
                         _ => Elem::Unary(UnaryOp::Neg, Box::new(x)),
                     },
                     ast::UnaryOp::Not => {
@@ -230,6 +247,18 @@ impl<'m> Lowerer<'m> {
         }
     }
 
+    /// The error for an integer that does not fit in 64 bits: Python's
+    /// integers are unbounded, and wrapping one would change the program.
+    fn too_large(&self, node: &impl Ranged) -> FrontendError {
+        self.err(
+            node,
+            ErrorKind::Value(format!(
+                "the integer `{}` does not fit in 64 bits",
+                first_line(self.m.source.snippet(node.range()))
+            )),
+        )
+    }
+
     /// A binary operation with NumPy's promotion (and true division).
     pub(super) fn binary(
         &mut self,
@@ -270,16 +299,39 @@ impl<'m> Lowerer<'m> {
         // Integer arithmetic on symbols stays symbolic.
         if x.is_weak() && y.is_weak() {
             let e = Elem::Binary(op, Box::new(x.clone()), Box::new(y.clone()), DType::Int64);
-            if let Some(s) = e.as_sym() {
-                return Ok(Elem::Sym(s));
+            // Python integers never wrap: a fold beyond 64 bits is refused.
+            match SymExpr::exact(|| e.as_sym()) {
+                Some(Some(s)) => return Ok(Elem::Sym(s)),
+                Some(None) => {}
+                None => return Err(self.too_large(node)),
             }
         }
         let mut t = promote(x.dtype(), x.is_weak(), y.dtype(), y.is_weak());
+        let mut op = op;
+        if t == DType::Bool && matches!(op, BinaryOp::Add | BinaryOp::Mul) {
+            if x.is_weak() && y.is_weak() {
+                // Python's `True + True` is 2: a bool is an int there.
+                t = DType::Int64;
+            } else {
+                // NumPy's `add` and `multiply` on bools are `or` and `and`.
+                op = if op == BinaryOp::Add {
+                    BinaryOp::Or
+                } else {
+                    BinaryOp::And
+                };
+            }
+        }
         if op == BinaryOp::Div && (t.is_integer() || t == DType::Bool) {
             t = DType::Float64;
         }
         if matches!(op, BinaryOp::And | BinaryOp::Or) {
             t = DType::Bool;
+        }
+        if !op.is_defined_on(t) {
+            return Err(self.err(
+                node,
+                ErrorKind::Type(format!("`{}` is not defined on {t} operands", op.symbol())),
+            ));
         }
         let e = Elem::Binary(op, Box::new(x), Box::new(y), t);
         if e.shape().is_none() {
@@ -520,11 +572,24 @@ impl<'m> Lowerer<'m> {
                         data_index = true;
                         continue;
                     };
-                    let i = if i.as_int().is_some_and(|k| k < 0) {
+                    let written = i.as_int();
+                    let i = if written.is_some_and(|k| k < 0) {
                         &len + &i
                     } else {
                         i
                     };
+                    // NumPy's IndexError where both are known.
+                    if let (Some(k), Some(n)) = (written, len.as_int())
+                        && !(-n..n).contains(&k)
+                    {
+                        let axis = base.order.iter().position(|&x| x == d).unwrap_or(d);
+                        return Err(self.err(
+                            e,
+                            ErrorKind::Value(format!(
+                                "index {k} is out of bounds for axis {axis} with size {n}"
+                            )),
+                        ));
+                    }
                     gather.push(Elem::Sym(i.clone()));
                     dims[d] = Dim::Index(&start + &(&step * &i));
                 }

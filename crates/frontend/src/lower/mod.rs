@@ -227,6 +227,19 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         statement: None,
         block_origin: BTreeMap::new(),
     };
+    if let Some(&name) = m
+        .non_ascii_names
+        .iter()
+        .find(|r| f.range().contains_range(**r))
+    {
+        return Err(m.source.error(
+            name,
+            unsupported(format!(
+                "the identifier `{}`: names must be ASCII (they become SDFG container names and C++ identifiers)",
+                m.source.snippet(name)
+            )),
+        ));
+    }
     map_updated_names(&f.body, false, &mut l.map_updated);
     l.parameters(f)?;
     l.body(&f.body)?;
@@ -305,6 +318,14 @@ impl<'m> Lowerer<'m> {
         }
         for param in &p.args {
             let name = param.parameter.name.id.to_string();
+            if self.sdfg.containers.contains_key(&name) {
+                return Err(self.err(
+                    &param.parameter,
+                    ErrorKind::Syntax(format!(
+                        "duplicate argument `{name}` in function definition"
+                    )),
+                ));
+            }
             let ann = param.parameter.annotation.as_deref().ok_or_else(|| {
                 self.err(
                     &param.parameter,
@@ -354,6 +375,7 @@ impl<'m> Lowerer<'m> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
+            self.check_dimensions(&*s.slice, &shape, d)?;
             return Ok((d, Some(shape)));
         }
         Err(self.err(
@@ -363,6 +385,38 @@ impl<'m> Lowerer<'m> {
                 self.m.source.snippet(e.range())
             )),
         ))
+    }
+
+    /// Refuses a shape with a dimension known to be negative, as NumPy
+    /// does ("negative dimensions are not allowed"); symbolic extents are
+    /// checked when the program runs with concrete symbols.
+    /// Constant shapes must also be addressable: their elements and bytes
+    /// counted in 64 bits (the validator's layout check, made here so that
+    /// the error names the shape at its line).
+    fn check_dimensions(&self, node: &impl Ranged, shape: &[SymExpr], dtype: DType) -> Result<()> {
+        if let Some(k) = shape.iter().find_map(|d| d.as_int().filter(|&k| k < 0)) {
+            return Err(self.err(
+                node,
+                ErrorKind::Value(format!(
+                    "negative dimensions are not allowed (a dimension of {k})"
+                )),
+            ));
+        }
+        let layout = SymExpr::exact(|| sdfg_ir::Layout::contiguous(shape.to_vec()));
+        match layout.map(|l| l.check(dtype.size_bytes())) {
+            Some(Ok(())) => Ok(()),
+            _ => Err(self.err(
+                node,
+                ErrorKind::Value(format!(
+                    "an array of {dtype} of shape ({}) does not fit in a 64-bit address space",
+                    shape
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            )),
+        }
     }
 
     fn new_transient(&mut self, prefix: &str, dtype: DType, shape: &[SymExpr]) -> ArrayRef {

@@ -28,9 +28,10 @@ enum Command {
         /// The SDFG, as written by `Sdfg::to_json`.
         file: PathBuf,
     },
-    /// Compile a DaCe-style Python program to an SDFG.
+    /// Compile a DaCe-style Python program (or an SDFG JSON file) to an SDFG.
     Compile {
-        /// The Python file.
+        /// The Python file, or an SDFG as written by `Sdfg::to_json`
+        /// (`.json`), which goes through the same passes.
         file: PathBuf,
         /// The `@dace.program` to compile (default: the file's only program,
         /// or the one its `BENCHMARK` names).
@@ -62,6 +63,23 @@ enum Command {
         #[arg(long)]
         no_loop_to_map: bool,
     },
+    /// Offload an SDFG JSON file for an accelerator and write the offloaded
+    /// SDFG as JSON: every pass up to offloading, as `compile --backend`
+    /// runs them. Offloading its own output again changes nothing
+    /// (idempotence), which this makes checkable on any SDFG.
+    Offload {
+        /// The SDFG, as written by `Sdfg::to_json` (or a Python program).
+        file: PathBuf,
+        /// The accelerator (`sim`, `cuda`, `hip`).
+        #[arg(long)]
+        backend: String,
+        /// Where to write the offloaded SDFG (default: standard output).
+        #[arg(short = 'o', long = "out")]
+        out: Option<PathBuf>,
+        /// Maps that stay on the host: `none`, `auto`, or labels separated by commas.
+        #[arg(long, default_value = "none")]
+        host_maps: String,
+    },
     /// Run an SDFG on the simulated accelerator and print the run report.
     ///
     /// Each argument `x` is read from `INPUTS/x.npy`; where that file does
@@ -80,7 +98,41 @@ enum Command {
         /// Directory to write the outputs to (created if missing).
         #[arg(long)]
         outputs: Option<PathBuf>,
+        /// The most memory the run may allocate, arguments included: bytes,
+        /// or with a suffix `K`, `M`, `G`, `T` (powers of 1024); `none` for
+        /// no limit.
+        #[arg(long, default_value = "8G", value_parser = parse_memory)]
+        max_memory: MemoryLimit,
     },
+}
+
+/// A `--max-memory` value: bytes, or no limit.
+#[derive(Clone, Copy, Debug)]
+struct MemoryLimit(Option<u64>);
+
+fn parse_memory(text: &str) -> Result<MemoryLimit, String> {
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(MemoryLimit(None));
+    }
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("`{text}`: the suffix must be K, M, G or T")),
+            };
+            (&text[..i], shift)
+        }
+        _ => (text, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .map(|n| MemoryLimit(Some(n)))
+        .ok_or_else(|| format!("`{text}` is not a size in bytes (e.g. 512M, 8G, none)"))
 }
 
 /// Outputs of `sdfgc compile`.
@@ -111,8 +163,72 @@ fn main() -> ExitCode {
     }
 }
 
+/// The SDFG of `file`: loaded and validated where it is SDFG JSON (a
+/// `.json` file), else lowered from the Python program `program` (default:
+/// the file's only program, or the one its `BENCHMARK` names).
+fn load_program(file: &std::path::Path, program: Option<String>) -> Result<sdfg_ir::Sdfg, String> {
+    if file.extension().is_some_and(|e| e == "json") {
+        if program.is_some() {
+            return Err(
+                "`--program` selects a program of a Python file, not of an SDFG".to_owned(),
+            );
+        }
+        let sdfg = load_sdfg(file).map_err(|e| e.to_string())?;
+        sdfg_ir::validate(&sdfg)
+            .map_err(|errors| format!("`{}` is an invalid SDFG:\n{errors}", file.display()))?;
+        return Ok(sdfg);
+    }
+    let text = sdfg_harness::read_text(file).map_err(|e| e.to_string())?;
+    let module = sdfg_frontend::Module::parse(&file.display().to_string(), &text)
+        .map_err(|e| e.to_string())?;
+    let name = match program {
+        Some(p) => p,
+        None => sdfg_harness::default_program(&module).ok_or_else(|| {
+            if module.programs().is_empty() {
+                format!("`{}` has no `@dace.program`", file.display())
+            } else {
+                format!(
+                    "`{}` has several programs; choose one with --program",
+                    file.display()
+                )
+            }
+        })?,
+    };
+    module.compile(&name).map_err(|e| e.to_string())
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
+        Command::Offload {
+            file,
+            backend,
+            out,
+            host_maps,
+        } => {
+            let sdfg = load_program(&file, None)?;
+            let backend = sdfg_harness::backend(&backend)?;
+            let options = sdfg_passes::PipelineOptions {
+                offload: sdfg_passes::Options {
+                    host_maps: sdfg_harness::parse_host_maps(&host_maps),
+                    verbose: false,
+                },
+                ..Default::default()
+            };
+            let (sdfg, _) = sdfg_passes::pipeline::run(
+                &sdfg,
+                Some(backend.accelerator()),
+                &options,
+                &sdfg_passes::Pass::TO_OFFLOAD,
+            )
+            .map_err(|e| e.to_string())?;
+            let json = sdfg.to_json();
+            match out {
+                Some(path) => std::fs::write(&path, json + "\n")
+                    .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?,
+                None => println!("{json}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Validate { file } => {
             let sdfg = load_sdfg(&file).map_err(|e| e.to_string())?;
             Ok(match sdfg_ir::validate(&sdfg) {
@@ -142,20 +258,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
-            let module = sdfg_frontend::Module::parse(&file.display().to_string(), &text)
-                .map_err(|e| e.to_string())?;
-            let name = match program {
-                Some(p) => p,
-                None => sdfg_harness::default_program(&module).ok_or_else(|| {
-                    format!(
-                        "`{}` has several programs; choose one with --program",
-                        file.display()
-                    )
-                })?,
-            };
-            let sdfg = module.compile(&name).map_err(|e| e.to_string())?;
+            let sdfg = load_program(&file, program)?;
             let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
             let mut options = sdfg_passes::PipelineOptions {
                 offload: sdfg_passes::Options {
@@ -255,6 +358,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             symbols,
             inputs,
             outputs,
+            max_memory: MemoryLimit(limit),
         } => {
             let sdfg = load_sdfg(&file).map_err(|e| e.to_string())?;
             let valid = match sdfg_ir::validate(&sdfg) {
@@ -267,7 +371,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             };
             let symbols = parse_symbols_of(&symbols, &sdfg).map_err(|e| e.to_string())?;
-            let shapes = sdfg_sim::argument_shapes(&sdfg, &symbols).map_err(|e| e.to_string())?;
+            let shapes =
+                sdfg_sim::argument_shapes(&sdfg, &symbols, limit).map_err(|e| e.to_string())?;
             let mut args = Arguments {
                 symbols,
                 ..Arguments::default()
@@ -283,7 +388,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 };
                 args.arrays.insert(name, value);
             }
-            let result = match Simulator::new().run(valid, &args) {
+            let result = match Simulator::new().max_memory(limit).run(valid, &args) {
                 Ok(r) => r,
                 Err(e) => {
                     println!("fault: {e}");

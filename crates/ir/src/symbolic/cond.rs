@@ -59,6 +59,9 @@ enum Node {
     Const(bool),
     /// `expr op 0` with `op` one of `Eq`, `Ne`, `Lt`, `Le`.
     Cmp(SymExpr, CmpOp),
+    /// `lhs op rhs` with `op` one of `Eq`, `Ne`, `Lt`, `Le`, kept apart
+    /// because `lhs - rhs` does not fit in 64 bits (`i < -2**63`).
+    Pair(SymExpr, CmpOp, SymExpr),
     /// At least two sorted, distinct operands, none an `And` or a constant.
     And(Vec<SymCond>),
     /// At least two sorted, distinct operands, none an `Or` or a constant.
@@ -72,6 +75,10 @@ pub enum CondView<'a> {
     Const(bool),
     /// `expr op 0`, where `op` is one of `Eq`, `Ne`, `Lt`, `Le`.
     Cmp(&'a SymExpr, CmpOp),
+    /// `lhs op rhs`, where `op` is one of `Eq`, `Ne`, `Lt`, `Le`: a
+    /// comparison whose difference `lhs - rhs` does not fit in 64 bits, so
+    /// it cannot be normalized to `expr op 0` without changing its meaning.
+    Pair(&'a SymExpr, CmpOp, &'a SymExpr),
     /// Conjunction of at least two operands.
     And(&'a [SymCond]),
     /// Disjunction of at least two operands.
@@ -89,12 +96,27 @@ impl SymCond {
         SymCond(Node::Const(value))
     }
 
-    /// The comparison `lhs op rhs`, normalized to `expr op 0`.
+    /// The comparison `lhs op rhs`, normalized to `expr op 0` where the
+    /// difference fits in 64 bits, else kept as `lhs op rhs` (a wrapped
+    /// difference would invert it: `i < -2**63` is never true, while
+    /// `i + 2**63` wraps to `i - 2**63 < 0`).
     pub fn cmp(lhs: SymExpr, op: CmpOp, rhs: SymExpr) -> SymCond {
-        match op {
-            CmpOp::Gt => Self::compare_zero(rhs - lhs, CmpOp::Lt),
-            CmpOp::Ge => Self::compare_zero(rhs - lhs, CmpOp::Le),
-            _ => Self::compare_zero(lhs - rhs, op),
+        let (lhs, op, rhs) = match op {
+            CmpOp::Gt => (rhs, CmpOp::Lt, lhs),
+            CmpOp::Ge => (rhs, CmpOp::Le, lhs),
+            _ => (lhs, op, rhs),
+        };
+        match SymExpr::exact(|| &lhs - &rhs) {
+            Some(d) => Self::compare_zero(d, op),
+            None => SymCond(Node::Pair(lhs, op, rhs)),
+        }
+    }
+
+    /// `-d op 0`, or `0 op d` where `-d` does not fit in 64 bits.
+    fn compare_negated(d: SymExpr, op: CmpOp) -> SymCond {
+        match SymExpr::exact(|| -&d) {
+            Some(n) => Self::compare_zero(n, op),
+            None => SymCond(Node::Pair(SymExpr::ZERO, op, d)),
         }
     }
 
@@ -113,7 +135,10 @@ impl SymCond {
         };
         match op {
             CmpOp::Eq | CmpOp::Ne if !exact => Self::constant(op == CmpOp::Ne),
-            CmpOp::Eq | CmpOp::Ne if d.leading_coeff() < 0 => SymCond(Node::Cmp(-d, op)),
+            CmpOp::Eq | CmpOp::Ne if d.leading_coeff() < 0 => {
+                let n = SymExpr::exact(|| -&d);
+                SymCond(Node::Cmp(n.unwrap_or(d), op))
+            }
             _ => SymCond(Node::Cmp(d, op)),
         }
     }
@@ -153,7 +178,8 @@ impl SymCond {
         ops.sort_unstable();
         ops.dedup();
         let complemented = |c: &SymCond| {
-            matches!(c.0, Node::Cmp(..)) && ops.binary_search(&c.clone().not()).is_ok()
+            matches!(c.0, Node::Cmp(..) | Node::Pair(..))
+                && ops.binary_search(&c.clone().not()).is_ok()
         };
         if ops.len() > 1 && ops.iter().any(complemented) {
             return Self::constant(!is_and);
@@ -177,8 +203,19 @@ impl SymCond {
             Node::Const(b) => Self::constant(!b),
             Node::Cmp(d, CmpOp::Eq) => SymCond(Node::Cmp(d, CmpOp::Ne)),
             Node::Cmp(d, CmpOp::Ne) => SymCond(Node::Cmp(d, CmpOp::Eq)),
-            Node::Cmp(d, CmpOp::Lt) => Self::compare_zero(-d, CmpOp::Le),
-            Node::Cmp(d, CmpOp::Le) => Self::compare_zero(-d, CmpOp::Lt),
+            Node::Cmp(d, CmpOp::Lt) => Self::compare_negated(d, CmpOp::Le),
+            Node::Cmp(d, CmpOp::Le) => Self::compare_negated(d, CmpOp::Lt),
+            Node::Pair(l, op, r) => {
+                let (l, op, r) = match op {
+                    CmpOp::Eq => (l, CmpOp::Ne, r),
+                    CmpOp::Ne => (l, CmpOp::Eq, r),
+                    CmpOp::Lt => (r, CmpOp::Le, l),
+                    CmpOp::Le => (r, CmpOp::Lt, l),
+                    CmpOp::Gt => (l, CmpOp::Le, r),
+                    CmpOp::Ge => (l, CmpOp::Lt, r),
+                };
+                Self::cmp(l, op, r)
+            }
             // Not produced by the constructors, but handled for completeness.
             Node::Cmp(d, CmpOp::Gt) => Self::compare_zero(d, CmpOp::Le),
             Node::Cmp(d, CmpOp::Ge) => Self::compare_zero(d, CmpOp::Lt),
@@ -200,6 +237,7 @@ impl SymCond {
         match &self.0 {
             Node::Const(b) => CondView::Const(*b),
             Node::Cmp(d, op) => CondView::Cmp(d, *op),
+            Node::Pair(l, op, r) => CondView::Pair(l, *op, r),
             Node::And(ops) => CondView::And(ops),
             Node::Or(ops) => CondView::Or(ops),
         }
@@ -211,7 +249,19 @@ impl SymCond {
     pub fn eval(&self, env: &(impl SymEnv + ?Sized)) -> Result<bool, EvalError> {
         let (ops, is_and) = match &self.0 {
             Node::Const(b) => return Ok(*b),
-            Node::Cmp(d, op) => return Ok(op.apply(d.eval(env)?, 0)),
+            Node::Cmp(d, op) => {
+                return match d.eval(env) {
+                    Ok(v) => Ok(op.apply(v, 0)),
+                    // `-i - 2**63 < 0` at `i = -2**63`: the difference
+                    // overflows where the sides, `-2**63 < i`, do not.
+                    Err(EvalError::Overflow { .. }) => {
+                        let (l, r) = d.split_signs();
+                        Ok(op.apply(l.eval(env)?, r.eval(env)?))
+                    }
+                    Err(e) => Err(e),
+                };
+            }
+            Node::Pair(l, op, r) => return Ok(op.apply(l.eval(env)?, r.eval(env)?)),
             Node::And(ops) => (ops, true),
             Node::Or(ops) => (ops, false),
         };
@@ -230,6 +280,10 @@ impl SymCond {
         match &self.0 {
             Node::Const(_) => {}
             Node::Cmp(d, _) => f(d),
+            Node::Pair(l, _, r) => {
+                f(l);
+                f(r);
+            }
             Node::And(ops) | Node::Or(ops) => ops.iter().for_each(|c| c.for_each_expr(f)),
         }
     }
@@ -252,7 +306,15 @@ impl SymCond {
     pub fn subs(&self, map: &BTreeMap<String, SymExpr>) -> SymCond {
         match &self.0 {
             Node::Const(b) => Self::constant(*b),
-            Node::Cmp(d, op) => Self::compare_zero(d.subs(map), *op),
+            Node::Cmp(d, op) => match SymExpr::exact(|| d.subs(map)) {
+                Some(e) => Self::compare_zero(e, *op),
+                // `i - N < 0` with `N = -2**63`: compared as `i < N`.
+                None => {
+                    let (l, r) = d.split_signs();
+                    Self::cmp(l.subs(map), *op, r.subs(map))
+                }
+            },
+            Node::Pair(l, op, r) => Self::cmp(l.subs(map), *op, r.subs(map)),
             Node::And(ops) => Self::and_all(ops.iter().map(|c| c.subs(map))),
             Node::Or(ops) => Self::or_all(ops.iter().map(|c| c.subs(map))),
         }

@@ -48,7 +48,19 @@ fn write_list(f: &mut Formatter<'_>, items: &[SymExpr]) -> fmt::Result {
 }
 
 /// Writes one term with its sign: `-2*a` first, ` - 2*a` later.
+///
+/// The literal `9223372036854775808` (2**63) only parses right after a unary
+/// minus, so a later term of coefficient `i64::MIN` prints as
+/// ` - 9223372036854775807*a - a`.
 fn write_term(f: &mut Formatter<'_>, t: &Term, first: bool) -> fmt::Result {
+    if t.coeff == i64::MIN && !first {
+        let part = |coeff| Term {
+            factors: t.factors.clone(),
+            coeff,
+        };
+        write_term(f, &part(-i64::MAX), false)?;
+        return write_term(f, &part(-1), false);
+    }
     let neg = t.coeff < 0;
     f.write_str(match (first, neg) {
         (true, false) => "",
@@ -92,6 +104,8 @@ impl Display for SymExpr {
         match self.constant {
             c if first => write!(f, "{c}"),
             0 => Ok(()),
+            // 2**63 parses only right after a unary minus.
+            i64::MIN => write!(f, " - {} - 1", i64::MAX),
             c => write!(f, " {} {}", if c < 0 { '-' } else { '+' }, c.unsigned_abs()),
         }
     }
@@ -144,9 +158,10 @@ impl Display for SymCond {
         let (ops, sep) = match self.view() {
             CondView::Const(b) => return f.write_str(if b { "True" } else { "False" }),
             CondView::Cmp(d, op) => {
-                let (lhs, rhs) = split_signs(d);
+                let (lhs, rhs) = d.split_signs();
                 return write!(f, "{lhs} {op} {rhs}");
             }
+            CondView::Pair(lhs, op, rhs) => return write!(f, "{lhs} {op} {rhs}"),
             CondView::And(ops) => (ops, " and "),
             CondView::Or(ops) => (ops, " or "),
         };
@@ -160,25 +175,4 @@ impl Display for SymCond {
         }
         Ok(())
     }
-}
-
-/// Splits `d` into `(lhs, rhs)` with `d == lhs - rhs`, the positive terms going left.
-fn split_signs(d: &SymExpr) -> (SymExpr, SymExpr) {
-    let part = |sign: i64| SymExpr {
-        terms: d
-            .terms
-            .iter()
-            .filter(|t| t.coeff.signum() == sign)
-            .map(|t| Term {
-                factors: t.factors.clone(),
-                coeff: t.coeff.wrapping_mul(sign),
-            })
-            .collect(),
-        constant: if d.constant.signum() == sign {
-            d.constant.wrapping_mul(sign)
-        } else {
-            0
-        },
-    };
-    (part(1), part(-1))
 }

@@ -5,6 +5,39 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::{Add, Mul, Neg, Sub};
 use std::sync::Arc;
 
+thread_local! {
+    /// Set when a coefficient or constant of the canonical arithmetic wrapped
+    /// around 64 bits since the innermost [`SymExpr::exact`] began.
+    static WRAPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The value of an overflowing operation, noting a wraparound for
+/// [`SymExpr::exact`]; free when nothing wraps.
+fn noted((value, wrapped): (i64, bool)) -> i64 {
+    if wrapped {
+        WRAPPED.with(|w| w.set(true));
+    }
+    value
+}
+
+fn add_c(a: i64, b: i64) -> i64 {
+    noted(a.overflowing_add(b))
+}
+
+fn mul_c(a: i64, b: i64) -> i64 {
+    noted(a.overflowing_mul(b))
+}
+
+/// `a + k*b`, exact where the result fits (`a - b` is not `a + (-b)`:
+/// `-2**63 - -2**63` is 0).
+fn axpy(a: i64, b: i64, k: i64) -> i64 {
+    if k == -1 {
+        noted(a.overflowing_sub(b))
+    } else {
+        add_c(a, mul_c(b, k))
+    }
+}
+
 /// Largest constant exponent for which a power of a polynomial with several terms is expanded;
 /// larger powers stay opaque [`Atom::Pow`] nodes. Powers of a single monomial always fold.
 pub const MAX_EXPANDED_EXPONENT: i64 = 16;
@@ -42,7 +75,7 @@ impl Term {
     }
 
     fn scaled(mut self, k: i64) -> Term {
-        self.coeff = self.coeff.wrapping_mul(k);
+        self.coeff = mul_c(self.coeff, k);
         self
     }
 }
@@ -121,11 +154,12 @@ impl Atom {
     }
 }
 
-/// Python floor division of constants, wrapping (`i64::MIN // -1 == i64::MIN`). `b != 0`.
+/// Python floor division of constants, wrapping (`i64::MIN // -1 == i64::MIN`, noted for
+/// [`SymExpr::exact`]). `b != 0`.
 pub(super) fn py_floor_div(a: i64, b: i64) -> i64 {
-    let q = a.wrapping_div(b);
+    let q = noted(a.overflowing_div(b));
     if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
-        q.wrapping_sub(1)
+        q - 1
     } else {
         q
     }
@@ -135,7 +169,7 @@ pub(super) fn py_floor_div(a: i64, b: i64) -> i64 {
 pub(super) fn py_mod(a: i64, b: i64) -> i64 {
     let r = a.wrapping_rem(b);
     if r != 0 && ((r < 0) != (b < 0)) {
-        r.wrapping_add(b)
+        r + b
     } else {
         r
     }
@@ -148,16 +182,21 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-fn wrapping_pow(mut base: i64, mut exp: u64) -> i64 {
-    let mut acc: i64 = 1;
-    while exp > 0 {
-        if exp & 1 == 1 {
-            acc = acc.wrapping_mul(base);
+fn pow_c(base: i64, exp: u64) -> i64 {
+    match base {
+        0 | 1 => {
+            if exp == 0 {
+                1
+            } else {
+                base
+            }
         }
-        base = base.wrapping_mul(base);
-        exp >>= 1;
+        -1 => 1 - 2 * (exp % 2) as i64,
+        _ => match u32::try_from(exp) {
+            Ok(e) => noted(base.overflowing_pow(e)),
+            Err(_) => noted((0, true)),
+        },
     }
-    acc
 }
 
 /// `a + k*b` over sorted term lists (a merge), with constants `ac` and `bc`.
@@ -181,7 +220,7 @@ fn lin(
             Ordering::Less => a.next(),
             Ordering::Greater => b.next().map(|t| t.scaled(k)),
             Ordering::Equal => a.next().zip(b.next()).map(|(mut x, y)| {
-                x.coeff = x.coeff.wrapping_add(y.coeff.wrapping_mul(k));
+                x.coeff = axpy(x.coeff, y.coeff, k);
                 x
             }),
         };
@@ -189,7 +228,7 @@ fn lin(
     }
     SymExpr {
         terms,
-        constant: ac.wrapping_add(bc.wrapping_mul(k)),
+        constant: axpy(ac, bc, k),
     }
 }
 
@@ -213,7 +252,7 @@ fn collect_terms(mut terms: Vec<Term>) -> Vec<Term> {
     terms.dedup_by(|later, kept| {
         let same = later.factors == kept.factors;
         if same {
-            kept.coeff = kept.coeff.wrapping_add(later.coeff);
+            kept.coeff = add_c(kept.coeff, later.coeff);
         }
         same
     });
@@ -263,7 +302,7 @@ fn mul_ref(a: &SymExpr, b: &SymExpr) -> SymExpr {
             let factors = mul_mono(&x.factors, &y.factors);
             terms.push(Term {
                 factors,
-                coeff: x.coeff.wrapping_mul(y.coeff),
+                coeff: mul_c(x.coeff, y.coeff),
             });
         }
     }
@@ -274,7 +313,7 @@ fn mul_ref(a: &SymExpr, b: &SymExpr) -> SymExpr {
     }
     SymExpr {
         terms: collect_terms(terms),
-        constant: a.constant.wrapping_mul(b.constant),
+        constant: mul_c(a.constant, b.constant),
     }
 }
 
@@ -364,6 +403,53 @@ impl SymExpr {
 }
 
 impl SymExpr {
+    /// Runs `f`, arithmetic on canonical expressions, and gives its result
+    /// only if no coefficient or constant wrapped around 64 bits on the way.
+    ///
+    /// The canonical arithmetic (the operators, [`SymExpr::subs`],
+    /// [`SymExpr::pow`], ...) is total and wraps like C++'s `int64_t`, which
+    /// the analyses need: they compare canonical forms and never fail. Where
+    /// a wrapped value would change a program's meaning (the frontend folding
+    /// Python integers, which never wrap; a comparison normalized to
+    /// `lhs - rhs < 0`), the caller asks for exactness instead and reports or
+    /// avoids the overflow. Calls nest: an overflow is reported to the
+    /// innermost `exact` around it only, whose caller handles it (a
+    /// comparison kept as a pair inside a parse is no error of the parse).
+    pub fn exact<T>(f: impl FnOnce() -> T) -> Option<T> {
+        let before = WRAPPED.with(|w| w.replace(false));
+        let value = f();
+        let wrapped = WRAPPED.with(|w| w.replace(before));
+        (!wrapped).then_some(value)
+    }
+
+    /// Splits `self` into `(lhs, rhs)` with `self == lhs - rhs`, the
+    /// negative terms and constant going right, negated (so `i - N` is
+    /// `(i, N)`), exactly: a coefficient of `i64::MIN`, whose negation does
+    /// not fit, stays left.
+    pub fn split_signs(&self) -> (SymExpr, SymExpr) {
+        let right = |c: i64| c < 0 && c != i64::MIN;
+        let part = |goes_right: bool| {
+            let pick = |c: i64| if goes_right { -c } else { c };
+            SymExpr {
+                terms: self
+                    .terms
+                    .iter()
+                    .filter(|t| right(t.coeff) == goes_right)
+                    .map(|t| Term {
+                        factors: t.factors.clone(),
+                        coeff: pick(t.coeff),
+                    })
+                    .collect(),
+                constant: if right(self.constant) == goes_right {
+                    pick(self.constant)
+                } else {
+                    0
+                },
+            }
+        };
+        (part(false), part(true))
+    }
+
     /// The constant 0.
     pub const ZERO: SymExpr = SymExpr::int(0);
     /// The constant 1.
@@ -411,9 +497,9 @@ impl SymExpr {
             0 => Self::ZERO,
             1 => self,
             _ => {
-                self.constant = self.constant.wrapping_mul(k);
+                self.constant = mul_c(self.constant, k);
                 for t in &mut self.terms {
-                    t.coeff = t.coeff.wrapping_mul(k);
+                    t.coeff = mul_c(t.coeff, k);
                 }
                 self.terms.retain(|t| t.coeff != 0);
                 self
@@ -525,7 +611,7 @@ impl SymExpr {
             if t.coeff.wrapping_rem(d) == 0 {
                 q.push(Term {
                     factors: t.factors.clone(),
-                    coeff: t.coeff.wrapping_div(d),
+                    coeff: noted(t.coeff.overflowing_div(d)),
                 });
             } else {
                 r.push(t.clone());
@@ -553,7 +639,7 @@ impl SymExpr {
             Some(1) => return self.clone(),
             Some(e @ 2..) => {
                 if let Some(b) = self.as_int() {
-                    return Self::int(wrapping_pow(b, e.unsigned_abs()));
+                    return Self::int(pow_c(b, e.unsigned_abs()));
                 }
                 if let Some(m) = self.monomial_pow(e) {
                     return m;
@@ -579,7 +665,7 @@ impl SymExpr {
             .iter()
             .map(|(a, p)| Some((a.clone(), p.checked_mul(e)?)))
             .collect();
-        let coeff = t.coeff.wrapping_pow(e);
+        let coeff = pow_c(t.coeff, u64::from(e));
         let terms = if coeff == 0 {
             Vec::new()
         } else {
@@ -817,7 +903,7 @@ macro_rules! impl_linear {
         impl $tr<i64> for SymExpr {
             type Output = SymExpr;
             fn $m(mut self, rhs: i64) -> SymExpr {
-                self.constant = self.constant.wrapping_add(rhs.wrapping_mul($k));
+                self.constant = axpy(self.constant, rhs, $k);
                 self
             }
         }

@@ -61,6 +61,9 @@ struct Parser<'a> {
     src: &'a str,
     pos: usize,
     depth: u32,
+    /// Set by a unary `-` directly before the literal `9223372036854775808`
+    /// (2**63, lexed as `i64::MIN`): the one place that literal fits.
+    negated_literal: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -313,8 +316,17 @@ impl<'a> Parser<'a> {
     fn unary(&mut self) -> Res<Val> {
         match self.eat_op(&["-", "+"])? {
             Some(op) => {
+                let min_literal = op == "-" && matches!(self.peek()?.0, Tok::Int(i64::MIN));
+                self.negated_literal = min_literal;
                 let e = self.nest(|p| p.sub_expr(Self::unary))?;
-                Ok(Val::Expr(if op == "-" { -e } else { e }))
+                self.negated_literal = false;
+                Ok(Val::Expr(match op {
+                    // `-9223372036854775808` is `i64::MIN`, the literal's
+                    // encoding; negating it would note a wraparound.
+                    "-" if min_literal && e.as_int() == Some(i64::MIN) => e,
+                    "-" => -e,
+                    _ => e,
+                }))
             }
             None => self.power(),
         }
@@ -350,6 +362,13 @@ impl<'a> Parser<'a> {
         let (tok, end) = self.peek()?;
         let c = match tok {
             Tok::Int(v) => {
+                if v == i64::MIN && !std::mem::take(&mut self.negated_literal) {
+                    return Err(self.error(
+                        self.pos,
+                        "an integer literal below 2**63 (2**63 only negated)",
+                        "9223372036854775808",
+                    ));
+                }
                 self.pos = end;
                 return Ok(Val::Expr(SymExpr::int(v)));
             }
@@ -402,6 +421,7 @@ fn parse_all(src: &str) -> Res<(Val, usize)> {
         src,
         pos: 0,
         depth: 0,
+        negated_literal: false,
     };
     let at = p.start();
     let v = p.or()?;
@@ -414,7 +434,7 @@ fn parse_all(src: &str) -> Res<(Val, usize)> {
 impl SymExpr {
     /// Parses the Python-syntax text form (see the module docs).
     pub fn parse(src: &str) -> Result<SymExpr, ParseError> {
-        let (v, at) = parse_all(src)?;
+        let (v, at) = exactly(src)?;
         Parser::expr(v, at)
     }
 }
@@ -422,9 +442,21 @@ impl SymExpr {
 impl SymCond {
     /// Parses the Python-syntax text form of a condition.
     pub fn parse(src: &str) -> Result<SymCond, ParseError> {
-        let (v, at) = parse_all(src)?;
+        let (v, at) = exactly(src)?;
         Parser::cond(v, at)
     }
+}
+
+/// [`parse_all`], refusing text whose arithmetic does not fit in 64 bits
+/// (`10**18 * 10**18`): folded with wrapping, it would mean another number.
+fn exactly(src: &str) -> Res<(Val, usize)> {
+    SymExpr::exact(|| parse_all(src)).unwrap_or_else(|| {
+        Err(ParseError {
+            offset: 0,
+            expected: "arithmetic whose values fit in 64 bits",
+            found: format!("`{src}`"),
+        })
+    })
 }
 
 impl FromStr for SymExpr {

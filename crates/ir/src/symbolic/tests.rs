@@ -241,7 +241,20 @@ fn printing_round_trips_extremes() {
         let cond = SymCond::cmp(x.clone(), CmpOp::Lt, int(v));
         assert_eq!(c(&cond.to_string()), cond, "{cond}");
     }
-    canon("9223372036854775807 + 1", "-9223372036854775808");
+    canon("-9223372036854775807 - 1", "-9223372036854775808");
+    canon("-9223372036854775808", "-9223372036854775808");
+    canon("a - 9223372036854775807 - 1", "a - 9223372036854775807 - 1");
+    // Text whose arithmetic wraps around 64 bits means another number: refused.
+    for wraps in [
+        "9223372036854775807 + 1",
+        "-(-9223372036854775807 - 1)",
+        "3037000500 * 3037000500",
+        "2**63",
+        "a - 9223372036854775808",
+        "9223372036854775808",
+    ] {
+        assert!(SymExpr::parse(wraps).is_err(), "{wraps}");
+    }
 }
 
 #[test]
@@ -350,4 +363,43 @@ fn serde_uses_the_text_form() {
     assert_eq!(serde_json::from_str::<SymCond>(&json).ok(), Some(cond));
     assert!(serde_json::from_str::<SymExpr>(r#""a +""#).is_err());
     assert!(serde_json::from_str::<SymExpr>("3").is_err());
+}
+
+#[test]
+fn exact_arithmetic_reports_wraparound_and_comparisons_never_wrap() {
+    assert_eq!(SymExpr::exact(|| int(i64::MAX) + 1), None);
+    assert_eq!(SymExpr::exact(|| int(i64::MIN) * -1), None);
+    assert_eq!(SymExpr::exact(|| sym("a") * (1 << 62) * 2), None);
+    assert_eq!(
+        SymExpr::exact(|| int(i64::MIN) - int(i64::MIN)),
+        Some(int(0))
+    );
+    assert_eq!(SymExpr::exact(|| sym("a") + 1), Some(e("a + 1")));
+    // An overflow is reported to the innermost call only.
+    assert_eq!(
+        SymExpr::exact(|| (SymExpr::exact(|| int(i64::MAX) + 1), int(i64::MAX) + 1)),
+        None
+    );
+    assert_eq!(
+        SymExpr::exact(|| SymExpr::exact(|| int(i64::MAX) + 1)),
+        Some(None)
+    );
+    let at = |i: i64| HashMap::from([("i".to_owned(), i)]);
+    // `i < -2**63` holds for no 64-bit `i`: kept as a pair, not `i + 2**63 < 0`.
+    let never = SymCond::cmp(sym("i"), CmpOp::Lt, int(i64::MIN));
+    assert!(matches!(never.view(), CondView::Pair(..)), "{never}");
+    for i in [i64::MIN, -1, 0, i64::MAX] {
+        assert_eq!(never.eval(&at(i)), Ok(false), "{never} at {i}");
+        assert_eq!(never.clone().not().eval(&at(i)), Ok(true));
+    }
+    assert_eq!(c(&never.to_string()), never);
+    // Substituting can make a difference unrepresentable: compared apart.
+    let lt_n = SymCond::cmp(sym("i"), CmpOp::Lt, sym("N"));
+    let subs = BTreeMap::from([("N".to_owned(), int(i64::MIN))]);
+    assert_eq!(lt_n.subs(&subs).eval(&at(0)), Ok(false));
+    // `-2**63 < i`, normalized to `-i - 2**63 < 0`, evaluates at
+    // `i = -2**63` although `-i` overflows there.
+    let above_min = SymCond::cmp(int(i64::MIN), CmpOp::Lt, sym("i"));
+    assert_eq!(above_min.eval(&at(i64::MIN)), Ok(false));
+    assert_eq!(above_min.eval(&at(i64::MIN + 1)), Ok(true));
 }

@@ -182,6 +182,10 @@ pub enum ContainerError {
         /// Its extent.
         extent: i64,
     },
+    /// A layout that addresses elements outside its allocation, or whose
+    /// addresses do not fit in 64 bits.
+    #[error("layout: {0}")]
+    Layout(crate::LayoutError),
     /// A view that is not transient.
     #[error("a view must be transient")]
     ViewNotTransient,

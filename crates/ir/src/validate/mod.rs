@@ -219,6 +219,19 @@ impl<'a> Validator<'a, '_> {
                 errs.push(ContainerError::NegativeExtent { dim, extent: v });
             }
         }
+        // An array's layout addresses its own allocation (a view's, the
+        // memory of its origin, checked at the view edge). A negative
+        // extent is reported above.
+        if let DataKind::Array(layout) = &desc.kind
+            && layout.shape.len() == layout.strides.len()
+            && layout
+                .shape
+                .iter()
+                .all(|e| e.as_int().is_none_or(|v| v >= 0))
+            && let Err(e) = layout.check(desc.dtype.size_bytes())
+        {
+            errs.push(ContainerError::Layout(e));
+        }
         if desc.is_view() && !desc.transient {
             errs.push(ContainerError::ViewNotTransient);
         }
@@ -466,15 +479,23 @@ impl<'a> Validator<'a, '_> {
         }
     }
 
-    /// Symbols defined at `node`: the SDFG's and the parameters of every map around it.
-    fn defined_at(&self, cx: &StateCx<'_>, node: NodeId) -> BTreeSet<String> {
-        let mut out: BTreeSet<String> = self.sdfg.symbols.keys().cloned().collect();
+    /// Symbols defined at `node`: the SDFG's and the parameters of every map
+    /// around it, as a view that borrows both (copying the SDFG's symbols
+    /// per node made validation quadratic in program size).
+    fn defined_at<'s>(&self, cx: &StateCx<'s>, node: NodeId) -> Defined<'s>
+    where
+        'a: 's,
+    {
+        let mut params = Vec::new();
         for e in cx.scopes.ancestors(node) {
             if let Some(Node::MapEntry(m)) = cx.state.node(e) {
-                out.extend(m.map.params.iter().cloned());
+                params.extend(m.map.params.iter().map(String::as_str));
             }
         }
-        out
+        Defined {
+            symbols: &self.sdfg.symbols,
+            params,
+        }
     }
 
     /// Whether `node` runs on the device: it is a device map's entry or exit,
@@ -1287,11 +1308,28 @@ fn expr_reads(e: &SymExpr, out: &mut BTreeMap<String, BTreeSet<usize>>) {
     }
 }
 
+/// The symbols defined at a node ([`Validator::defined_at`]).
+struct Defined<'a> {
+    symbols: &'a BTreeMap<String, crate::DType>,
+    /// Parameters of the maps around the node, innermost first.
+    params: Vec<&'a str>,
+}
+
+impl Defined<'_> {
+    fn contains(&self, name: &str) -> bool {
+        self.symbols.contains_key(name) || self.params.contains(&name)
+    }
+}
+
 /// [`expr_reads`] for every expression of a condition.
 fn cond_reads(c: &SymCond, out: &mut BTreeMap<String, BTreeSet<usize>>) {
     match c.view() {
         CondView::Const(_) => {}
         CondView::Cmp(e, _) => expr_reads(e, out),
+        CondView::Pair(l, _, r) => {
+            expr_reads(l, out);
+            expr_reads(r, out);
+        }
         CondView::And(ops) | CondView::Or(ops) => ops.iter().for_each(|c| cond_reads(c, out)),
     }
 }

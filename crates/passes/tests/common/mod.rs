@@ -31,7 +31,7 @@ pub(crate) fn args_with(sdfg: &Sdfg, n: i64, m: i64) -> Arguments {
             a = a.symbol(s, *v);
         }
     }
-    for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols).unwrap() {
+    for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols, None).unwrap() {
         a = a.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
     }
     a

@@ -263,7 +263,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
     }
   }
   // for_l18_22
-  for (i = (0LL); ((-M + i) < 0); i = (i + 1LL)) {
+  for (i = (0LL); ((i) < (M)); i = (i + 1LL)) {
     // matmul_l19_14
     {
       if ((size_t)sdfg::imax((M - i), 1) > sdfg_cap_lib_13) {

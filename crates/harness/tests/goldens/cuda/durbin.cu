@@ -265,7 +265,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
     }
   }
   // for_l29_24
-  for (k = (1LL); ((-N + k) < 0); k = (k + 1LL)) {
+  for (k = (1LL); ((k) < (N)); k = (k + 1LL)) {
     // assign_l30_7
     {
       if ((1LL) > 0) {

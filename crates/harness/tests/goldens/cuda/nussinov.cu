@@ -49,11 +49,11 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
         int32_t tmp_9_s[1];
         int32_t* tmp_9 = tmp_9_s;
         // for_l22_32
-        for (i = (N - 1LL); ((-i - 1LL) < 0); i = (i - 1LL)) {
+        for (i = (N - 1LL); ((0LL) < (i + 1LL)); i = (i - 1LL)) {
           // for_l23_31
-          for (j = (i + 1LL); ((-N + j) < 0); j = (j + 1LL)) {
+          for (j = (i + 1LL); ((j) < (N)); j = (j + 1LL)) {
             // if_l24_8
-            if (((-j + 1LL) <= 0)) {
+            if (((1LL) <= (j))) {
               // assign_l25_6
               {
                 {  // tasklet assign
@@ -75,7 +75,7 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
               }
             }
             // if_l26_12
-            if (((-N + i + 1LL) < 0)) {
+            if (((i + 1LL) < (N))) {
               // assign_l27_10
               {
                 {  // tasklet assign
@@ -97,9 +97,9 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
               }
             }
             // if_l28_26
-            if ((((-N + i + 1LL) < 0) && ((-j + 1LL) <= 0))) {
+            if ((((i + 1LL) < (N)) && ((1LL) <= (j)))) {
               // if_l29_25
-              if (((i - j + 1LL) < 0)) {
+              if (((i + 1LL) < (j))) {
                 // assign_l13_14
                 {
                   {  // tasklet assign
@@ -111,7 +111,7 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
                   }
                 }
                 // if_l13_18
-                if (((((int64_t)cond_13[0])) != 0)) {
+                if (((((int64_t)cond_13[0])) != (0LL))) {
                   // assign_l14_16
                   {
                     {  // tasklet assign
@@ -173,7 +173,7 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
               }
             }
             // for_l34_30
-            for (k = (i + 1LL); ((-j + k) < 0); k = (k + 1LL)) {
+            for (k = (i + 1LL); ((k) < (j)); k = (k + 1LL)) {
               // assign_l35_28
               {
                 {  // tasklet assign

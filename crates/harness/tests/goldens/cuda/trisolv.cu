@@ -109,7 +109,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* L, double* x, double* b, 
     SDFG_CHECK(cudaMemcpyAsync(dev_L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), cudaMemcpyHostToDevice, stream));
   }
   // for_l12_4
-  for (i = (0LL); ((-N + i) < 0); i = (i + 1LL)) {
+  for (i = (0LL); ((i) < (N)); i = (i + 1LL)) {
     // matmul_l13_2
     {
       // dot `matmul`: cublas

@@ -254,7 +254,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     }
   }
   // for_l18_33
-  for (idx = (0LL); ((idx - 32LL) < 0); idx = (idx + 1LL)) {
+  for (idx = (0LL); ((idx) < (32LL)); idx = (idx + 1LL)) {
     // assign_l20_12
     {
       if ((NR) > 0 && (NR) > 0) {
@@ -264,7 +264,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       }
     }
     // for_l21_18
-    for (n = (0LL); ((n - slab_per_bc - 1LL) < 0); n = (n + 1LL)) {
+    for (n = (0LL); ((n) < (slab_per_bc + 1LL)); n = (n + 1LL)) {
       // assign_l22_14
       {
         SDFG_CHECK(hipStreamSynchronize(stream));
@@ -341,7 +341,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       }
     }
     // if_l25_26
-    if (((((int64_t)cond_21[0])) != 0)) {
+    if (((((int64_t)cond_21[0])) != (0LL))) {
       // assign_l26_25
       {
         if ((NR) > 0 && (NM) > 0) {

@@ -92,7 +92,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP
     SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ) * (NR)), hipMemcpyHostToDevice, stream));
   }
   // for_l13_6
-  for (r = (0LL); ((-NR + r) < 0); r = (r + 1LL)) {
+  for (r = (0LL); ((r) < (NR)); r = (r + 1LL)) {
     // matmul_l14_2
     {
       // gemm `matmul`: hipblas

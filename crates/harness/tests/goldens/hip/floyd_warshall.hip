@@ -93,7 +93,7 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* path, int64_t N) {
     SDFG_CHECK(hipMemcpyAsync(dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
   }
   // for_l11_8
-  for (k = (0LL); ((-N + k) < 0); k = (k + 1LL)) {
+  for (k = (0LL); ((k) < (N)); k = (k + 1LL)) {
     // assign_l12_4
     {
       if ((N) > 0 && (N) > 0) {

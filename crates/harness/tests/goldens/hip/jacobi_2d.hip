@@ -121,7 +121,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, 
     SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
   }
   // for_l11_7
-  for (t = (1LL); ((-TSTEPS + t) < 0); t = (t + 1LL)) {
+  for (t = (1LL); ((t) < (TSTEPS)); t = (t + 1LL)) {
     // assign_l12_3
     {
       if ((N - 2LL) > 0 && (N - 2LL) > 0) {

@@ -475,7 +475,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
     }
   }
   // for_l46_57
-  for (i_28 = (0LL); ((-K + i_28) < 0); i_28 = (i_28 + 1LL)) {
+  for (i_28 = (0LL); ((i_28) < (K)); i_28 = (i_28 + 1LL)) {
     // assign_l49_33
     {
       if ((size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1) > sdfg_cap_tmp_29) {
@@ -517,7 +517,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
       }
     }
     // for_l54_45
-    for (k = (0LL); ((k - sdfg::ipow64((R), (K - i_28 - 1LL))) < 0); k = (k + 1LL)) {
+    for (k = (0LL); ((k) < (sdfg::ipow64((R), (K - i_28 - 1LL)))); k = (k + 1LL)) {
       // assign_l55_44
       {
         if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0) {

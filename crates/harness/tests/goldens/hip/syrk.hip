@@ -33,7 +33,7 @@ __global__ void for_l12_6_k0(double sdfg_value_alpha, double sdfg_value_beta, do
           }
         }
         // for_l14_5
-        for (k = (0LL); ((-M + k) < 0); k = (k + 1LL)) {
+        for (k = (0LL); ((k) < (M)); k = (k + 1LL)) {
           // assign_l15_4
           {
             for (int64_t v__i3 = (0LL); v__i3 <= (i); v__i3 += (1LL)) {
