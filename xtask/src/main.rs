@@ -42,6 +42,13 @@
 //!   `target/dace-venv/bin/python` where it exists, else `python3`; without
 //!   an importable `dace` package the check says skipped (a failure with
 //!   `--require-dace`).
+//! - `fuzz [--seconds N] [--seed S] [--target NAME]...`: the fuzzing
+//!   campaign ([`fuzz`]): generated programs, mutated corpus sources and
+//!   mutated corpus SDFGs through the whole pipeline for N seconds (default
+//!   60, shared by the targets); exits 1 on any finding, printing a
+//!   minimized reproducer (also in `target/fuzz/`).
+
+mod fuzz;
 
 use sdfg_harness::corpus::{self, Verdict};
 use std::collections::BTreeMap;
@@ -49,7 +56,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -66,6 +73,20 @@ fn main() -> ExitCode {
             Err(e) => {
                 eprintln!("error: {e}");
                 ExitCode::from(1)
+            }
+        },
+        Some("fuzz") => match fuzz::campaign(&args[1..], &workspace_root()) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
+        Some("fuzz-worker") => match fuzz::worker(&args[1..], &workspace_root()) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
             }
         },
         Some("dace") => match dace_command(&args[1..]) {

@@ -371,8 +371,16 @@ pub(crate) fn sym_code(e: &SymExpr) -> Option<code::Expr> {
         let mut term = code::Expr::i64(t.coeff());
         for (atom, pow) in t.factors() {
             let a = atom_code(atom)?;
-            for _ in 0..*pow {
-                term = term * a.clone();
+            // Squares and cubes as products; higher powers as one power
+            // node, not a chain of products as deep as the exponent (`k**53`
+            // nested 53 levels deep in the tasklet and its JSON).
+            if *pow <= 3 {
+                for _ in 0..*pow {
+                    term = term * a.clone();
+                }
+            } else {
+                term =
+                    term * code::Expr::binary(BinaryOp::Pow, a, code::Expr::i64(i64::from(*pow)));
             }
         }
         acc = Some(match acc {

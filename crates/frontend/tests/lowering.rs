@@ -1967,7 +1967,13 @@ fn reshape_to_a_size_the_algebra_cannot_compare_is_trusted_and_checked_when_run(
     assert_close(&output(&out, "out", &[6]), &xs);
     let valid = sdfg_ir::validate(&sdfg).unwrap();
     let e = Simulator::new().run(valid, &args(7)).unwrap_err();
-    assert!(e.to_string().contains("outside its 6 elements"), "{e}");
+    // The read past `x`'s last row is out of its shape (the simulator
+    // checks every index against its dimension, not only the allocation).
+    assert!(
+        e.to_string()
+            .contains("index 2 is out of bounds for dimension 0 of `x` with extent 2"),
+        "{e}"
+    );
     // Control: counts that differ by a constant are refused when compiling.
     let kind = error_at(
         "\n@dc.program\ndef f(x: dc.float64[N, K], out: dc.float64[N * K + 1]):\n    out[:] = np.reshape(x, (N * K + 1,))\n",
@@ -2453,6 +2459,26 @@ fn user_mistakes_are_errors_at_their_construct_not_internal_errors() {
         ErrorKind::Value("index -4 is out of bounds for axis 1 with size 3".to_owned())
     );
     compile("\n@dc.program\ndef f(A: dc.float64[4, 3]):\n    A[-4, -3] = 1.0\n");
+    // Indices a map's constant range takes out of bounds (found by the fuzzer).
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[120]):\n    for d in dc.map[-9223372036854775807 - 1:120]:\n        A[d] = 1.0\n",
+        8,
+        9,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Value(m) if m.contains("indices out of bounds")),
+        "{k:?}"
+    );
+    // Every index of an empty axis is out of bounds (found by the fuzzer).
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[0], B: dc.float64[N]):\n    for i in dc.map[0:N]:\n        B[i] = A[N - 1 - i]\n",
+        8,
+        18,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Value(m) if m.contains("with size 0")),
+        "{k:?}"
+    );
     // Names that are not ASCII (they become container names and C++).
     let k = error_at(
         "\n@dc.program\ndef f(A: dc.float64[4]):\n    \u{e9}t\u{e9} = 1.0\n    A[0] = \u{e9}t\u{e9}\n",
@@ -2586,4 +2612,45 @@ fn a_run_that_does_not_end_stops_at_the_step_limit_naming_where_it_was() {
         .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
         .expect_err("too many points");
     assert!(matches!(err, sdfg_sim::SimError::StepLimit { .. }), "{err}");
+}
+
+#[test]
+fn a_loop_variable_named_like_an_earlier_map_parameter_gets_a_name_of_its_own() {
+    // Found by `cargo xtask fuzz`: the loop's symbol `i` made the map's
+    // parameter `i` shadow a symbol, an invalid SDFG.
+    let sdfg = compile(
+        "\n@dc.program\ndef f(A: dc.float64[N, M], B: dc.float64[N, M], x: dc.float64[N]):\n    for i, j in dc.map[0:N, 0:M]:\n        B[i, j] = A[i, j]\n    for i in range(N):\n        x[i] = x[i] + 1.0\n",
+    );
+    let outs = run(
+        &sdfg,
+        Arguments::default()
+            .symbol("N", 2)
+            .symbol("M", 2)
+            .array("A", ArrayValue::f64(vec![2, 2], vec![1.0, 2.0, 3.0, 4.0]))
+            .array("B", zeros(&[2, 2]))
+            .array("x", ArrayValue::f64(vec![2], vec![0.5, 1.5])),
+    );
+    assert_eq!(f64s(&outs["B"]), [1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(f64s(&outs["x"]), [1.5, 2.5]);
+}
+
+#[test]
+fn the_deepest_expressions_the_frontend_accepts_round_trip_through_json() {
+    // Found by `cargo xtask fuzz`: 60 nested additions (and `k**53`,
+    // once a chain of 53 products) nest deeper than serde_json's default
+    // limit of 128 levels.
+    let sum = vec!["A"; 60].join(" + ");
+    let sdfg = compile(&format!(
+        "\n@dc.program\ndef f(A: dc.int64[N], B: dc.int64[N]):\n    B[:] = {sum}\n    for k in dc.map[0:N]:\n        B[k] = B[k] + k**53 % 97\n"
+    ));
+    let json = sdfg.to_json();
+    let back = Sdfg::from_json(&json).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back.to_json(), json);
+    // Deeper text than any SDFG is refused, without overflowing the stack.
+    let deep = "[".repeat(100_000);
+    let err = Sdfg::from_json(&deep).expect_err("too deep");
+    assert!(
+        err.to_string().contains("nested more than 512 levels"),
+        "{err}"
+    );
 }

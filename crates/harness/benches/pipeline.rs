@@ -3,9 +3,9 @@
 //! (`sdfg_passes::pipeline`, validated after each; group `pipeline`, for
 //! the simulated accelerator); the same for the CUDA backend followed by
 //! library lowering and emission of the CUDA translation unit (group
-//! `to_cuda`); and generated programs of 1,000 and 10,000 statements (group
-//! `generated`), whose time per statement must not grow. The goal is
-//! milliseconds per kernel.
+//! `to_cuda`); and generated programs of 1,000 and 10,000 statements of six
+//! shapes through the CUDA pipeline (group `generated`), whose time per
+//! statement must not grow. The goal is milliseconds per kernel.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 // Linked for its registration: `sdfg_codegen::target("cuda")` finds it.
@@ -46,10 +46,15 @@ fn to_cuda(text: &str, file: &str) -> String {
 }
 
 /// Generated programs of `k` statements, to see compile time grow
-/// linearly: a chain of element-wise statements (fusion's worst case, one
-/// growing kernel), a loop of independent statements (loop-to-map), and a
-/// sequential loop of scalar recurrences (a single-thread kernel).
+/// linearly, one per shape that once grew faster (issue 17): a chain of
+/// element-wise statements (fusion's worst case, one growing kernel), a
+/// loop of independent statements (loop-to-map), a sequential loop of
+/// scalar recurrences (a single-thread kernel), `k` loop nests one after
+/// the other (each a map nest; validation once copied every symbol per
+/// node), `k` arguments (one statement each), and an `if` with `k - 1`
+/// `elif` arms.
 fn generated(kind: &str, k: usize) -> String {
+    let mut params = "A: dc.float64[N], B: dc.float64[N]".to_owned();
     let mut body = String::new();
     match kind {
         "chain" => {
@@ -65,6 +70,29 @@ fn generated(kind: &str, k: usize) -> String {
                 body.push_str(&format!("        B[i] = B[i] + A[i] * {s}.0\n"));
             }
         }
+        "nests" => {
+            params = "A: dc.float64[N, N], B: dc.float64[N, N]".to_owned();
+            for s in 0..k {
+                body.push_str(&format!(
+                    "    for i in range(N):\n        for j in range(N):\n            B[i, j] = B[i, j] + A[i, j] * {s}.0\n"
+                ));
+            }
+        }
+        "args" => {
+            params = (0..k)
+                .map(|s| format!("A{s}: dc.float64[N]"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            for s in 0..k {
+                body.push_str(&format!("    A{s}[:] = A{s} + 1.0\n"));
+            }
+        }
+        "elif" => {
+            body.push_str("    if N == 0:\n        B[0] = 0.0\n");
+            for s in 1..k {
+                body.push_str(&format!("    elif N == {s}:\n        B[0] = {s}.0\n"));
+            }
+        }
         _ => {
             body.push_str("    for i in range(1, N):\n");
             for s in 0..k {
@@ -72,9 +100,7 @@ fn generated(kind: &str, k: usize) -> String {
             }
         }
     }
-    format!(
-        "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef kernel(A: dc.float64[N], B: dc.float64[N]):\n{body}"
-    )
+    format!("import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef kernel({params}):\n{body}")
 }
 
 /// The kernels measured, by path in `corpus/npbench/`: PolyBench products,
@@ -118,15 +144,15 @@ fn bench(c: &mut Criterion) {
         group.bench_function(*kernel, |b| b.iter(|| black_box(to_cuda(text, file))));
     }
     group.finish();
-    // Parse to the offloaded SDFG for programs of 1,000 and 10,000
+    // Parse to the CUDA translation unit for programs of 1,000 and 10,000
     // statements: the time per statement should not grow.
     let mut group = c.benchmark_group("generated");
     group.sample_size(10);
-    for kind in ["chain", "loop", "recurrence"] {
+    for kind in ["chain", "loop", "recurrence", "nests", "args", "elif"] {
         for k in [1_000, 10_000] {
             let text = generated(kind, k);
             group.bench_function(format!("{kind}/{k}"), |b| {
-                b.iter(|| black_box(pipeline(&text, "generated.py", "kernel")))
+                b.iter(|| black_box(to_cuda(&text, "generated.py")))
             });
         }
     }

@@ -107,6 +107,16 @@ pub enum LayoutError {
         /// The evaluated `total_size`.
         total_size: i64,
     },
+    /// Two elements at one address: an allocated array's elements are
+    /// distinct (only a view may alias, as NumPy's `as_strided` does), and
+    /// a copy of an aliasing array would not move what the program reads.
+    #[error("its strides {strides:?} place two of its elements of shape {shape:?} at one address")]
+    Overlapping {
+        /// The evaluated shape.
+        shape: Vec<i64>,
+        /// The evaluated strides.
+        strides: Vec<i64>,
+    },
     /// A symbolic `total_size` smaller than the extent of the elements the
     /// shape, strides and offset place (by a constant).
     #[error(
@@ -157,6 +167,27 @@ impl Layout {
                 highest,
                 total_size,
             });
+        }
+        // Distinct elements at distinct addresses: with the dimensions of
+        // more than one element sorted by stride magnitude, each stride
+        // exceeds the span of the smaller ones (C, Fortran, padded and
+        // permuted layouts all satisfy it).
+        let mut dims: Vec<(u64, u64)> = shape
+            .iter()
+            .zip(strides)
+            .filter(|(n, _)| **n > 1)
+            .map(|(&n, &s)| (s.unsigned_abs(), n as u64))
+            .collect();
+        dims.sort_unstable();
+        let mut span = 0u64;
+        for &(stride, n) in &dims {
+            if stride <= span {
+                return Err(LayoutError::Overlapping {
+                    shape: shape.to_vec(),
+                    strides: strides.to_vec(),
+                });
+            }
+            span = span.saturating_add(stride.saturating_mul(n - 1));
         }
         Ok(bytes)
     }

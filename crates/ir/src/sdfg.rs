@@ -65,7 +65,21 @@ impl Sdfg {
 
     /// Parses JSON produced by [`to_json`](Self::to_json) (or written by hand).
     pub fn from_json(text: &str) -> Result<Sdfg, serde_json::Error> {
-        serde_json::from_str(text)
+        // serde_json's own limit (128) is too low for the SDFGs this
+        // project writes; a bound of our own, checked without recursion
+        // before parsing, keeps a deeper text an error instead of a stack
+        // overflow.
+        if let Some(offset) = too_deep(text, MAX_JSON_DEPTH) {
+            let line = text[..offset].matches('\n').count() + 1;
+            return Err(<serde_json::Error as serde::de::Error>::custom(format!(
+                "nested more than {MAX_JSON_DEPTH} levels deep (line {line})"
+            )));
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.disable_recursion_limit();
+        let sdfg = <Sdfg as serde::Deserialize>::deserialize(&mut de)?;
+        de.end()?;
+        Ok(sdfg)
     }
 
     /// Calls `f` on every block of this SDFG (not of nested SDFGs), parents
@@ -123,4 +137,39 @@ impl Sdfg {
         });
         out
     }
+}
+
+/// How deeply [`Sdfg::from_json`] lets arrays and objects nest: far more
+/// than any SDFG the frontend writes (its deepest, a tasklet expression 64
+/// levels deep, takes about 150), little enough for the recursive parser
+/// on any thread's stack.
+pub const MAX_JSON_DEPTH: usize = 512;
+
+/// The byte offset where `text` first nests arrays and objects deeper than
+/// `limit`, if it does (strings skipped, escapes honoured).
+fn too_deep(text: &str, limit: usize) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, b) in text.bytes().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }

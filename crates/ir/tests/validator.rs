@@ -3159,6 +3159,16 @@ fn layouts_must_address_their_allocation_within_64_bits() {
             }),
         );
     }
+    // Two elements at one address.
+    assert_error(
+        &with_layout(layout(&["4", "3"], &["2", "1"], "0", "12")),
+        layout_err(LayoutError::Overlapping {
+            shape: vec![4, 3],
+            strides: vec![2, 1],
+        }),
+    );
+    assert_eq!(Layout::check_concrete(&[4, 3], &[1, 4], 0, 12, 8), Ok(96));
+    assert_eq!(Layout::check_concrete(&[1, 3], &[0, 1], 0, 3, 8), Ok(24));
     // Addresses or bytes beyond 64 bits.
     for bad in [
         layout(&["4"], &["1"], "9223372036854775806", "9223372036854775807"),
@@ -3189,5 +3199,48 @@ fn layouts_must_address_their_allocation_within_64_bits() {
     assert_eq!(
         Layout::check_concrete(&[1 << 62], &[1], 0, 1 << 62, 8),
         Err(LayoutError::Overflow)
+    );
+}
+
+#[test]
+fn edge_at_a_connector_without_a_memlet() {
+    // Found by `cargo xtask fuzz`: a JSON edge whose memlet was dropped
+    // passed validation and broke loop sinking.
+    let mut sdfg = tiny();
+    let st = state_mut(&mut sdfg, "s");
+    let conn = edge_mut(st, EdgeId::new(0))
+        .dst_conn
+        .clone()
+        .expect("a connector");
+    edge_mut(st, EdgeId::new(0)).memlet = None;
+    assert_error(
+        &sdfg,
+        tiny_in_edge(EdgeError::ConnectorWithoutMemlet {
+            side: "destination",
+            name: conn,
+        }),
+    );
+}
+
+#[test]
+fn memlet_into_a_map_naming_data_its_path_never_reaches() {
+    // Found by `cargo xtask fuzz`: `x -> scale` naming `y`, which no access
+    // node on the memlet's path through the map holds, validated and
+    // simulated to another result offloaded.
+    let mut sdfg = scale_sdfg(Schedule::Sequential, Storage::Default, Storage::Default);
+    let st = state_mut(&mut sdfg, "compute");
+    memlet_mut(st, EdgeId::new(0)).data = "y".into();
+    assert_error(
+        &sdfg,
+        edge_err(
+            "scale",
+            "compute",
+            EdgeId::new(0),
+            ("x", "scale"),
+            EdgeError::DataMismatch {
+                data: "y".into(),
+                node_data: "x".into(),
+            },
+        ),
     );
 }

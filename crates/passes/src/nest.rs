@@ -168,6 +168,20 @@ pub struct Nesting {
     pub named_outside: BTreeSet<String>,
 }
 
+/// `{label}_body`, made an identifier (an SDFG's name must be one; a block
+/// label need not be: `-1` is a label): other characters become `_`, and a
+/// leading digit gets a `b` before it.
+fn body_name(label: &str) -> String {
+    let mut name: String = label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert(0, 'b');
+    }
+    name + "_body"
+}
+
 /// The state running `plan.body` once per point of a map over
 /// `plan.params` (labelled `label`): the map's scope is a nested SDFG named
 /// `{label}_body` whose containers and symbols carry the outer names, so the
@@ -176,7 +190,7 @@ pub struct Nesting {
 /// Every memlet is the whole container, dynamic: which elements each point
 /// touches is the body's business.
 pub fn nest_in_map(sdfg: &mut Sdfg, label: &str, plan: Nesting) -> State {
-    let mut inner = Sdfg::new(format!("{label}_body"));
+    let mut inner = Sdfg::new(body_name(label));
     for s in plan.mapped.iter().chain(&plan.assigned) {
         if let Some(t) = sdfg.symbols.get(s) {
             inner.symbols.insert(s.clone(), *t);

@@ -529,3 +529,22 @@ fn a_loop_variable_another_loop_reuses_keeps_its_declaration() {
     assert_eq!(params.len(), 1);
     assert_ne!(params[0], vec!["i".to_owned()]);
 }
+
+#[test]
+fn a_loop_labelled_with_no_identifier_nests_under_a_valid_name() {
+    // Found by `cargo xtask fuzz`: a block label is any string, a nested
+    // SDFG's name must be an identifier (`-1_body` was not).
+    let mut sdfg = program(
+        "    for i in range(N):\n        for k in range(M):\n            C[i, :i + 1] += A[i, k] * A[:i + 1, k]\n",
+        "A: dc.float64[N, M], C: dc.float64[N, N]",
+    );
+    let first = sdfg
+        .body
+        .blocks
+        .iter_mut()
+        .find(|b| matches!(b.kind, BlockKind::Loop(_)))
+        .expect("the row loop");
+    first.label = "-9223372036854775808".to_owned();
+    let (_, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+}

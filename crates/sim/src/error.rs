@@ -102,6 +102,32 @@ pub enum SimError {
         /// The accessing code.
         at: Location,
     },
+    /// An index outside the extent of its dimension (NumPy's IndexError),
+    /// even where the address lies inside the allocation: the emitted code
+    /// would read or write another element, or another container.
+    #[error(
+        "{at}: index {index} is out of bounds for dimension {dim} of `{container}` with extent {extent}"
+    )]
+    OutOfShape {
+        /// The container.
+        container: String,
+        /// The dimension.
+        dim: usize,
+        /// The index.
+        index: i64,
+        /// The dimension's extent.
+        extent: i64,
+        /// The accessing code.
+        at: Location,
+    },
+    /// An address that does not fit in 64 bits.
+    #[error("{at}: an address of `{container}` overflows 64 bits")]
+    AddressOverflow {
+        /// The container.
+        container: String,
+        /// The accessing code.
+        at: Location,
+    },
     /// A symbol or symbolic expression that could not be evaluated.
     #[error("{at}: {error}")]
     Eval {

@@ -145,8 +145,10 @@ impl SymEnv for EvalEnv<'_, '_> {
 #[inline]
 fn next_point(point: &mut [i64], bounds: &[(i64, i64, i64)]) -> bool {
     for (c, &(first, last, step)) in point.iter_mut().zip(bounds).rev() {
-        let next = *c + step;
-        if (step > 0 && next <= last) || (step < 0 && next >= last) {
+        // A step past `i64::MAX` (a range ending there) leaves the range.
+        if let Some(next) = c.checked_add(step)
+            && ((step > 0 && next <= last) || (step < 0 && next >= last))
+        {
             *c = next;
             return true;
         }
@@ -293,9 +295,17 @@ impl IntExpr {
         match self {
             IntExpr::Const(c) => Ok(*c),
             IntExpr::Slot(s) => Ok(env.syms[*s]),
-            IntExpr::Affine(c, terms) => {
-                Ok(terms.iter().fold(*c, |acc, (s, k)| acc + k * env.syms[*s]))
-            }
+            IntExpr::Affine(c, terms) => terms
+                .iter()
+                .try_fold(*c, |acc, (s, k)| {
+                    acc.checked_add(k.checked_mul(env.syms[*s])?)
+                })
+                .ok_or_else(|| SimError::Eval {
+                    at: at(),
+                    error: EvalError::Overflow {
+                        expr: "an affine index".to_owned(),
+                    },
+                }),
             IntExpr::General(e) => eval_sym(e, env, mem, &at()),
         }
     }
@@ -797,36 +807,60 @@ impl<'s, 'c> Machine<'s, 'c> {
         if !mem.register && mem.space != side {
             return None;
         }
+        let param = |slot: usize| m.params.iter().position(|&p| p == slot);
+        // The range of an affine function `c + sum(k_d * p_d)` of the map's
+        // parameters over the box: its extremes are at the corners.
+        let extremes = |c: i64, ks: &[i64]| -> Option<(i64, i64)> {
+            let (mut lo, mut hi) = (c, c);
+            for (&(first, last, step), &k) in bounds.iter().zip(ks) {
+                let last = first.checked_add((last - first) / step * step)?;
+                let (x, y) = (k.checked_mul(first)?, k.checked_mul(last)?);
+                lo = lo.checked_add(x.min(y))?;
+                hi = hi.checked_add(x.max(y))?;
+            }
+            Some((lo, hi))
+        };
+        // Per dimension, the index as a constant and coefficients of the
+        // parameters; every index must stay within its extent (else the
+        // general path reports the access precisely), and the address is
+        // computed without overflow.
         let mut base = b.offset;
         let mut coeffs = vec![0i64; m.params.len()];
-        let param = |slot: usize| m.params.iter().position(|&p| p == slot);
-        for (e, &stride) in a.index.iter().zip(&b.strides) {
+        for (d, (e, &stride)) in a.index.iter().zip(&b.strides).enumerate() {
+            let mut c = match e {
+                IntExpr::Const(k) | IntExpr::Affine(k, _) => *k,
+                _ => 0,
+            };
+            let mut ks = vec![0i64; m.params.len()];
+            let mut term = |slot: usize, k: i64| -> Option<()> {
+                match param(slot) {
+                    Some(p) => ks[p] = ks[p].checked_add(k)?,
+                    None => c = c.checked_add(k.checked_mul(env.syms[slot])?)?,
+                }
+                Some(())
+            };
             match e {
-                IntExpr::Const(c) => base += c * stride,
-                IntExpr::Slot(slot) => match param(*slot) {
-                    Some(d) => coeffs[d] += stride,
-                    None => base += env.syms[*slot] * stride,
-                },
-                IntExpr::Affine(c, terms) => {
-                    base += c * stride;
-                    for &(slot, k) in terms.iter() {
-                        match param(slot) {
-                            Some(d) => coeffs[d] += k * stride,
-                            None => base += k * env.syms[slot] * stride,
-                        }
+                IntExpr::Const(_) => {}
+                IntExpr::Slot(slot) => term(*slot, 1)?,
+                IntExpr::Affine(_, terms) => {
+                    for &(slot, kk) in terms.iter() {
+                        term(slot, kk)?;
                     }
                 }
                 IntExpr::General(_) => return None,
             }
+            let (lo, hi) = extremes(c, &ks)?;
+            if let Some(&extent) = b.shape.get(d)
+                && (lo < 0 || hi >= extent)
+            {
+                return None;
+            }
+            base = base.checked_add(c.checked_mul(stride)?)?;
+            for (acc, k) in coeffs.iter_mut().zip(ks) {
+                *acc = acc.checked_add(k.checked_mul(stride)?)?;
+            }
         }
-        // An affine address takes its extremes at the corners of the box.
-        let (mut lo, mut hi) = (base, base);
-        for (&(first, last, step), &k) in bounds.iter().zip(&coeffs) {
-            let last = first + (last - first) / step * step;
-            let (x, y) = (k * first, k * last);
-            lo += x.min(y);
-            hi += x.max(y);
-        }
+        let (lo, hi) = extremes(base, &coeffs)?;
         let len = i64::try_from(mem.elements.len()).ok()?;
         (lo >= 0 && hi < len).then_some(Linear {
             alloc,
@@ -987,8 +1021,27 @@ impl<'s, 'c> Machine<'s, 'c> {
             at: at(),
         })?;
         let mut addr = b.offset;
-        for (e, s) in a.index.iter().zip(&b.strides) {
-            addr += e.eval(env, &self.mem, at)? * s;
+        for (d, (e, s)) in a.index.iter().zip(&b.strides).enumerate() {
+            let i = e.eval(env, &self.mem, at)?;
+            let name = || env.info.container_names[a.container].clone();
+            if let Some(&extent) = b.shape.get(d)
+                && !(0..extent).contains(&i)
+            {
+                return Err(SimError::OutOfShape {
+                    container: name(),
+                    dim: d,
+                    index: i,
+                    extent,
+                    at: at(),
+                });
+            }
+            addr = i
+                .checked_mul(*s)
+                .and_then(|x| addr.checked_add(x))
+                .ok_or_else(|| SimError::AddressOverflow {
+                    container: name(),
+                    at: at(),
+                })?;
         }
         Ok((alloc, addr))
     }
@@ -1173,6 +1226,26 @@ impl<'s, 'c> Machine<'s, 'c> {
             } else {
                 count
             };
+            if count > 0
+                && let Some(&extent) = b.shape.get(d)
+            {
+                let last = (count - 1)
+                    .checked_mul(sv)
+                    .and_then(|x| bv.checked_add(x))
+                    .ok_or_else(|| SimError::AddressOverflow {
+                        container: name.clone(),
+                        at: at.clone(),
+                    })?;
+                if let Some(index) = [bv, last].into_iter().find(|i| !(0..extent).contains(i)) {
+                    return Err(SimError::OutOfShape {
+                        container: name.clone(),
+                        dim: d,
+                        index,
+                        extent,
+                        at: at.clone(),
+                    });
+                }
+            }
             dims.push((bv, sv, count, b.strides.get(d).copied().unwrap_or(0)));
         }
         let total: i64 = dims.iter().map(|d| d.2).product();
@@ -1779,4 +1852,35 @@ pub(crate) fn read_back(
         elements.set(i, v);
     }
     Ok(Some(ArrayValue::new(shape, elements)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_point;
+
+    #[test]
+    fn boxes_ending_at_the_64_bit_limits_end_without_overflow() {
+        // Found by `cargo xtask fuzz`: a map range ending at `i64::MAX`
+        // stepped past it.
+        let bounds = [(0, 1, 1), (i64::MAX - 1, i64::MAX, 1)];
+        let mut point = [0, i64::MAX - 1];
+        let mut seen = vec![point];
+        while next_point(&mut point, &bounds) {
+            seen.push(point);
+        }
+        assert_eq!(
+            seen,
+            [
+                [0, i64::MAX - 1],
+                [0, i64::MAX],
+                [1, i64::MAX - 1],
+                [1, i64::MAX]
+            ]
+        );
+        let down = [(i64::MIN + 1, i64::MIN, -1)];
+        let mut point = [i64::MIN + 1];
+        assert!(next_point(&mut point, &down));
+        assert_eq!(point, [i64::MIN]);
+        assert!(!next_point(&mut point, &down));
+    }
 }

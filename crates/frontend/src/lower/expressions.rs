@@ -578,7 +578,17 @@ impl<'m> Lowerer<'m> {
                     } else {
                         i
                     };
-                    // NumPy's IndexError where both are known.
+                    // NumPy's IndexError where both are known (every index
+                    // of an empty axis is out of bounds).
+                    if len.as_int() == Some(0) {
+                        let axis = base.order.iter().position(|&x| x == d).unwrap_or(d);
+                        return Err(self.err(
+                            e,
+                            ErrorKind::Value(format!(
+                                "index {i} is out of bounds for axis {axis} with size 0"
+                            )),
+                        ));
+                    }
                     if let (Some(k), Some(n)) = (written, len.as_int())
                         && !(-n..n).contains(&k)
                     {

@@ -86,6 +86,10 @@ struct Lowerer<'m> {
     fresh: usize,
     /// Statements and expressions being lowered, nested (see [`MAX_NESTING`]).
     depth: usize,
+    /// Every `dace.map` parameter used so far: a symbol (a loop variable,
+    /// an integer assigned later) must not take such a name, since a map
+    /// parameter may not shadow an SDFG symbol.
+    map_params: BTreeSet<String>,
     /// Names updated (`x += ...`) inside a `dace.map` body: an integer
     /// assigned to one of them is a scalar container, never a symbol, since
     /// a map's iterations cannot assign a symbol (they combine into data).
@@ -219,6 +223,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         fresh: 0,
         depth: 0,
         map_updated: BTreeSet::new(),
+        map_params: BTreeSet::new(),
         declared: BTreeSet::new(),
         host_reads: Vec::new(),
         keywords_read: RefCell::new(BTreeSet::new()),
@@ -257,9 +262,26 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         // Reported at the statement whose lowering made the first invalid
         // block (its label names it), or at the `def`.
         let at = origin_of_first_error(&errors, &l.block_origin).unwrap_or(f.range().start());
+        // Subsets outside their arrays by constants come from indices the
+        // program wrote (`for d in dace.map[-10:120]: b[d] = ...`): NumPy's
+        // IndexError, the program's mistake, not the compiler's.
+        use sdfg_ir::validate::{EdgeError, ValidationError as V};
+        let out_of_bounds = errors.0.iter().all(|e| {
+            matches!(
+                e,
+                V::Edge {
+                    error: EdgeError::OutOfBounds { .. } | EdgeError::ReversedRange { .. },
+                    ..
+                }
+            )
+        });
         return Err(FrontendError {
             at: m.source.position(at.to_usize()),
-            kind: ErrorKind::Invalid(errors.to_string()),
+            kind: if out_of_bounds {
+                ErrorKind::Value(format!("indices out of bounds:\n{errors}"))
+            } else {
+                ErrorKind::Invalid(errors.to_string())
+            },
         });
     }
     Ok(sdfg)
@@ -301,6 +323,21 @@ impl<'m> Lowerer<'m> {
     }
 
     // -- Declarations --------------------------------------------------------
+
+    /// The SDFG symbol for a Python name that becomes one (a loop
+    /// variable, an integer assigned from symbols): the name itself unless
+    /// a symbol, a container or a map parameter already has it.
+    fn symbol_name(&mut self, name: &str) -> String {
+        if self.sdfg.symbols.contains_key(name)
+            || self.m.symbols.contains_key(name)
+            || self.sdfg.containers.contains_key(name)
+            || self.map_params.contains(name)
+        {
+            self.fresh(&format!("{name}_"))
+        } else {
+            name.to_owned()
+        }
+    }
 
     fn declare_symbol(&mut self, name: &str) {
         let dtype = self.m.symbols.get(name).copied().unwrap_or(DType::Int64);

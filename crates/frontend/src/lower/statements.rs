@@ -437,13 +437,7 @@ impl<'m> Lowerer<'m> {
                     let sym = match self.names.get(&name) {
                         Some(Name::Sym(s)) => s.clone(),
                         _ => {
-                            let s = if self.sdfg.symbols.contains_key(&name)
-                                || self.sdfg.containers.contains_key(&name)
-                            {
-                                self.fresh(&format!("{name}_"))
-                            } else {
-                                name.clone()
-                            };
+                            let s = self.symbol_name(&name);
                             self.declare_symbol(&s);
                             s
                         }
@@ -644,12 +638,7 @@ impl<'m> Lowerer<'m> {
                 _ => return Err(self.err(c, unsupported("`range` with this many arguments"))),
             };
             let name = var.id.to_string();
-            let sym = if self.sdfg.symbols.contains_key(&name) || self.m.symbols.contains_key(&name)
-            {
-                self.fresh(&format!("{name}_"))
-            } else {
-                name.clone()
-            };
+            let sym = self.symbol_name(&name);
             self.declare_symbol(&sym);
             let saved = self.names.insert(name.clone(), Name::Sym(sym.clone()));
             let body = self.nested(|l| l.body(&f.body))?;
@@ -730,6 +719,7 @@ impl<'m> Lowerer<'m> {
                 } else {
                     var.clone()
                 };
+                self.map_params.insert(param.clone());
                 self.map_ctx.push((
                     param.clone(),
                     Range {

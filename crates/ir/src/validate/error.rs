@@ -456,6 +456,16 @@ pub enum EdgeError {
         /// `"source"` or `"destination"`.
         side: &'static str,
     },
+    /// An edge at a connector of a code or scope node without a memlet:
+    /// a connector names data, and an empty edge carries none (it only
+    /// orders its ends).
+    #[error("the edge at {side} connector `{name}` has no memlet")]
+    ConnectorWithoutMemlet {
+        /// `"source"` or `"destination"`.
+        side: &'static str,
+        /// The connector.
+        name: String,
+    },
     /// A memlet of a container that does not exist.
     #[error("memlet refers to `{data}`, which is not a container")]
     UnknownContainer {

@@ -1067,6 +1067,12 @@ impl<'a> Validator<'a, '_> {
                     errs.push(EdgeError::MissingConnector { side })
                 }
                 (_, None) => {}
+                (_, Some(c)) if edge.memlet.is_none() => {
+                    errs.push(EdgeError::ConnectorWithoutMemlet {
+                        side,
+                        name: c.clone(),
+                    });
+                }
                 (n, Some(c)) => {
                     let exists = if is_src {
                         n.out_connectors().contains(&c.as_str())
@@ -1128,7 +1134,15 @@ impl<'a> Validator<'a, '_> {
                 // out of a transient inside the map); code nodes see exactly
                 // the container of the access node they touch.
                 let code_end = src_node.is_code() || dst_node.is_code();
-                if m.data != a && !is_view_edge && code_end {
+                let through_scope = || {
+                    let (scope, conn, forward) = if src_data.is_some() {
+                        (dst, edge.dst_conn.as_deref(), true)
+                    } else {
+                        (src, edge.src_conn.as_deref(), false)
+                    };
+                    path_data(cx.state, scope, conn, forward).contains(&m.data.as_str())
+                };
+                if m.data != a && !is_view_edge && (code_end || !through_scope()) {
                     errs.push(EdgeError::DataMismatch {
                         data: m.data.clone(),
                         node_data: a.to_owned(),
@@ -1306,6 +1320,61 @@ fn expr_reads(e: &SymExpr, out: &mut BTreeMap<String, BTreeSet<usize>>) {
             expr_reads(operand, out);
         }
     }
+}
+
+/// The containers of the access nodes a memlet path reaches from the scope
+/// node `scope`, entered at connector `conn` (`IN_x` going forward into a
+/// map entry, `OUT_x` going backward into a map exit), through the scope's
+/// matching connectors: the data an edge between an access node and a
+/// scope may name besides the access node's own.
+fn path_data<'s>(
+    state: &'s State,
+    scope: NodeId,
+    conn: Option<&str>,
+    forward: bool,
+) -> Vec<&'s str> {
+    use crate::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
+    let (enter, leave) = if forward {
+        (MAP_IN_PREFIX, MAP_OUT_PREFIX)
+    } else {
+        (MAP_OUT_PREFIX, MAP_IN_PREFIX)
+    };
+    let mut out = Vec::new();
+    let mut todo: Vec<(NodeId, String)> = conn
+        .and_then(|c| c.strip_prefix(enter))
+        .map(|x| vec![(scope, format!("{leave}{x}"))])
+        .unwrap_or_default();
+    let mut seen = BTreeSet::new();
+    while let Some((node, conn)) = todo.pop() {
+        if !seen.insert((node, conn.clone())) {
+            continue;
+        }
+        let next: Vec<(NodeId, Option<&str>)> = if forward {
+            state
+                .out_edges(node)
+                .filter(|(_, _, e)| e.src_conn.as_deref() == Some(conn.as_str()))
+                .map(|(_, n, e)| (n, e.dst_conn.as_deref()))
+                .collect()
+        } else {
+            state
+                .in_edges(node)
+                .filter(|(_, _, e)| e.dst_conn.as_deref() == Some(conn.as_str()))
+                .map(|(_, n, e)| (n, e.src_conn.as_deref()))
+                .collect()
+        };
+        for (n, c) in next {
+            match state.node(n) {
+                Some(Node::Access(a)) => out.push(a.data.as_str()),
+                Some(Node::MapEntry(_) | Node::MapExit(_)) => {
+                    if let Some(x) = c.and_then(|c| c.strip_prefix(enter)) {
+                        todo.push((n, format!("{leave}{x}")));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The symbols defined at a node ([`Validator::defined_at`]).

@@ -1,0 +1,142 @@
+//! Programs of the supported subset, generated from their structure.
+//!
+//! One signature, `kernel(A: float64[N, M], B: float64[N, M], x:
+//! float64[N], y: float64[M], s: float64[1])`, and a body of statements of
+//! the kinds the corpus is made of: whole-array and sliced element-wise
+//! assignments with broadcasting, NumPy ufuncs and `np.where`, reductions
+//! (whole and along an axis), matrix-vector products, `range` loops with
+//! element updates and recurrences, `dace.map` loops, branches on
+//! symbols, and augmented assignments. Expressions nest a few levels (well
+//! inside the frontend's nesting limit). Every generated program is valid
+//! Python, valid DaCe and inside the subset, so the frontend must accept
+//! it; proptest shrinks a failing one to a small program.
+
+use proptest::prelude::*;
+
+/// An element-wise expression of the shape of its target.
+#[derive(Clone, Debug)]
+enum Expr {
+    /// An operand of the target's shape (or broadcast to it).
+    Leaf(&'static str),
+    /// A float literal.
+    Lit(i32),
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Call(&'static str, Box<Expr>),
+    Max(Box<Expr>, Box<Expr>),
+    Where(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+impl Expr {
+    fn render(&self) -> String {
+        match self {
+            Expr::Leaf(l) => (*l).to_owned(),
+            Expr::Lit(k) => format!("{:.1}", f64::from(*k) / 2.0),
+            Expr::Binary(op, a, b) => format!("({} {op} {})", a.render(), b.render()),
+            Expr::Call(f, a) => match *f {
+                "sqrt" => format!("np.sqrt(np.abs({}))", a.render()),
+                "exp" => format!("np.exp(-np.abs({}))", a.render()),
+                f => format!("np.{f}({})", a.render()),
+            },
+            Expr::Max(a, b) => format!("np.maximum({}, {})", a.render(), b.render()),
+            Expr::Where(a, b, c) => format!(
+                "np.where({} > {}, {}, {})",
+                a.render(),
+                b.render(),
+                b.render(),
+                c.render()
+            ),
+        }
+    }
+}
+
+/// Element-wise expressions over `leaves`, nesting at most three levels.
+fn expr(leaves: &'static [&'static str]) -> impl Strategy<Value = Expr> {
+    let leaf = prop_oneof![
+        3 => proptest::sample::select(leaves).prop_map(Expr::Leaf),
+        1 => (-6i32..7).prop_map(Expr::Lit),
+    ];
+    leaf.prop_recursive(3, 12, 2, |inner| {
+        prop_oneof![
+            4 => (proptest::sample::select(&["+", "-", "*"][..]), inner.clone(), inner.clone())
+                .prop_map(|(op, a, b)| Expr::Binary(op, Box::new(a), Box::new(b))),
+            1 => (proptest::sample::select(&["sqrt", "exp", "abs", "sin", "tanh"][..]), inner.clone())
+                .prop_map(|(f, a)| Expr::Call(f, Box::new(a))),
+            1 => (inner.clone(), inner.clone()).prop_map(|(a, b)| Expr::Max(Box::new(a), Box::new(b))),
+            1 => (inner.clone(), inner.clone(), inner)
+                .prop_map(|(a, b, c)| Expr::Where(Box::new(a), Box::new(b), Box::new(c))),
+        ]
+    })
+}
+
+/// Operands of shape (N, M): the matrices, and `y` broadcast along rows.
+const MATRIX: &[&str] = &["A", "B", "y", "s[0]"];
+/// Operands of shape (N,).
+const VECTOR: &[&str] = &["x", "A[:, 0]", "B[:, 1]", "s[0]"];
+/// Scalars at point `i` of a loop over `range(N)`.
+const AT_I: &[&str] = &["x[i]", "A[i, 0]", "B[i, 1]", "s[0]"];
+/// Scalars at point `(i, j)` of a map over `[0:N, 0:M]`.
+const AT_IJ: &[&str] = &["A[i, j]", "B[i, j]", "x[i]", "y[j]"];
+
+/// One statement, as lines of Python at four spaces of indentation.
+fn statement() -> impl Strategy<Value = Vec<String>> {
+    let target_matrix = proptest::sample::select(&["A", "B"][..]);
+    prop_oneof![
+        (target_matrix, expr(MATRIX)).prop_map(|(t, e)| vec![format!("{t}[:] = {}", e.render())]),
+        expr(VECTOR).prop_map(|e| vec![format!("x[:] = {}", e.render())]),
+        expr(MATRIX).prop_map(|e| vec![format!("A[1:N, :] = A[0:N - 1, :] + {}", slice_rows(&e))]),
+        (-6i32..7).prop_map(|k| vec![format!(
+            "x[1:N - 1] = x[0:N - 2] * 0.5 + x[2:N] * {:.1}",
+            f64::from(k) / 2.0
+        )]),
+        proptest::sample::select(&["np.sum(A)", "np.max(B)", "np.mean(A)", "np.min(x)"][..])
+            .prop_map(|r| vec![format!("s[0] = {r}")]),
+        proptest::sample::select(&["np.sum(A, axis=0)", "np.max(B, axis=0)", "A[0, :] * 2.0"][..])
+            .prop_map(|r| vec![format!("y[:] = {r}")]),
+        proptest::sample::select(&["A @ y", "B @ y + x", "np.sum(A, axis=1)"][..])
+            .prop_map(|r| vec![format!("x[:] = {r}")]),
+        expr(AT_I).prop_map(|e| vec![
+            "for i in range(N):".to_owned(),
+            format!("    x[i] = {}", e.render()),
+        ]),
+        expr(AT_I).prop_map(|e| vec![
+            "for i in range(1, N):".to_owned(),
+            format!("    x[i] = x[i - 1] * 0.5 + {}", e.render()),
+        ]),
+        expr(AT_IJ).prop_map(|e| vec![
+            "for i, j in dace.map[0:N, 0:M]:".to_owned(),
+            format!("    B[i, j] = {}", e.render()),
+        ]),
+        expr(MATRIX).prop_map(|e| vec![
+            "if N > M:".to_owned(),
+            format!("    A[:] = {}", e.render()),
+            "else:".to_owned(),
+            "    A[:] = A * 0.5".to_owned(),
+        ]),
+        expr(VECTOR).prop_map(|e| vec![format!("x += {}", e.render())]),
+    ]
+}
+
+/// `e` with its matrix operands restricted to rows `1:N` (the shape of
+/// `A[1:N, :]`).
+fn slice_rows(e: &Expr) -> String {
+    e.render()
+        .replace("A", "A[1:N, :]")
+        .replace("B", "B[1:N, :]")
+}
+
+/// A whole program: one to eight statements.
+pub(super) fn program() -> impl Strategy<Value = String> {
+    proptest::collection::vec(statement(), 1..9).prop_map(|stmts| {
+        let mut text = String::from(
+            "import dace\nimport numpy as np\n\nN = dace.symbol('N')\nM = dace.symbol('M')\n\n\n@dace.program\ndef kernel(A: dace.float64[N, M], B: dace.float64[N, M], x: dace.float64[N], y: dace.float64[M], s: dace.float64[1]):\n",
+        );
+        for lines in stmts {
+            for l in lines {
+                text.push_str("    ");
+                text.push_str(&l);
+                text.push('\n');
+            }
+        }
+        text
+    })
+}
