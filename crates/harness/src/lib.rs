@@ -20,6 +20,17 @@
 //! (parse to the CUDA translation unit: offload for CUDA, library lowering,
 //! emission): gemm 0.49 ms, cholesky 0.63 ms, jacobi_2d 0.63 ms, durbin
 //! 0.93 ms, correlation 1.6 ms, adi 2.8 ms.
+//!
+//! Group `generated` (generated programs of 1,000 and 10,000 statements of
+//! six shapes, parse to the CUDA translation unit) must grow linearly. The
+//! same programs through `sdfgc compile --backend cuda --emit source`
+//! (release, whole process, 2026-12-02): `k` loop nests 0.79 s → 8.3 s, `k`
+//! arguments 0.68 → 7.6 s, a chain of `k` element-wise statements 0.45 →
+//! 5.5 s, a loop of `k` statements 0.23 → 2.1 s, `k` `elif` arms 0.16 →
+//! 1.9 s: exponents 0.98 to 1.09 (loop nests were 2.3 and arguments 2.1
+//! before validation stopped copying the symbol table per node). About half
+//! of the time is validation, which runs after every pass; the goal of one
+//! second for 10,000 statements is not reached yet.
 
 pub mod corpus;
 pub mod goldens;
