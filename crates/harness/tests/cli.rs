@@ -667,28 +667,14 @@ fn npy_inputs_shorter_than_their_header_declares_are_refused_before_allocating()
     );
 }
 
-/// Every `.py` file under `dir`, recursively, in path order.
-fn python_files(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("corpus directory") {
-        let path = entry.expect("directory entry").path();
-        if path.is_dir() {
-            out.extend(python_files(&path));
-        } else if path.extension().is_some_and(|e| e == "py") {
-            out.push(path);
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn every_corpus_kernel_round_trips_through_json_exactly_and_offloads_idempotently() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let kernels = python_files(&root.join("corpus/npbench"));
+    let kernels = sdfg_harness::corpus::discover(&root.join("corpus/npbench")).unwrap();
     assert!(kernels.len() >= 50, "found {} kernels", kernels.len());
     let dir = scratch_dir("round_trips");
     for kernel in &kernels {
+        let kernel = &kernel.path;
         let name = kernel.file_stem().unwrap().to_string_lossy().into_owned();
         let host = dir.join(format!("{name}.json"));
         let out = sdfgc(&["compile", kernel.to_str().unwrap()]);

@@ -239,29 +239,22 @@ pub(crate) fn worker(args: &[String], root: &Path) -> Result<ExitCode, String> {
     }
 }
 
-/// Every corpus file's path and text.
+/// Every corpus file's path and text ([`sdfg_harness::corpus::discover`]).
 fn corpus_sources(root: &Path) -> Result<Vec<(String, String)>, String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    walk(&p, out);
-                } else if p.extension().is_some_and(|x| x == "py") {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    let mut paths = Vec::new();
-    walk(&root.join("corpus/npbench"), &mut paths);
-    paths.sort();
-    let sources: Vec<(String, String)> = paths
+    let dir = root.join("corpus/npbench");
+    let kernels = sdfg_harness::corpus::discover(&dir)
+        .map_err(|e| format!("cannot read `{}`: {e}", dir.display()))?;
+    let sources: Vec<(String, String)> = kernels
         .iter()
-        .filter_map(|p| Some((p.display().to_string(), std::fs::read_to_string(p).ok()?)))
+        .filter_map(|k| {
+            Some((
+                k.path.display().to_string(),
+                std::fs::read_to_string(&k.path).ok()?,
+            ))
+        })
         .collect();
     if sources.is_empty() {
-        return Err(format!("no corpus under `{}`", root.display()));
+        return Err(format!("no corpus under `{}`", dir.display()));
     }
     Ok(sources)
 }
@@ -605,32 +598,20 @@ fn compare_runs(host: &Sdfg, offloaded: &Sdfg) -> Outcome {
     }
 }
 
-/// The first output that differs between two runs, described.
+/// The first output that differs between two runs, described: compared
+/// as the corpus compares them ([`sdfg_harness::corpus::compare`]), with
+/// tolerances for reassociated floating-point sums only.
 fn differ(
     host: &BTreeMap<String, sdfg_sim::ArrayValue>,
     device: &BTreeMap<String, sdfg_sim::ArrayValue>,
 ) -> Option<String> {
-    for (name, h) in host {
-        let Some(d) = device.get(name) else {
-            return Some(format!("`{name}` is missing from the offloaded run"));
-        };
-        if h.shape != d.shape || h.elements.len() != d.elements.len() {
-            return Some(format!("`{name}` has another shape"));
-        }
-        for i in 0..h.elements.len() {
-            let (a, b) = (h.get(i).map(|v| v.to_f64()), d.get(i).map(|v| v.to_f64()));
-            let same = match (a, b) {
-                (Some(a), Some(b)) => {
-                    a == b
-                        || (a.is_nan() && b.is_nan())
-                        || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-                }
-                (a, b) => a.is_none() && b.is_none(),
-            };
-            if !same {
-                return Some(format!("`{name}`[{i}]: {a:?} on the host, {b:?} offloaded"));
-            }
-        }
-    }
-    None
+    let tolerance = sdfg_harness::corpus::Tolerance {
+        rtol: 1e-9,
+        atol: 1e-9,
+        norm_error: 0.0,
+    };
+    host.iter().find_map(|(name, h)| match device.get(name) {
+        None => Some(format!("`{name}` is missing from the offloaded run")),
+        Some(d) => sdfg_harness::corpus::compare(name, d, h, &tolerance).err(),
+    })
 }

@@ -163,6 +163,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// The pipeline's options for `--host-maps` and `--verbose`, shared by
+/// `compile` and `offload`.
+fn pipeline_options(host_maps: &str, verbose: bool) -> sdfg_passes::PipelineOptions {
+    sdfg_passes::PipelineOptions {
+        offload: sdfg_passes::Options {
+            host_maps: sdfg_harness::parse_host_maps(host_maps),
+            verbose,
+        },
+        ..Default::default()
+    }
+}
+
 /// The SDFG of `file`: loaded and validated where it is SDFG JSON (a
 /// `.json` file), else lowered from the Python program `program` (default:
 /// the file's only program, or the one its `BENCHMARK` names).
@@ -207,13 +219,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         } => {
             let sdfg = load_program(&file, None)?;
             let backend = sdfg_harness::backend(&backend)?;
-            let options = sdfg_passes::PipelineOptions {
-                offload: sdfg_passes::Options {
-                    host_maps: sdfg_harness::parse_host_maps(&host_maps),
-                    verbose: false,
-                },
-                ..Default::default()
-            };
+            let options = pipeline_options(&host_maps, false);
             let (sdfg, _) = sdfg_passes::pipeline::run(
                 &sdfg,
                 Some(backend.accelerator()),
@@ -260,13 +266,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let sdfg = load_program(&file, program)?;
             let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
-            let mut options = sdfg_passes::PipelineOptions {
-                offload: sdfg_passes::Options {
-                    host_maps: sdfg_harness::parse_host_maps(&host_maps),
-                    verbose,
-                },
-                ..Default::default()
-            };
+            let mut options = pipeline_options(&host_maps, verbose);
             if no_loop_to_map {
                 options = options.without(sdfg_passes::Pass::LoopToMap);
             }
