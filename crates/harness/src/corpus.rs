@@ -1174,19 +1174,22 @@ pub fn compare(
     for i in 0..n {
         let (a, b) = (complex(ours, i), complex(reference, i));
         let d = (a - b).norm();
-        let both_nan = a.re.is_nan() && b.re.is_nan();
-        // NaN differences count as not close (`is_some_and` on the ordering).
-        let within = d
-            .partial_cmp(&(tol.atol + tol.rtol * b.norm()))
-            .is_some_and(|o| o.is_le());
-        if !both_nan && !within {
+        // Equal values are close (infinities of one sign too, whose
+        // difference is NaN), as NaN is to NaN (NumPy's `equal_nan`).
+        let same = a == b || (a.re.is_nan() && b.re.is_nan());
+        // NaN and infinite differences count as not close (an infinite
+        // reference would otherwise make every tolerance infinite).
+        let within = d.is_finite() && d <= tol.atol + tol.rtol * b.norm();
+        if !same && !within {
             close = false;
             if d.partial_cmp(&worst.1).is_none_or(|o| o.is_gt()) {
                 worst = (i, d);
             }
         }
-        diff2 += d * d;
-        ref2 += b.norm_sqr();
+        if !same {
+            diff2 += d * d;
+            ref2 += b.norm_sqr();
+        }
     }
     if close {
         return Ok(());
@@ -1217,6 +1220,29 @@ pub fn describe(shapes: &BTreeMap<String, (DType, Vec<usize>)>) -> String {
 #[cfg(test)]
 mod tests {
     use super::Metadata;
+
+    #[test]
+    fn equal_infinities_and_nans_compare_equal_and_other_values_do_not() {
+        // Found by `cargo xtask fuzz`: `x / False` is inf on both sides, and
+        // inf - inf is NaN, which counted as a difference.
+        use super::{Tolerance, compare};
+        use sdfg_sim::ArrayValue;
+        let tol = Tolerance {
+            rtol: 1e-9,
+            atol: 1e-9,
+            norm_error: 0.0,
+        };
+        let v = |xs: &[f64]| ArrayValue::f64(vec![xs.len()], xs.to_vec());
+        let special = v(&[f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1.0]);
+        assert_eq!(compare("a", &special, &special, &tol), Ok(()));
+        for other in [
+            v(&[f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NAN, 1.0]),
+            v(&[f64::INFINITY, f64::NEG_INFINITY, 0.0, 1.0]),
+            v(&[f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1.1]),
+        ] {
+            assert!(compare("a", &other, &special, &tol).is_err(), "{other:?}");
+        }
+    }
 
     #[test]
     fn a_preset_gives_scalar_values_over_the_benchmarks() {
