@@ -2654,3 +2654,65 @@ fn the_deepest_expressions_the_frontend_accepts_round_trip_through_json() {
         "{err}"
     );
 }
+
+/// A scalar a `dace.map` body assigns is one point's value: read after
+/// the map, it is the program's mistake (found by the fuzzer, as an
+/// internal error: the point's value leaked out of its map, naming the
+/// map's parameter), while assigning it anew after the map rebinds it.
+#[test]
+fn map_locals_do_not_outlive_their_map() {
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[1]):\n    c = 1.0\n    for i in dc.map[0:N]:\n        c = A[i]\n    B[0] = c\n",
+        10,
+        12,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Value(m) if m.contains("`c` is assigned in the body of the `dace.map` at line 8")),
+        "{k:?}"
+    );
+    // A declared scalar too: the map's points would race on it.
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[1]):\n    c: dc.float64 = 1.0\n    for i in dc.map[0:N]:\n        for j in dc.map[0:N]:\n            c = A[j]\n        B[0] = c\n",
+        11,
+        16,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Value(m) if m.contains("line 9")),
+        "{k:?}"
+    );
+    compile(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    for i in dc.map[0:N]:\n        c = A[i] * 2.0\n        B[i] = c\n    c = 3.0\n    B[0] = c\n",
+    );
+    // A loop in a map body cannot carry a local between iterations: once
+    // it silently counted one iteration (found by the fuzzer).
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N, N]):\n    for i in dc.map[0:N]:\n        acc = 0.0\n        for k in range(N):\n            acc += A[i, k]\n        A[i, 0] = acc\n",
+        10,
+        13,
+    );
+    assert_unsupported(&k, "a loop in a map body cannot carry a value");
+    // A local the loop binds is that iteration's, and ends with it.
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N, N]):\n    for i in dc.map[0:N]:\n        for k in range(N):\n            t = A[i, k]\n        A[i, 0] = t\n",
+        10,
+        19,
+    );
+    assert!(
+        matches!(&k, ErrorKind::Value(m) if m.contains("in the body of the loop at line 8")),
+        "{k:?}"
+    );
+    compile(
+        "\n@dc.program\ndef f(A: dc.float64[N, N], B: dc.float64[N, N]):\n    for i in dc.map[0:N]:\n        s = A[i, 0] * 2.0\n        for k in range(N):\n            t = A[i, k] + s\n            B[i, k] = t\n",
+    );
+    // Nor can its range depend on the point (an internal error once).
+    let k = error_at(
+        "\n@dc.program\ndef f(A: dc.float64[N, N]):\n    for i in dc.map[0:N]:\n        for k in range(i, N):\n            A[i, k] = 1.0\n",
+        8,
+        18,
+    );
+    assert_unsupported(&k, "whose range depends on the map's parameter `i`");
+    // A local of the outer body that the inner map only reads stays usable.
+    compile(
+        "\n@dc.program\ndef f(A: dc.float64[N, N], B: dc.float64[N, N]):\n    for i in dc.map[0:N]:\n        c = A[i, 0]\n        for j in dc.map[0:N]:\n            B[i, j] = c\n        B[i, 0] = c + 1.0\n",
+    );
+}

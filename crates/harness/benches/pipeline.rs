@@ -19,8 +19,8 @@ fn pipeline(text: &str, file: &str, program: &str) -> sdfg_ir::Sdfg {
     sdfg_ir::validate(&sdfg).expect("valid");
     use sdfg_passes::Pass;
     // Every pass up to offloading; the pipeline validates after each.
-    let (out, _) = sdfg_passes::pipeline::run(
-        &sdfg,
+    let (out, _) = sdfg_passes::pipeline::run_owned(
+        sdfg,
         Some(&sdfg_sim::SimAccelerator),
         &sdfg_passes::PipelineOptions::default(),
         &Pass::TO_OFFLOAD,
@@ -33,8 +33,8 @@ fn to_cuda(text: &str, file: &str) -> String {
     let module = sdfg_frontend::Module::parse(file, text).expect("parses");
     let sdfg = module.compile("kernel").expect("compiles");
     let target = sdfg_codegen::target("cuda").expect("the cuda backend is linked");
-    let (out, _) = sdfg_passes::pipeline::run(
-        &sdfg,
+    let (out, _) = sdfg_passes::pipeline::run_owned(
+        sdfg,
         Some(target.dialect),
         &sdfg_passes::PipelineOptions::default(),
         &sdfg_passes::Pass::ALL,

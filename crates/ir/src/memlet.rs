@@ -88,6 +88,11 @@ impl Range {
         out
     }
 
+    /// [`SymExpr::any_symbol`] over the three bounds.
+    pub fn any_symbol<'a>(&'a self, f: &mut impl FnMut(&'a str) -> bool) -> bool {
+        self.begin.any_symbol(f) || self.end.any_symbol(f) || self.step.any_symbol(f)
+    }
+
     /// Substitutes symbols in all three bounds.
     pub fn subs(&self, map: &BTreeMap<String, SymExpr>) -> Range {
         Range {
@@ -154,6 +159,11 @@ impl Subset {
     /// Symbols the subset depends on.
     pub fn free_symbols(&self) -> BTreeSet<String> {
         self.ranges.iter().flat_map(Range::free_symbols).collect()
+    }
+
+    /// [`SymExpr::any_symbol`] over every range.
+    pub fn any_symbol<'a>(&'a self, f: &mut impl FnMut(&'a str) -> bool) -> bool {
+        self.ranges.iter().any(|r| r.any_symbol(f))
     }
 
     /// Substitutes symbols in every range.
@@ -480,6 +490,14 @@ impl Memlet {
         }
         out.extend(self.volume.free_symbols());
         out
+    }
+
+    /// [`SymExpr::any_symbol`] over the subsets and the volume: what
+    /// [`free_symbols`](Self::free_symbols) collects, without the set.
+    pub fn any_symbol<'a>(&'a self, f: &mut impl FnMut(&'a str) -> bool) -> bool {
+        self.subset.any_symbol(f)
+            || self.other_subset.as_ref().is_some_and(|o| o.any_symbol(f))
+            || self.volume.any_symbol(f)
     }
 }
 

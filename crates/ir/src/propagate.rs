@@ -63,7 +63,7 @@ fn expr_bounds(expr: &SymExpr, map: &Map) -> Option<(SymExpr, SymExpr)> {
 
 /// Propagates one dimension's range; `None` when the bounds are not affine.
 fn propagate_range(range: &Range, map: &Map) -> Option<Range> {
-    let mentions_param = map.params.iter().any(|p| range.free_symbols().contains(p));
+    let mentions_param = map.params.iter().any(|p| range.any_symbol(&mut |s| s == p));
     if !mentions_param {
         return Some(range.clone());
     }
@@ -120,7 +120,7 @@ pub fn propagate_memlet(inner: &Memlet, map: &Map, shape: &[SymExpr]) -> Memlet 
     // The product still names a parameter when an inner extent depends on
     // it (a triangular nest): the exact count is a sum over the range, so
     // take the propagated subset's size, an upper bound, instead.
-    let (volume, exact_volume) = if map.params.iter().any(|p| volume.free_symbols().contains(p)) {
+    let (volume, exact_volume) = if map.params.iter().any(|p| volume.has_symbol(p)) {
         (subset.num_elements(), false)
     } else {
         (volume, true)

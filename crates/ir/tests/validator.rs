@@ -3244,3 +3244,43 @@ fn memlet_into_a_map_naming_data_its_path_never_reaches() {
         ),
     );
 }
+
+#[test]
+fn memlet_inside_a_map_naming_data_its_scope_does_not_carry() {
+    // Found by `cargo xtask fuzz`: the memlet from a map entry to its
+    // tasklet renamed to another container (`y` where the entry carries
+    // `x`, and the reverse at the exit) validated, and loop sinking then
+    // left a nested SDFG without that container.
+    for (from_entry, named, carried) in [(true, "y", "x"), (false, "x", "y")] {
+        let mut sdfg = scale_sdfg(Schedule::Sequential, Storage::Default, Storage::Default);
+        let st = state_mut(&mut sdfg, "compute");
+        let (id, src, dst) = st
+            .edges()
+            .find_map(|(id, src, dst, _)| {
+                let entry = matches!(st.node(src), Some(Node::MapEntry(_)));
+                let exit = matches!(st.node(dst), Some(Node::MapExit(_)));
+                let code = |n| matches!(st.node(n), Some(Node::Tasklet(_)));
+                ((from_entry && entry && code(dst)) || (!from_entry && exit && code(src)))
+                    .then_some((id, src, dst))
+            })
+            .expect("the edge");
+        let labels = (
+            st.node(src).expect("src").label().to_owned(),
+            st.node(dst).expect("dst").label().to_owned(),
+        );
+        memlet_mut(st, id).data = named.into();
+        assert_error(
+            &sdfg,
+            edge_err(
+                "scale",
+                "compute",
+                id,
+                (&labels.0, &labels.1),
+                EdgeError::DataMismatch {
+                    data: named.into(),
+                    node_data: carried.into(),
+                },
+            ),
+        );
+    }
+}

@@ -158,10 +158,21 @@ impl RegionUse {
 
     fn name_symbols(&mut self, names: impl IntoIterator<Item = String>) {
         for n in names {
-            if self.bound.contains(&n) {
-                *self.bound_uses.entry(n).or_default() += 1;
-            } else {
-                *self.symbols.entry(n).or_default() += 1;
+            self.name_symbol(&n);
+        }
+    }
+
+    /// Counts one place naming `n` (a new key is the only allocation).
+    fn name_symbol(&mut self, n: &str) {
+        let counts = if self.bound.iter().any(|b| b == n) {
+            &mut self.bound_uses
+        } else {
+            &mut self.symbols
+        };
+        match counts.get_mut(n) {
+            Some(c) => *c += 1,
+            None => {
+                counts.insert(n.to_owned(), 1);
             }
         }
     }
@@ -245,47 +256,34 @@ impl RegionUse {
     }
 
     fn state(&mut self, label: &str, state: &State, symbols: &BTreeSet<String>) {
-        let access = |n| state.node(n).and_then(Node::as_access);
-        let is_code = |n| state.node(n).is_some_and(Node::is_code);
-        for (_, src, dst, e) in state.edges() {
-            let Some(m) = &e.memlet else { continue };
-            self.name_symbols(m.free_symbols());
-            let written_first =
-                state.in_edges(src).any(|(_, _, e)| e.memlet.is_some()) && access(src).is_some();
-            let mut push = |data: &str, subset: Option<Subset>, write: bool| {
-                self.accesses.push(Access {
-                    data: data.to_owned(),
-                    subset,
-                    write,
-                    wcr: if write { m.wcr } else { None },
-                    dynamic: m.dynamic,
-                    interstate: false,
-                    after_write: !write && written_first,
-                    block: label.to_owned(),
+        // Each memlet names each of its symbols once.
+        let mut names: Vec<&str> = Vec::new();
+        for (_, _, _, e) in state.edges() {
+            if let Some(m) = &e.memlet {
+                names.clear();
+                m.any_symbol(&mut |s| {
+                    if !names.contains(&s) {
+                        names.push(s);
+                    }
+                    false
                 });
-            };
-            // A view edge is an access of the origin only: the view's own
-            // accesses are the ones through it.
-            if e.dst_conn.as_deref() == Some(VIEW_CONNECTOR) {
-                push(&m.data, Some(m.subset.clone()), false);
-                continue;
-            }
-            if e.src_conn.as_deref() == Some(VIEW_CONNECTOR) {
-                push(&m.data, Some(m.subset.clone()), true);
-                continue;
-            }
-            if let Some(x) = access(src) {
-                push(x, own_subset(m, x), false);
-            }
-            if let Some(x) = access(dst) {
-                push(x, own_subset(m, x), true);
-            }
-            // A transient passed from one code node to the next.
-            if is_code(src) && is_code(dst) {
-                push(&m.data, Some(m.subset.clone()), true);
-                push(&m.data, Some(m.subset.clone()), false);
+                for n in &names {
+                    self.name_symbol(n);
+                }
             }
         }
+        state_accesses(state, |a| {
+            self.accesses.push(Access {
+                data: a.data.to_owned(),
+                subset: a.subset.cloned(),
+                write: a.write,
+                wcr: if a.write { a.memlet.wcr } else { None },
+                dynamic: a.memlet.dynamic,
+                interstate: false,
+                after_write: a.after_write,
+                block: label.to_owned(),
+            })
+        });
         for (_, node) in state.nodes() {
             match node {
                 Node::MapEntry(e) => {
@@ -311,13 +309,73 @@ impl RegionUse {
     }
 }
 
+/// One access of a state to a container, as [`state_accesses`] finds it.
+#[derive(Clone, Copy, Debug)]
+pub struct EdgeAccess<'s> {
+    /// The memlet that makes it.
+    pub memlet: &'s Memlet,
+    /// The container.
+    pub data: &'s str,
+    /// The elements, `None` where unknown (a copy's memlet naming the other
+    /// container without an other subset).
+    pub subset: Option<&'s Subset>,
+    /// Whether it writes (else it reads).
+    pub write: bool,
+    /// For a read: whether its access node is written first in the state.
+    pub after_write: bool,
+}
+
+/// Calls `f` on every access `state` makes through its memlets, in edge
+/// order: the one rule of what counts as an access, shared by
+/// [`RegionUse`] and the passes that only count accesses (map fusion),
+/// which need none of the symbols and copies a [`RegionUse`] collects.
+pub fn state_accesses<'s>(state: &'s State, mut f: impl FnMut(EdgeAccess<'s>)) {
+    let access = |n| state.node(n).and_then(Node::as_access);
+    let is_code = |n| state.node(n).is_some_and(Node::is_code);
+    for (_, src, dst, e) in state.edges() {
+        let Some(m) = &e.memlet else { continue };
+        let written_first =
+            access(src).is_some() && state.in_edges(src).any(|(_, _, e)| e.memlet.is_some());
+        let mut push = |data: &'s str, subset: Option<&'s Subset>, write: bool| {
+            f(EdgeAccess {
+                memlet: m,
+                data,
+                subset,
+                write,
+                after_write: !write && written_first,
+            })
+        };
+        // A view edge is an access of the origin only: the view's own
+        // accesses are the ones through it.
+        if e.dst_conn.as_deref() == Some(VIEW_CONNECTOR) {
+            push(&m.data, Some(&m.subset), false);
+            continue;
+        }
+        if e.src_conn.as_deref() == Some(VIEW_CONNECTOR) {
+            push(&m.data, Some(&m.subset), true);
+            continue;
+        }
+        if let Some(x) = access(src) {
+            push(x, own_subset(m, x), false);
+        }
+        if let Some(x) = access(dst) {
+            push(x, own_subset(m, x), true);
+        }
+        // A transient passed from one code node to the next.
+        if is_code(src) && is_code(dst) {
+            push(&m.data, Some(&m.subset), true);
+            push(&m.data, Some(&m.subset), false);
+        }
+    }
+}
+
 /// The subset of a memlet on container `x`: its subset when it names `x`,
 /// its other subset when it names the other end of a copy.
-fn own_subset(m: &Memlet, x: &str) -> Option<Subset> {
+fn own_subset<'m>(m: &'m Memlet, x: &str) -> Option<&'m Subset> {
     if m.data == x {
-        Some(m.subset.clone())
+        Some(&m.subset)
     } else {
-        m.other_subset.clone()
+        m.other_subset.as_ref()
     }
 }
 
@@ -345,7 +403,7 @@ fn stmt_names(body: &[Stmt], out: &mut Vec<String>) {
 
 /// Whether `e` names none of `syms` and reads no data.
 fn invariant(e: &SymExpr, syms: &BTreeSet<String>) -> bool {
-    e.reads().is_empty() && e.free_symbols().is_disjoint(syms)
+    !e.has_reads() && !e.any_symbol(&mut |s| syms.contains(s))
 }
 
 /// The least and greatest value of `e` over every iteration, the loop
@@ -365,7 +423,7 @@ fn extent(
         let mut changed = false;
         for (p, (plo, phi)) in params.iter().zip(bounds) {
             for (x, least) in [(&mut lo, true), (&mut hi, false)] {
-                if !x.free_symbols().contains(p) {
+                if !x.has_symbol(p) {
                     continue;
                 }
                 let (c, rest) = x.linear_in(p)?;

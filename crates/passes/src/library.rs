@@ -84,9 +84,18 @@ pub fn lower_library_nodes(
     sdfg: &mut Sdfg,
     acc: &dyn Accelerator,
 ) -> Result<Vec<String>, LibraryError> {
-    let lines = lower_sdfg(sdfg, acc, false)?;
+    let lines = lower_library_unvalidated(sdfg, acc)?;
     sdfg_ir::validate(sdfg).map_err(|e| LibraryError::Invalid(e.to_string()))?;
     Ok(lines)
+}
+
+/// [`lower_library_nodes`] without the validation of its result: for the
+/// pipeline, which validates after every pass that changed the SDFG.
+pub(crate) fn lower_library_unvalidated(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+) -> Result<Vec<String>, LibraryError> {
+    lower_sdfg(sdfg, acc, false)
 }
 
 /// Lowers one SDFG level; `device` when it is nested inside device code

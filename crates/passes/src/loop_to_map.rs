@@ -78,16 +78,26 @@ pub fn loop_to_map(sdfg: &mut Sdfg) -> LoopReport {
         let mut round = LoopReport::default();
         let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
         let whole = RegionUse::of(&sdfg.body, &symbols);
+        // Symbols the containers' shapes and layouts name are used outside
+        // every loop, like those the program names outside it.
+        let in_descriptors: BTreeSet<String> = sdfg
+            .containers
+            .values()
+            .flat_map(|d| d.free_symbols())
+            .collect();
         let mut body = std::mem::take(&mut sdfg.body);
         let mut cx = Cx {
             sdfg,
             whole: &whole,
+            in_descriptors: &in_descriptors,
             symbols: &symbols,
             report: &mut round,
         };
         rewrite_loops(&mut body, &mut |block| cx.convert(block));
         sdfg.body = body;
-        let changed = !round.converted.is_empty();
+        // Another round can only convert a loop this one kept (one whose
+        // inner loops became maps): with none kept, the pass is done.
+        let again = !round.converted.is_empty() && !round.kept.is_empty();
         report.converted.extend(round.converted);
         // A loop's first reason is the telling one (later rounds see the
         // maps made inside it, with their whole-container memlets).
@@ -96,7 +106,7 @@ pub fn loop_to_map(sdfg: &mut Sdfg) -> LoopReport {
                 report.kept.push((label, why));
             }
         }
-        if !changed {
+        if !again {
             break;
         }
     }
@@ -113,6 +123,7 @@ pub fn loop_to_map(sdfg: &mut Sdfg) -> LoopReport {
 struct Cx<'a> {
     sdfg: &'a mut Sdfg,
     whole: &'a RegionUse,
+    in_descriptors: &'a BTreeSet<String>,
     symbols: &'a BTreeSet<String>,
     report: &'a mut LoopReport,
 }
@@ -265,7 +276,7 @@ impl Cx<'_> {
         let named_outside = params
             .iter()
             .chain(&inside.assigned)
-            .filter(|s| self.whole.named_outside(&here, s))
+            .filter(|s| self.whole.named_outside(&here, s) || self.in_descriptors.contains(*s))
             .cloned()
             .collect();
         Ok(Nesting {

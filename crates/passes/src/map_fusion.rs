@@ -30,7 +30,7 @@
 //! the point, and its array disappears. The pass repeats along a region, so
 //! chains fuse whole; running it again changes nothing.
 
-use crate::dependence::{RegionUse, independent};
+use crate::dependence::{RegionUse, independent, state_accesses};
 use crate::nest::single_map;
 use sdfg_ir::code::{Expr, Stmt};
 use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
@@ -48,7 +48,7 @@ pub fn fuse_maps(sdfg: &mut Sdfg) -> Vec<String> {
     let mut fused = Vec::new();
     let mut body = std::mem::take(&mut sdfg.body);
     body.for_each_region_mut(&mut |region| {
-        fuse_region(sdfg, region, &symbols, &mut counts, &mut fused);
+        fuse_region(sdfg, region, &mut counts, &mut fused);
     });
     sdfg.body = body;
     fused
@@ -63,8 +63,17 @@ fn access_counts(u: &RegionUse) -> BTreeMap<String, usize> {
     c
 }
 
-fn state_counts(label: &str, state: &State, symbols: &BTreeSet<String>) -> BTreeMap<String, usize> {
-    access_counts(&RegionUse::of_state(label, state, symbols))
+/// Accesses per container of one state, counted as [`RegionUse`] counts
+/// them (by [`state_accesses`]) without building one.
+fn state_counts(state: &State) -> BTreeMap<String, usize> {
+    let mut c: BTreeMap<String, usize> = BTreeMap::new();
+    state_accesses(state, |a| match c.get_mut(a.data) {
+        Some(n) => *n += 1,
+        None => {
+            c.insert(a.data.to_owned(), 1);
+        }
+    });
+    c
 }
 
 /// One pass over a region's blocks, each block fused into an earlier map
@@ -75,14 +84,13 @@ fn state_counts(label: &str, state: &State, symbols: &BTreeSet<String>) -> BTree
 fn fuse_region(
     sdfg: &mut Sdfg,
     region: &mut Region,
-    symbols: &BTreeSet<String>,
     counts: &mut BTreeMap<String, usize>,
     fused: &mut Vec<String>,
 ) {
     let blocks = std::mem::take(&mut region.blocks);
     let mut out: Vec<ControlBlock> = Vec::with_capacity(blocks.len());
     for b in blocks {
-        let Some((j, plan)) = meeting(&out, &b, symbols) else {
+        let Some((j, plan)) = meeting(&out, &b) else {
             out.push(b);
             continue;
         };
@@ -92,10 +100,7 @@ fn fuse_region(
             out.push(b);
             continue;
         };
-        let (c1, c2) = (
-            state_counts(&a.label, s1, symbols),
-            state_counts(&b.label, s2, symbols),
-        );
+        let (c1, c2) = (state_counts(s1), state_counts(s2));
         // A transient the two maps alone use becomes a scalar of the point.
         let dead: BTreeSet<String> = plan
             .through
@@ -117,7 +122,7 @@ fn fuse_region(
                 *c = c.saturating_sub(*n);
             }
         }
-        for (x, n) in state_counts(&a.label, &merged, symbols) {
+        for (x, n) in state_counts(&merged) {
             *counts.entry(x).or_insert(0) += n;
         }
         out.push(ControlBlock {
@@ -141,11 +146,7 @@ const WINDOW: usize = 8;
 /// state within [`WINDOW`] blocks back whose plan with `b` holds, with
 /// every block after it a state without transitions that touches nothing
 /// it touches (and no transition on it either).
-fn meeting(
-    out: &[ControlBlock],
-    b: &ControlBlock,
-    symbols: &BTreeSet<String>,
-) -> Option<(usize, Plan)> {
+fn meeting(out: &[ControlBlock], b: &ControlBlock) -> Option<(usize, Plan)> {
     let BlockKind::State(s2) = &b.kind else {
         return None;
     };
@@ -162,7 +163,7 @@ fn meeting(
         };
         if s1.graph.node_count() + s2.graph.node_count() <= MAX_FUSED_NODES
             && let Some(plan) = plan(s1, s2)
-            && commutes(a, &out[j + 1..], symbols)
+            && commutes(a, &out[j + 1..])
         {
             return Some((j, plan));
         }
@@ -172,19 +173,39 @@ fn meeting(
 
 /// Whether map state `a` commutes past `between`: each a state touching
 /// nothing `a` writes and writing nothing `a` reads.
-fn commutes(a: &ControlBlock, between: &[ControlBlock], symbols: &BTreeSet<String>) -> bool {
+fn commutes(a: &ControlBlock, between: &[ControlBlock]) -> bool {
     if between.is_empty() {
         return true;
     }
-    let mine = RegionUse::of_block(a, symbols);
-    let (r1, w1) = (mine.read(), mine.written());
+    let Some((r1, w1)) = touched(a) else {
+        return false;
+    };
     between.iter().all(|c| {
-        let theirs = RegionUse::of_block(c, symbols);
-        let (r2, w2) = (theirs.read(), theirs.written());
-        matches!(c.kind, BlockKind::State(_))
-            && !w1.iter().any(|x| r2.contains(x) || w2.contains(x))
-            && !w2.iter().any(|x| r1.contains(x))
+        touched(c).is_some_and(|(r2, w2)| {
+            !w1.iter().any(|x| r2.contains(x) || w2.contains(x))
+                && !w2.iter().any(|x| r1.contains(x))
+        })
     })
+}
+
+/// The containers a state block without transitions reads and writes;
+/// `None` for any other block.
+fn touched(b: &ControlBlock) -> Option<(BTreeSet<&str>, BTreeSet<&str>)> {
+    let BlockKind::State(s) = &b.kind else {
+        return None;
+    };
+    if !b.transition.is_empty() {
+        return None;
+    }
+    let (mut read, mut written) = (BTreeSet::new(), BTreeSet::new());
+    state_accesses(s, |a| {
+        if a.write {
+            written.insert(a.data);
+        } else {
+            read.insert(a.data);
+        }
+    });
+    Some((read, written))
 }
 
 /// What a fusion needs: the two maps and the renaming of the second's

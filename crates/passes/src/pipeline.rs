@@ -12,7 +12,12 @@
 //! | `lower-library` | library nodes become maps or vendor calls ([`crate::lower_library_nodes`]) |
 //!
 //! Every pass keeps the SDFG valid; the pipeline validates after each one
-//! (a failure is a bug of that pass, reported with its name). Each pass can
+//! that changed it (a failure is a bug of that pass, reported with its
+//! name). A pass that reports no change made none, so the SDFG is as valid
+//! as before it: skipping those validations keeps compile time low (they
+//! were half of it on large programs), and debug builds, which every test,
+//! the corpus and the fuzzer use, check that claim by comparing the SDFG's
+//! JSON before and after. Each pass can
 //! be turned off by name (`sdfgc compile --no-loop-to-map`, or
 //! `--passes offload,lower-library`), except that code generation needs
 //! `offload` and `lower-library`. An SDFG that is already offloaded goes
@@ -217,7 +222,9 @@ pub enum PipelineError {
 }
 
 /// Runs the enabled passes among `passes` (in pipeline order) on a copy of
-/// `sdfg`. An SDFG already offloaded is returned unchanged by every pass.
+/// `sdfg`, which must be valid (the frontend's output is; a loaded JSON
+/// file is once `sdfg_ir::validate` accepts it). An SDFG already offloaded
+/// is returned unchanged by every pass.
 /// Without an accelerator only the passes that need none can run.
 pub fn run(
     sdfg: &Sdfg,
@@ -225,9 +232,20 @@ pub fn run(
     options: &PipelineOptions,
     passes: &[Pass],
 ) -> Result<(Sdfg, PipelineReport), PipelineError> {
-    let mut out = sdfg.clone();
+    run_owned(sdfg.clone(), acc, options, passes)
+}
+
+/// [`run`] on an SDFG the caller gives up: no copy is made (on a large
+/// program a copy costs as much as a pass).
+pub fn run_owned(
+    sdfg: Sdfg,
+    acc: Option<&dyn Accelerator>,
+    options: &PipelineOptions,
+    passes: &[Pass],
+) -> Result<(Sdfg, PipelineReport), PipelineError> {
+    let mut out = sdfg;
     let mut report = PipelineReport::default();
-    let offloaded = crate::offload::is_offloaded(sdfg);
+    let offloaded = crate::offload::is_offloaded(&out);
     for pass in Pass::ALL {
         if !passes.contains(&pass) || !options.enabled.contains(&pass) {
             continue;
@@ -239,40 +257,61 @@ pub fn run(
         }
         let fail = |message: String| PipelineError::Pass { pass, message };
         let needs_acc = || fail("needs an accelerator (a backend)".to_owned());
-        match pass {
+        // Debug builds (the tests, the corpus, the fuzzer) hold every pass
+        // to its report: one that reports no change must make none, since
+        // the pipeline skips validating after it.
+        let before = cfg!(debug_assertions).then(|| out.to_json());
+        let changed = match pass {
             Pass::ElideCopies => {
                 report.elided = crate::elide_copies::elide_copies(&mut out);
+                !report.elided.is_empty()
             }
             Pass::MapFusion => {
                 report.fused = crate::map_fusion::fuse_maps(&mut out);
+                !report.fused.is_empty()
             }
             Pass::LoopToMap => {
-                report.loops = Some(loop_to_map(&mut out));
+                let loops = loop_to_map(&mut out);
+                let changed = !loops.converted.is_empty();
+                report.loops = Some(loops);
+                changed
             }
             Pass::SinkLoop => {
                 report.sunk = crate::sink_loop::sink_loops(&mut out);
+                !report.sunk.is_empty()
             }
             Pass::MapToCopy => {
                 report.copies = crate::copies::maps_to_copies(&mut out);
+                !report.copies.is_empty()
             }
             Pass::HorizontalFusion => {
                 report.horizontal = crate::horizontal_fusion::fuse_independent_maps(&mut out);
+                !report.horizontal.is_empty()
             }
             Pass::Offload => {
                 let acc = acc.ok_or_else(needs_acc)?;
-                let (o, r) =
-                    crate::offload(&out, acc, &options.offload).map_err(|e| fail(e.to_string()))?;
+                let (o, r) = crate::offload::offload_unvalidated(out, acc, &options.offload)
+                    .map_err(|e| fail(e.to_string()))?;
                 out = o;
+                let changed = !r.already_offloaded;
                 report.offload = Some(r);
+                changed
             }
             Pass::LowerLibrary => {
                 let acc = acc.ok_or_else(needs_acc)?;
-                report.library =
-                    crate::lower_library_nodes(&mut out, acc).map_err(|e| fail(e.to_string()))?;
+                report.library = crate::library::lower_library_unvalidated(&mut out, acc)
+                    .map_err(|e| fail(e.to_string()))?;
+                !report.library.is_empty()
             }
+        };
+        if changed {
+            sdfg_ir::validate(&out)
+                .map_err(|e| fail(format!("left the SDFG invalid (a bug of the pass):\n{e}")))?;
+        } else if before.is_some_and(|b| b != out.to_json()) {
+            return Err(fail(
+                "changed the SDFG but reported no change (a bug of the pass)".to_owned(),
+            ));
         }
-        sdfg_ir::validate(&out)
-            .map_err(|e| fail(format!("left the SDFG invalid (a bug of the pass):\n{e}")))?;
         report.ran.push(pass);
     }
     Ok((out, report))

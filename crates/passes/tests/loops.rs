@@ -142,6 +142,29 @@ fn a_loop_carried_scalar_stays_a_loop() {
 }
 
 #[test]
+fn a_loop_variable_sizing_a_container_stays_a_symbol() {
+    // Found by `cargo xtask fuzz` (a JSON mutant whose container's size
+    // names the loop variable): the map took the variable out of the
+    // symbols, and the container's size named an undefined symbol.
+    let mut sdfg = program(
+        "    for i in range(N):\n        A[i] = 1.0\n",
+        "A: dc.float64[N]",
+    );
+    sdfg.containers.insert(
+        "T".to_owned(),
+        sdfg_ir::DataDesc::array(
+            sdfg_ir::DType::Float64,
+            vec![sdfg_ir::SymExpr::symbol("i") + sdfg_ir::SymExpr::int(1)],
+        )
+        .into_transient(),
+    );
+    sdfg_ir::validate(&sdfg).expect("valid before");
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    assert!(out.symbols.contains_key("i"));
+}
+
+#[test]
 fn a_loop_variable_read_after_the_loop_keeps_the_loop() {
     // Python sees the last value of `i` after the loop (the frontend
     // refuses such reads; an SDFG from elsewhere may have one).

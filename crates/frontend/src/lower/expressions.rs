@@ -56,6 +56,9 @@ impl<'m> Lowerer<'m> {
                     Some(Name::Sym(s)) => Ok(Elem::Sym(SymExpr::symbol(s.clone()))),
                     Some(Name::Value(v)) => Ok(Elem::Sym(v.clone())),
                     Some(Name::Local(e)) => Ok(e.clone()),
+                    Some(Name::Expired(why)) => {
+                        Err(self.err(e, ErrorKind::Value(format!("`{name}` {why}"))))
+                    }
                     None if self.m.symbols.contains_key(name) => {
                         self.declare_symbol(name);
                         Ok(Elem::Sym(SymExpr::symbol(name)))

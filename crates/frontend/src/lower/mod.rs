@@ -39,6 +39,12 @@ enum Name {
     /// A local of a `dace.map` body: its value, substituted where it is used
     /// (the body runs once per point, so a local is an expression of that point).
     Local(Elem),
+    /// A local whose scope ended: one a `dace.map` body bound (its value
+    /// was one point's, and the points ran in parallel), or one a loop
+    /// inside such a body bound (its value was one iteration's). Reading it
+    /// is the program's mistake, reported with this message; assigning it
+    /// rebinds it.
+    Expired(String),
 }
 
 /// A program being inlined: where its tail `return` writes.
@@ -94,6 +100,12 @@ struct Lowerer<'m> {
     /// assigned to one of them is a scalar container, never a symbol, since
     /// a map's iterations cannot assign a symbol (they combine into data).
     map_updated: BTreeSet<String>,
+    /// For each `for` loop being lowered inside a `dace.map` body: the
+    /// depth of `map_ctx` there and the body's locals bound before the loop.
+    /// Locals are expressions of the point, substituted where used, so a
+    /// loop cannot carry one from an iteration to the next: assigning one
+    /// of those inside the loop is refused.
+    map_loops: Vec<(usize, BTreeSet<String>)>,
     /// Scalars declared with a type (`x: dace.uint16 = ...`,
     /// `dace.define_local_scalar`): assigning to their name writes into them,
     /// converted to their type, as in DaCe, instead of rebinding the name.
@@ -223,6 +235,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         fresh: 0,
         depth: 0,
         map_updated: BTreeSet::new(),
+        map_loops: Vec::new(),
         map_params: BTreeSet::new(),
         declared: BTreeSet::new(),
         host_reads: Vec::new(),

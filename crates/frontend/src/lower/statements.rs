@@ -447,6 +447,17 @@ impl<'m> Lowerer<'m> {
                     return Ok(());
                 }
                 if !self.map_ctx.is_empty() {
+                    if let Some((depth, outer)) = self.map_loops.last()
+                        && *depth == self.map_ctx.len()
+                        && outer.contains(&name)
+                    {
+                        return Err(self.err(
+                            target,
+                            unsupported(format!(
+                                "assigning `{name}`, a value of the `dace.map` point bound before this loop, inside the loop: a loop in a map body cannot carry a value from one iteration to the next yet (accumulate into an array element instead)"
+                            )),
+                        ));
+                    }
                     // A local of a map body; under a predicate it keeps its
                     // previous value where the predicate is false.
                     let pred = self.pred.iter().cloned().reduce(|a, b| {
@@ -606,6 +617,29 @@ impl<'m> Lowerer<'m> {
         }
     }
 
+    /// The locals of the `dace.map` bodies being lowered, with their values.
+    fn locals(&self) -> BTreeMap<String, Elem> {
+        self.names
+            .iter()
+            .filter_map(|(k, n)| match n {
+                Name::Local(e) => Some((k.clone(), e.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Ends the scope of every local bound (or bound anew) since `before`
+    /// ([`Lowerer::locals`]): reading one later is refused with `why`.
+    fn expire_locals(&mut self, before: &BTreeMap<String, Elem>, why: &str) {
+        for (name, binding) in self.names.iter_mut() {
+            if let Name::Local(e) = binding
+                && before.get(name) != Some(e)
+            {
+                *binding = Name::Expired(why.to_owned());
+            }
+        }
+    }
+
     pub(super) fn for_loop(&mut self, f: &ast::StmtFor) -> Result<()> {
         if !f.orelse.is_empty() {
             return Err(self.err(f, unsupported("`for ... else`")));
@@ -637,11 +671,42 @@ impl<'m> Lowerer<'m> {
                 }
                 _ => return Err(self.err(c, unsupported("`range` with this many arguments"))),
             };
+            // Each statement of a map body is a map of its own, and a loop
+            // in the body a loop around them: its range cannot depend on
+            // the point.
+            if let Some((p, _)) = self
+                .map_ctx
+                .iter()
+                .find(|(p, _)| start.has_symbol(p) || stop.has_symbol(p))
+            {
+                return Err(self.err(
+                    c,
+                    unsupported(format!(
+                        "a loop inside a `dace.map` body whose range depends on the map's parameter `{p}`"
+                    )),
+                ));
+            }
             let name = var.id.to_string();
             let sym = self.symbol_name(&name);
             self.declare_symbol(&sym);
             let saved = self.names.insert(name.clone(), Name::Sym(sym.clone()));
-            let body = self.nested(|l| l.body(&f.body))?;
+            let before = self.locals();
+            if !self.map_ctx.is_empty() {
+                self.map_loops
+                    .push((self.map_ctx.len(), before.keys().cloned().collect()));
+            }
+            let body = self.nested(|l| l.body(&f.body));
+            if !self.map_ctx.is_empty() {
+                self.map_loops.pop();
+            }
+            let body = body?;
+            self.expire_locals(
+                &before,
+                &format!(
+                    "is assigned in the body of the loop at line {} inside a `dace.map` body: after the loop it has no value (write it into an array element)",
+                    self.line(f)
+                ),
+            );
             match saved {
                 Some(s) => self.names.insert(name, s),
                 None => self.names.remove(&name),
@@ -734,6 +799,9 @@ impl<'m> Lowerer<'m> {
                     self.names.insert(var.clone(), Name::Sym(param)),
                 ));
             }
+            // Locals the body binds are values of one point: after the map
+            // (whose points run in parallel) they have none.
+            let before = self.locals();
             let r = self.body(&f.body);
             self.map_ctx.truncate(depth);
             self.map_level.truncate(depth);
@@ -743,6 +811,13 @@ impl<'m> Lowerer<'m> {
                     None => self.names.remove(&var),
                 };
             }
+            self.expire_locals(
+                &before,
+                &format!(
+                    "is assigned in the body of the `dace.map` at line {}, whose points run in parallel: after the map it has no value (write each point's value into an array element, or reduce them)",
+                    self.line(f)
+                ),
+            );
             return r;
         }
         Err(self.err(

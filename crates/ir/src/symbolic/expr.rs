@@ -696,6 +696,29 @@ impl SymExpr {
         self.terms.is_empty().then_some(self.constant)
     }
 
+    /// `self - other` when it is a constant, without building the
+    /// difference: both have the same non-constant terms (the canonical form
+    /// makes that the only way), and the constants' difference fits. The
+    /// validator asks this of every bound of every memlet, so it must not
+    /// allocate.
+    pub fn const_difference(&self, other: &SymExpr) -> Option<i64> {
+        if self.terms != other.terms {
+            return None;
+        }
+        self.constant.checked_sub(other.constant)
+    }
+
+    /// Calls `f` on every symbol named anywhere (read indices and opaque
+    /// nodes included, container names not), once per occurrence, until it
+    /// returns `true`; returns whether it did. [`free_symbols`](Self::free_symbols)
+    /// without building a set.
+    pub fn any_symbol<'a>(&'a self, f: &mut impl FnMut(&'a str) -> bool) -> bool {
+        self.any_atom(&mut |a| match a {
+            Atom::Symbol(name) => f(name),
+            _ => false,
+        })
+    }
+
     /// Whether this is the constant 0.
     pub fn is_zero(&self) -> bool {
         self.terms.is_empty() && self.constant == 0
@@ -731,7 +754,7 @@ impl SymExpr {
     }
 
     /// Whether `f` holds for any atom, at any depth (including inside operands).
-    fn any_atom(&self, f: &mut impl FnMut(&Atom) -> bool) -> bool {
+    fn any_atom<'a>(&'a self, f: &mut impl FnMut(&'a Atom) -> bool) -> bool {
         for (atom, _) in self.terms.iter().flat_map(|t| &t.factors) {
             if f(atom) {
                 return true;
@@ -772,6 +795,12 @@ impl SymExpr {
             }
             false
         });
+    }
+
+    /// Whether the expression reads a container anywhere
+    /// ([`reads`](Self::reads) is not empty), without collecting the names.
+    pub fn has_reads(&self) -> bool {
+        self.any_atom(&mut |a| matches!(a, Atom::Read(..)))
     }
 
     /// Whether the symbol `name` occurs anywhere in the expression.

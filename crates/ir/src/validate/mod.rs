@@ -1150,7 +1150,30 @@ impl<'a> Validator<'a, '_> {
                 }
                 None
             }
-            (None, None) => None,
+            (None, None) => {
+                // Inside a scope (a map entry to what it feeds, or what
+                // feeds a map exit to it), the memlet names the data the
+                // scope's connector carries: the container of the access
+                // node at the outer end of its path.
+                let path = match (src_node, dst_node) {
+                    (Node::MapEntry(_), _) => {
+                        path_data(cx.state, src, edge.src_conn.as_deref(), false)
+                    }
+                    (_, Node::MapExit(_)) => {
+                        path_data(cx.state, dst, edge.dst_conn.as_deref(), true)
+                    }
+                    _ => Vec::new(),
+                };
+                if let Some(first) = path.first()
+                    && !path.contains(&m.data.as_str())
+                {
+                    errs.push(EdgeError::DataMismatch {
+                        data: m.data.clone(),
+                        node_data: (*first).to_owned(),
+                    });
+                }
+                None
+            }
         };
 
         // Rank and bounds.
@@ -1164,13 +1187,18 @@ impl<'a> Validator<'a, '_> {
 
         // Symbols.
         let defined = self.defined_at(cx, dst);
-        for symbol in m.free_symbols() {
-            if !defined.contains(&symbol) {
-                errs.push(EdgeError::UndefinedSymbol {
-                    data: m.data.clone(),
-                    symbol,
-                });
+        let mut undefined = BTreeSet::new();
+        m.any_symbol(&mut |symbol| {
+            if !defined.contains(symbol) {
+                undefined.insert(symbol.to_owned());
             }
+            false
+        });
+        for symbol in undefined {
+            errs.push(EdgeError::UndefinedSymbol {
+                data: m.data.clone(),
+                symbol,
+            });
         }
 
         // Write-conflict resolution only where data is written.
@@ -1433,7 +1461,8 @@ fn check_subset(
         } else {
             (&r.begin, &r.end)
         };
-        let reversed = (hi - lo).as_int().is_some_and(|d| d < -1);
+        let span = hi.const_difference(lo);
+        let reversed = span.is_some_and(|d| d < -1);
         if reversed {
             errs.push(EdgeError::ReversedRange {
                 data: data.to_owned(),
@@ -1443,12 +1472,12 @@ fn check_subset(
             continue;
         }
         // The empty range `k:k` has hi = lo - 1; it touches nothing.
-        if (hi - lo).as_int() == Some(-1) {
+        if span == Some(-1) {
             continue;
         }
         let out_of_bounds = |index: &SymExpr| {
             index.as_int().is_some_and(|v| v < 0)
-                || (index - extent).as_int().is_some_and(|v| v >= 0)
+                || index.const_difference(extent).is_some_and(|v| v >= 0)
         };
         for bound in [lo, hi] {
             if out_of_bounds(bound) {

@@ -205,9 +205,23 @@ impl fmt::Display for Report {
     }
 }
 
-/// Offloads `sdfg` to `acc`.
+/// Offloads `sdfg` to `acc`, and validates the result (an invalid one is
+/// a bug of the pass, [`OffloadError::Invalid`]).
 pub fn offload(
     sdfg: &Sdfg,
+    acc: &dyn Accelerator,
+    options: &Options,
+) -> Result<(Sdfg, Report), OffloadError> {
+    let (out, report) = offload_unvalidated(sdfg.clone(), acc, options)?;
+    sdfg_ir::validate(&out).map_err(|e| OffloadError::Invalid(e.to_string()))?;
+    Ok((out, report))
+}
+
+/// [`offload()`] in place and without the validation of its result: for
+/// the pipeline, which owns its SDFG (a copy of a large one costs as much
+/// as a pass) and validates after every pass that changed it.
+pub(crate) fn offload_unvalidated(
+    sdfg: Sdfg,
     acc: &dyn Accelerator,
     options: &Options,
 ) -> Result<(Sdfg, Report), OffloadError> {
@@ -215,11 +229,11 @@ pub fn offload(
         accelerator: acc.name().to_owned(),
         ..Report::default()
     };
-    if is_offloaded(sdfg) {
+    if is_offloaded(&sdfg) {
         report.already_offloaded = true;
-        return Ok((sdfg.clone(), report));
+        return Ok((sdfg, report));
     }
-    let mut out = sdfg.clone();
+    let mut out = sdfg;
     let param = partitions::single_thread_param(&out);
     report.sequential_loops =
         sequential::wrap_sequential_loops(&mut out, &param, acc.scalars_by_value());
@@ -230,7 +244,6 @@ pub fn offload(
     if options.verbose {
         eprint!("{report}");
     }
-    sdfg_ir::validate(&out).map_err(|e| OffloadError::Invalid(e.to_string()))?;
     Ok((out, report))
 }
 

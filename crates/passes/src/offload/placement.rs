@@ -63,6 +63,7 @@ pub(crate) fn place(
         });
     }
     let global = acc.global_storage();
+    let params = map_params(sdfg);
     let host_too = |x: &str| usage.host_read.contains(x) || usage.host_used.contains(x);
     // Containers with a data twin (tracked by the walk), and every rename
     // device states get (data twins and view twins).
@@ -74,7 +75,7 @@ pub(crate) fn place(
         };
         if desc.is_view() {
             if host_too(x) {
-                let twin = fresh_name(sdfg, &format!("dev_{}", x.trim_start_matches('_')));
+                let twin = fresh_name(sdfg, &params, &format!("dev_{}", x.trim_start_matches('_')));
                 let mut t = desc.clone();
                 t.storage = global;
                 sdfg.containers.insert(twin.clone(), t);
@@ -121,7 +122,7 @@ pub(crate) fn place(
         }
         let is_return = x.starts_with("__return");
         if !desc.transient || is_return || host_too(x) {
-            let twin = fresh_name(sdfg, &format!("dev_{}", x.trim_start_matches('_')));
+            let twin = fresh_name(sdfg, &params, &format!("dev_{}", x.trim_start_matches('_')));
             let mut t = desc.clone();
             t.transient = true;
             t.storage = global;
@@ -877,10 +878,11 @@ fn rename(state: &mut State, from: &str, to: &str) {
     }
 }
 
-/// A container name starting with `base` that is not a container or symbol,
-/// and not a reserved return name.
-fn fresh_name(sdfg: &Sdfg, base: &str) -> String {
-    // Map parameters are symbols inside their scopes: a container may not share their names.
+/// The parameters of every map of `sdfg`'s own states: symbols inside
+/// their scopes, which no container may be named after. Collected once per
+/// placement (walking the SDFG per new name made offloading quadratic in
+/// the number of containers).
+fn map_params(sdfg: &Sdfg) -> BTreeSet<String> {
     let mut params = BTreeSet::new();
     for (_, state) in sdfg.states() {
         for (_, node) in state.nodes() {
@@ -889,6 +891,12 @@ fn fresh_name(sdfg: &Sdfg, base: &str) -> String {
             }
         }
     }
+    params
+}
+
+/// A container name from `base` that no container, symbol or map parameter
+/// (`params`, from [`map_params`]) has, and not a reserved return name.
+fn fresh_name(sdfg: &Sdfg, params: &BTreeSet<String>, base: &str) -> String {
     let mut name = base.to_owned();
     let mut k = 1;
     while sdfg.containers.contains_key(&name)
