@@ -199,43 +199,60 @@ pub struct SymPrinter<'a> {
 impl SymPrinter<'_> {
     /// An `int64_t` C++ expression for `e`.
     pub fn expr(&mut self, e: &SymExpr) -> String {
-        let mut parts: Vec<String> = Vec::new();
+        // Written into one buffer: the emitter prints every bound, offset
+        // and stride through here, so it must not allocate per term.
+        let mut out = String::from("(");
+        let mut term = String::new();
+        let mut first = true;
+        let mut push = |out: &mut String, part: &str| {
+            if first {
+                out.push_str(part);
+                first = false;
+            } else if let Some(neg) = part.strip_prefix('-') {
+                out.push_str(" - ");
+                out.push_str(neg);
+            } else {
+                out.push_str(" + ");
+                out.push_str(part);
+            }
+        };
         for t in e.terms() {
-            let mut factors: Vec<String> = Vec::new();
+            term.clear();
+            match t.coeff() {
+                1 => {}
+                -1 => term.push('-'),
+                c => {
+                    term.push_str(&int64(c));
+                    term.push_str(" * ");
+                }
+            }
+            let mut lead = true;
             for (atom, power) in t.factors() {
                 let a = self.atom(atom);
                 for _ in 0..*power {
-                    factors.push(a.clone());
+                    if !lead {
+                        term.push_str(" * ");
+                    }
+                    term.push_str(&a);
+                    lead = false;
                 }
             }
-            let prod = factors.join(" * ");
-            parts.push(match t.coeff() {
-                1 => prod,
-                -1 => format!("-{prod}"),
-                c => format!("{} * {prod}", int64(c)),
-            });
+            push(&mut out, &term);
         }
         let c = e.constant_term();
-        if c != 0 || parts.is_empty() {
-            parts.push(int64(c));
+        if c != 0 || e.terms().is_empty() {
+            push(&mut out, &int64(c));
         }
-        let mut out = String::new();
-        for (k, p) in parts.iter().enumerate() {
-            if k == 0 {
-                out.push_str(p);
-            } else if let Some(neg) = p.strip_prefix('-') {
-                let _ = write!(out, " - {neg}");
-            } else {
-                let _ = write!(out, " + {p}");
-            }
-        }
-        format!("({out})")
+        out.push(')');
+        out
     }
 
     fn atom(&mut self, a: &Atom) -> String {
         match a {
             Atom::Symbol(s) => {
-                self.used.insert(s.to_string());
+                if !self.used.contains(&**s) {
+                    self.used.insert(s.to_string());
+                }
                 ident(s)
             }
             Atom::Read(data, index) => {

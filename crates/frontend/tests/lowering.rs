@@ -2716,3 +2716,17 @@ fn map_locals_do_not_outlive_their_map() {
         "\n@dc.program\ndef f(A: dc.float64[N, N], B: dc.float64[N, N]):\n    for i in dc.map[0:N]:\n        c = A[i, 0]\n        for j in dc.map[0:N]:\n            B[i, j] = c\n        B[i, 0] = c + 1.0\n",
     );
 }
+
+/// A one-element array assigned to an element (`x[i] = b[i] - L[i-1:i, 0]`,
+/// NumPy converts the size-1 result) goes through a reshape to a 0-d
+/// value, a scalar container: found by the fuzzer as an internal error
+/// (the fill addressed the scalar with no index).
+#[test]
+fn a_one_element_result_assigned_to_an_element() {
+    compile(
+        "\n@dc.program\ndef f(L: dc.float64[N, N], x: dc.float64[N], b: dc.float64[N]):\n    for i in range(1, N):\n        x[i] = b[i] - L[i - 1:i, 0]\n",
+    );
+    compile(
+        "\n@dc.program\ndef f(L: dc.float64[N, N], x: dc.float64[N], b: dc.float64[N]):\n    for i in range(1, N):\n        x[i] = (b[i] - L[i - 1:i] @ x) / L[i, i]\n",
+    );
+}

@@ -342,6 +342,18 @@ impl DataDesc {
         }
     }
 
+    /// [`shape`](Self::shape) borrowed, without copying it: what the
+    /// validator checks every memlet against.
+    pub fn dims(&self) -> &[SymExpr] {
+        static SCALAR: [SymExpr; 1] = [SymExpr::int(1)];
+        match &self.kind {
+            DataKind::Scalar => &SCALAR,
+            DataKind::Array(l) | DataKind::View(l) => &l.shape,
+            DataKind::Stream { shape, .. } | DataKind::ContainerArray { shape, .. } => shape,
+            DataKind::Structure { .. } => &[],
+        }
+    }
+
     /// Number of dimensions memlets use to index the container.
     pub fn rank(&self) -> usize {
         match &self.kind {

@@ -89,18 +89,29 @@ fn fuse_region(
 ) {
     let blocks = std::mem::take(&mut region.blocks);
     let mut out: Vec<ControlBlock> = Vec::with_capacity(blocks.len());
+    // The access counts of the state fused last, by label: a chain fuses
+    // into it again and again, and recounting it each time made the pass
+    // quadratic in the size of a fused state.
+    let mut last: Option<(String, BTreeMap<String, usize>)> = None;
     for b in blocks {
         let Some((j, plan)) = meeting(&out, &b) else {
             out.push(b);
             continue;
         };
-        let a = out.remove(j);
-        let (BlockKind::State(s1), BlockKind::State(s2)) = (&a.kind, &b.kind) else {
+        let mut a = out.remove(j);
+        let (BlockKind::State(s1), BlockKind::State(s2)) = (&mut a.kind, &b.kind) else {
             out.push(a);
             out.push(b);
             continue;
         };
-        let (c1, c2) = (state_counts(s1), state_counts(s2));
+        // Moved, not copied: the fused state grows with every fusion.
+        let s1 = std::mem::take(s1);
+        let label = a.label;
+        let c1 = match last.take() {
+            Some((l, c)) if l == label => c,
+            _ => state_counts(&s1),
+        };
+        let c2 = state_counts(s2);
         // A transient the two maps alone use becomes a scalar of the point.
         let dead: BTreeSet<String> = plan
             .through
@@ -116,17 +127,19 @@ fn fuse_region(
             .map(|(x, _)| x.clone())
             .collect();
         let merged = fuse(sdfg, s1, s2, &plan, &dead);
-        fused.push(format!("`{}` into `{}`", b.label, a.label));
+        fused.push(format!("`{}` into `{label}`", b.label));
         for (x, n) in c1.iter().chain(&c2) {
             if let Some(c) = counts.get_mut(x) {
                 *c = c.saturating_sub(*n);
             }
         }
-        for (x, n) in state_counts(&merged) {
-            *counts.entry(x).or_insert(0) += n;
+        let cm = state_counts(&merged);
+        for (x, n) in &cm {
+            *counts.entry(x.clone()).or_insert(0) += n;
         }
+        last = Some((label.clone(), cm));
         out.push(ControlBlock {
-            label: a.label,
+            label,
             kind: BlockKind::State(merged),
             transition: b.transition,
         });
@@ -415,8 +428,8 @@ fn remove_connectors(state: &mut State, n: NodeId, cin: &str, cout: &str) {
 }
 
 /// The fused state.
-fn fuse(sdfg: &mut Sdfg, s1: &State, s2: &State, plan: &Plan, dead: &BTreeSet<String>) -> State {
-    let mut out = s1.clone();
+fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<String>) -> State {
+    let mut out = s1;
     // The second state's nodes, renamed, the map's entry and exit becoming
     // the first's.
     let mut ids: BTreeMap<NodeId, NodeId> = BTreeMap::new();

@@ -5,8 +5,9 @@
 //! the kinds the corpus is made of: whole-array and sliced element-wise
 //! assignments with broadcasting, NumPy ufuncs and `np.where`, reductions
 //! (whole and along an axis), matrix-vector products, `range` loops with
-//! element updates and recurrences, `dace.map` loops, branches on
-//! symbols, and augmented assignments. Expressions nest a few levels (well
+//! element updates and recurrences, `dace.map` loops (with locals,
+//! conditions on data and inner loops), branches on symbols, and augmented
+//! assignments. Expressions nest a few levels (well
 //! inside the frontend's nesting limit). Every generated program is valid
 //! Python, valid DaCe and inside the subset, so the frontend must accept
 //! it; proptest shrinks a failing one to a small program.
@@ -76,6 +77,9 @@ const VECTOR: &[&str] = &["x", "A[:, 0]", "B[:, 1]", "s[0]"];
 const AT_I: &[&str] = &["x[i]", "A[i, 0]", "B[i, 1]", "s[0]"];
 /// Scalars at point `(i, j)` of a map over `[0:N, 0:M]`.
 const AT_IJ: &[&str] = &["A[i, j]", "B[i, j]", "x[i]", "y[j]"];
+/// Scalars at iteration `k` of a loop over `range(M)` in a map over `[0:N]`
+/// that writes `A[i, k]`.
+const AT_IK: &[&str] = &["B[i, k]", "x[i]", "y[k]", "A[i, k]"];
 
 /// One statement, as lines of Python at four spaces of indentation.
 fn statement() -> impl Strategy<Value = Vec<String>> {
@@ -105,6 +109,21 @@ fn statement() -> impl Strategy<Value = Vec<String>> {
         expr(AT_IJ).prop_map(|e| vec![
             "for i, j in dace.map[0:N, 0:M]:".to_owned(),
             format!("    B[i, j] = {}", e.render()),
+        ]),
+        // A map body with a local, updated under a condition on data (a
+        // predicated assignment).
+        (expr(AT_IJ), expr(AT_IJ)).prop_map(|(a, b)| vec![
+            "for i, j in dace.map[0:N, 0:M]:".to_owned(),
+            format!("    t = {}", a.render()),
+            "    if t > 0.25:".to_owned(),
+            format!("        t = t * 0.5 - {}", b.render()),
+            "    B[i, j] = t + A[i, j]".to_owned(),
+        ]),
+        // A loop inside a map body, writing the point's row.
+        expr(AT_IK).prop_map(|e| vec![
+            "for i in dace.map[0:N]:".to_owned(),
+            "    for k in range(M):".to_owned(),
+            format!("        A[i, k] = {}", e.render()),
         ]),
         expr(MATRIX).prop_map(|e| vec![
             "if N > M:".to_owned(),

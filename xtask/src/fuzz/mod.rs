@@ -6,7 +6,9 @@
 //!
 //! - `programs`: Python programs of the supported subset, generated from
 //!   their structure ([`generate`], a proptest strategy, so a failing
-//!   program shrinks to a small one). The frontend must accept them.
+//!   program shrinks to a small one). The frontend must accept them, and
+//!   what the SDFG computes must be what NumPy computes running the
+//!   program as Python ([`oracle`]).
 //! - `python-mutants`: the corpus files with a few token and line
 //!   mutations ([`mutate::python`]); the frontend may refuse them, but only
 //!   with an error.
@@ -31,6 +33,7 @@
 
 mod generate;
 mod mutate;
+mod oracle;
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -210,7 +213,7 @@ pub(crate) fn worker(args: &[String], root: &Path) -> Result<ExitCode, String> {
     let sources = corpus_sources(root)?;
     // A panic outside the checks (in a generator, say) is a finding too.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match target.as_str() {
-        "programs" => Ok(w.programs(seed)),
+        "programs" => Ok(w.programs(seed, root)),
         "python-mutants" => Ok(w.python_mutants(seed, &sources)),
         "json-mutants" => Ok(w.json_mutants(seed, &sources)),
         other => Err(format!("unknown target `{other}`")),
@@ -288,7 +291,14 @@ impl Worker {
     }
 
     /// Generated programs, shrunk by proptest when one fails.
-    fn programs(&mut self, seed: u64) -> Option<String> {
+    fn programs(&mut self, seed: u64, root: &Path) -> Option<String> {
+        let mut oracle = match oracle::Oracle::spawn(root, &self.dir) {
+            Ok(o) => Some(o),
+            Err(why) => {
+                println!("programs: the NumPy oracle is skipped: {why}");
+                None
+            }
+        };
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(seed));
         let mut runner = TestRunner::new_with_rng(Config::default(), rng);
         let strategy = generate::program();
@@ -296,7 +306,7 @@ impl Worker {
             let mut tree = strategy.new_tree(&mut runner).ok()?;
             let text = tree.current();
             self.note(&text);
-            let outcome = guarded(|| check_python(&text, true));
+            let outcome = guarded(|| check_generated(&text, oracle.as_mut()));
             self.count(&outcome);
             let Outcome::Finding(first) = outcome else {
                 continue;
@@ -308,7 +318,9 @@ impl Worker {
                 loop {
                     let candidate = tree.current();
                     self.note(&candidate);
-                    if let Outcome::Finding(w) = guarded(|| check_python(&candidate, true)) {
+                    if let Outcome::Finding(w) =
+                        guarded(|| check_generated(&candidate, oracle.as_mut()))
+                    {
                         (best, why) = (candidate, w);
                         break;
                     }
@@ -456,6 +468,47 @@ fn check_python(text: &str, strict: bool) -> Outcome {
     outcome
 }
 
+/// A generated program: [`check_python`]'s properties, and NumPy's answer
+/// where the oracle runs.
+fn check_generated(text: &str, oracle: Option<&mut oracle::Oracle>) -> Outcome {
+    match check_python(text, true) {
+        Outcome::Passed => {}
+        other => return other,
+    }
+    match oracle {
+        Some(o) => check_numpy(text, o),
+        None => Outcome::Passed,
+    }
+}
+
+/// Whether the host SDFG of `kernel` computes NumPy's answer on the
+/// arguments the other checks use ([`arguments`]).
+fn check_numpy(text: &str, oracle: &mut oracle::Oracle) -> Outcome {
+    let sdfg = match sdfg_frontend::Module::parse("fuzz.py", text).and_then(|m| m.compile("kernel"))
+    {
+        Ok(s) => s,
+        Err(e) => return Outcome::Finding(format!("the frontend refused it: {e}")),
+    };
+    let args = arguments(&sdfg);
+    let ours = match run_once(&sdfg, &args) {
+        Some(Ok(r)) => r.outputs,
+        _ => return Outcome::Finding("a generated program did not run".to_owned()),
+    };
+    let Some(args) = args else {
+        return Outcome::Refused;
+    };
+    let numpy = match oracle.run(text, "kernel", &args.symbols, &args.arrays) {
+        Ok(n) => n,
+        Err(e) => return Outcome::Finding(format!("NumPy could not run the program: {e}")),
+    };
+    match differ(&numpy, &ours) {
+        None => Outcome::Passed,
+        Some(what) => Outcome::Finding(format!(
+            "the SDFG computes another result than NumPy: {what}"
+        )),
+    }
+}
+
 /// Loads an SDFG from JSON and checks it where it validates.
 fn check_json(text: &str) -> Outcome {
     match Sdfg::from_json(text) {
@@ -598,9 +651,10 @@ fn compare_runs(host: &Sdfg, offloaded: &Sdfg) -> Outcome {
     }
 }
 
-/// The first output that differs between two runs, described: compared
-/// as the corpus compares them ([`sdfg_harness::corpus::compare`]), with
-/// tolerances for reassociated floating-point sums only.
+/// The first output of `host` (the reference) that `device` lacks or
+/// computes otherwise, described: compared as the corpus compares them
+/// ([`sdfg_harness::corpus::compare`]), with tolerances for reassociated
+/// floating-point sums only.
 fn differ(
     host: &BTreeMap<String, sdfg_sim::ArrayValue>,
     device: &BTreeMap<String, sdfg_sim::ArrayValue>,

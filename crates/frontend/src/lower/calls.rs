@@ -394,6 +394,13 @@ impl<'m> Lowerer<'m> {
         }
         let out = self.new_transient("reshape_", src.dtype, &shape);
         self.reshaped.insert(out.data.clone());
+        // A 0-d result (one element into a scalar target) is a scalar
+        // container, which memlets address as `[0]`: filled as shape `[1]`.
+        let shape = if shape.is_empty() {
+            vec![SymExpr::int(1)]
+        } else {
+            shape
+        };
         let params: Vec<String> = shape.iter().map(|_| self.fresh("__r")).collect();
         let point: Vec<SymExpr> = params.iter().map(|p| SymExpr::symbol(p.clone())).collect();
         let at = reindex(&point, &shape, &old);

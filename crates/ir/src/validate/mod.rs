@@ -1177,12 +1177,11 @@ impl<'a> Validator<'a, '_> {
         };
 
         // Rank and bounds.
-        let shape = desc.shape();
-        check_subset(&m.data, "subset", &m.subset, &shape, errs);
+        check_subset(&m.data, "subset", &m.subset, desc.dims(), errs);
         if let (Some(o), Some(other_name)) = (&m.other_subset, other)
             && let Some(other_desc) = self.sdfg.containers.get(other_name)
         {
-            check_subset(other_name, "other subset", o, &other_desc.shape(), errs);
+            check_subset(other_name, "other subset", o, other_desc.dims(), errs);
         }
 
         // Symbols.
