@@ -456,6 +456,21 @@ fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<Str
         }
         ids.insert(id, out.add_node(n));
     }
+    // The exits of maps nested in the second map name their entries by
+    // the second state's ids: they take the copies' (an inner map's exit
+    // named a node of the first state once).
+    let copies: Vec<NodeId> = ids
+        .iter()
+        .filter(|(old, _)| **old != plan.e2 && **old != plan.x2)
+        .map(|(_, new)| *new)
+        .collect();
+    for new in copies {
+        if let Some(Node::MapExit(x)) = out.graph.node_weight_mut(new)
+            && let Some(&entry) = ids.get(&x.entry)
+        {
+            x.entry = entry;
+        }
+    }
     // Connectors of the second map, renamed where the first has them.
     let (in1, _) = connectors(&out, plan.e1);
     let (xin1, _) = connectors(&out, plan.x1);

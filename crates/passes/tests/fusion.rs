@@ -180,3 +180,17 @@ fn maps_sharing_what_one_writes_do_not_fuse_side_by_side() {
     let (_, lines) = fused_side_by_side(&sdfg);
     assert!(lines.is_empty(), "{lines:?}");
 }
+
+#[test]
+fn a_map_with_an_inner_map_fuses_with_its_inner_exit_renumbered() {
+    // Found by `cargo xtask fuzz`: fusing a map whose body holds a map of
+    // its own (a row written per point) copied the inner exit with the id
+    // of its entry in the other state, naming a node that is not an entry.
+    let sdfg = program(
+        "    for i in dc.map[0:N]:\n        A[i, 0] = i * 2.0\n        B[i, :] = i * 3.0\n",
+        "A: dc.float64[N, N], B: dc.float64[N, N]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+}

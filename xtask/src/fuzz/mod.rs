@@ -565,8 +565,9 @@ fn broken_pass(sdfg: &Sdfg, message: &str) -> Outcome {
 }
 
 /// Whether a run's error is the program's own (an access outside its
-/// arrays, a read of memory nothing wrote: the output is undefined), not
-/// a difference between two forms of one program.
+/// arrays, a read of memory nothing wrote or of a symbol nothing assigned:
+/// the output is undefined), not a difference between two forms of one
+/// program.
 fn faulty_program(e: &SimError) -> bool {
     matches!(
         e,
@@ -574,6 +575,10 @@ fn faulty_program(e: &SimError) -> bool {
             | SimError::OutOfBounds { .. }
             | SimError::Uninitialized { .. }
             | SimError::AddressOverflow { .. }
+            | SimError::Eval {
+                error: sdfg_ir::symbolic::EvalError::UndefinedSymbol { .. },
+                ..
+            }
     )
 }
 
