@@ -8,6 +8,10 @@
 //! statement must not grow. The goal is milliseconds per kernel.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+// The allocator `sdfgc` uses, so that the figures are the command's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // Linked for its registration: `sdfg_codegen::target("cuda")` finds it.
 use sdfg_backend_cuda as _;
 use std::hint::black_box;

@@ -22,25 +22,32 @@
 //! 0.93 ms, correlation 1.6 ms, adi 2.8 ms.
 //!
 //! Group `generated` (generated programs of 1,000 and 10,000 statements of
-//! six shapes, parse to the CUDA translation unit) must grow linearly. The
-//! same programs through `sdfgc compile --backend cuda --emit source`
-//! (release, whole process, best of three, 2026-12-02), 1,000 → 10,000
-//! statements: `k` loop nests 0.23 → 2.5 s, `k` arguments 0.17 → 2.1 s, a
-//! chain of `k` element-wise statements 0.10 → 1.6 s, a sequential loop of
-//! `k` scalar recurrences 0.05 → 1.1 s, a loop of `k` statements 0.05 →
-//! 0.54 s, `k` `elif` arms 0.04 → 0.48 s. Instruction counts (callgrind,
+//! six shapes, parse to the CUDA translation unit, with `sdfgc`'s
+//! allocator) must grow linearly; medians on 2026-12-02, 1,000 → 10,000
+//! statements: loop nests 213 ms → 2.51 s (exponent 1.07), arguments 132
+//! ms → 1.73 s (1.12), a chain 93 ms → 1.33 s (1.15), recurrences 68 →
+//! 865 ms (1.10), a loop 45 → 510 ms (1.06), `elif` arms 59 → 642 ms
+//! (1.04). The same programs through `sdfgc compile --backend cuda --emit source`
+//! (release, whole process, best of three, idle 2-core machine,
+//! 2026-12-02), 1,000 / 3,000 / 10,000 statements: `k` loop nests 0.23 /
+//! 0.58 / 2.4 s, `k` arguments 0.11 / 0.52 / 1.7 s, a chain of `k`
+//! element-wise statements 0.11 / 0.35 / 1.3 s, a sequential loop of `k`
+//! scalar recurrences 0.05 / 0.22 / 0.88 s, a loop of `k` statements 0.04
+//! / 0.12 / 0.47 s, `k` `elif` arms 0.03 / 0.17 / 0.49 s: exponents from
+//! 3,000 to 10,000 statements 0.88 to 1.17. Instruction counts (callgrind,
 //! repeatable where wall time on a shared machine is not) grow by 3.4 for
-//! 3.3 times the statements; what wall time adds beyond that is memory
-//! traffic. Where the time went before, and what removed it: validation
-//! after every pass, about half (it now runs only after a pass that
-//! changed the SDFG, debug builds checking that the others changed
-//! nothing), copies of the whole SDFG per pass (the pipeline owns it),
-//! symbol sets built per memlet (visitors instead), a walk of the SDFG per
-//! new container name, map fusion recounting every access per fusion, and
+//! 3.3 times the statements. Where the time went before (2 to 8 s at
+//! 10,000 statements), and what removed it: validation after every pass,
+//! about half (it now runs only after a pass that changed the SDFG, debug
+//! builds checking that the others changed nothing), copies of the whole
+//! SDFG per pass (the pipeline owns it), symbol sets built per memlet
+//! (visitors instead), a walk of the SDFG per new container name, map
+//! fusion recounting and copying the growing fused state per fusion, and
 //! the system allocator (mimalloc in `sdfgc`). The goal of one second for
-//! 10,000 statements holds for the loop and `elif` shapes; the others are
-//! 1.1 to 2.5 s, their cost spread thin over the analyses and emission
-//! (about a million instructions per loop nest).
+//! 10,000 statements holds for the loop and `elif` shapes and the
+//! recurrence; the others are 1.3 to 2.4 s, their cost spread thin over
+//! the analyses, validation and emission (about a million instructions per
+//! loop nest).
 
 pub mod corpus;
 pub mod goldens;
