@@ -148,6 +148,11 @@ impl RegionUse {
         count(self) > count(inner)
     }
 
+    /// The number of accesses per container, which the walk counted.
+    pub fn into_per_container(self) -> BTreeMap<String, usize> {
+        self.per_container
+    }
+
     /// Counts the accesses per container, once the walk is done.
     fn finish(mut self) -> RegionUse {
         for a in &self.accesses {

@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// per fusion (`S2 into S1`).
 pub fn fuse_maps(sdfg: &mut Sdfg) -> Vec<String> {
     let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
-    let mut counts = access_counts(&RegionUse::of(&sdfg.body, &symbols));
+    let mut counts = RegionUse::of(&sdfg.body, &symbols).into_per_container();
     let mut fused = Vec::new();
     let mut body = std::mem::take(&mut sdfg.body);
     body.for_each_region_mut(&mut |region| {
@@ -52,15 +52,6 @@ pub fn fuse_maps(sdfg: &mut Sdfg) -> Vec<String> {
     });
     sdfg.body = body;
     fused
-}
-
-/// Accesses per container.
-fn access_counts(u: &RegionUse) -> BTreeMap<String, usize> {
-    let mut c = BTreeMap::new();
-    for a in &u.accesses {
-        *c.entry(a.data.clone()).or_insert(0) += 1;
-    }
-    c
 }
 
 /// Accesses per container of one state, counted as [`RegionUse`] counts
