@@ -37,13 +37,16 @@ against.
 
 import argparse
 import contextlib
+import fractions
 import importlib.util
 import io
 import json
+import math
 import os
 import shutil
 import sys
 import tempfile
+import time
 import traceback
 import warnings
 
@@ -70,6 +73,77 @@ class Count:
             self.note(n)
 
 
+class VerifyError(Exception):
+    """``--verify`` found the fast path disagreeing with the reference."""
+
+
+class ExactPrinter:
+    """Python source for a sympy expression, evaluated with exact integers
+    and fractions (never floats), so that it agrees with sympy's own
+    substitution. Anything it does not know raises, and the caller takes
+    sympy's path for that expression."""
+
+    NAMESPACE = {
+        "__builtins__": {},
+        "_F": fractions.Fraction,
+        "_floor": math.floor,
+        "_ceil": math.ceil,
+        "_min": min,
+        "_max": max,
+        "_abs": abs,
+        "_bool": bool,
+    }
+    RELATIONS = {"Equality": "==", "Unequality": "!=", "StrictLessThan": "<",
+                 "LessThan": "<=", "StrictGreaterThan": ">", "GreaterThan": ">="}
+
+    def doprint(self, e):
+        import sympy
+        if e is sympy.true or e is True:
+            return "True"
+        if e is sympy.false or e is False:
+            return "False"
+        if isinstance(e, sympy.Integer):
+            return f"({int(e)})"
+        if isinstance(e, sympy.Rational):
+            return f"_F({int(e.p)}, {int(e.q)})"
+        if isinstance(e, sympy.Symbol):
+            if not str(e).isidentifier():
+                raise ValueError(f"symbol `{e}`")
+            return str(e)
+        args = [self.doprint(a) for a in e.args]
+        name = type(e).__name__
+        if name in self.RELATIONS:
+            return f"({args[0]} {self.RELATIONS[name]} {args[1]})"
+        if isinstance(e, sympy.Add):
+            return "(" + " + ".join(args) + ")"
+        if isinstance(e, sympy.Mul):
+            return "(" + " * ".join(args) + ")"
+        if isinstance(e, sympy.Pow):
+            exp = e.args[1]
+            if isinstance(exp, sympy.Integer) and exp < 0:
+                return f"(_F(1) / ({args[0]} ** {-int(exp)}))"
+            if isinstance(exp, sympy.Integer):
+                return f"({args[0]} ** {int(exp)})"
+            raise ValueError(f"power `{e}`")
+        simple = {"floor": "_floor", "ceiling": "_ceil", "Min": "_min", "Max": "_max",
+                  "Abs": "_abs"}
+        if name in simple:
+            return f"{simple[name]}({', '.join(args)})"
+        if name == "Mod":
+            return f"({args[0]} % {args[1]})"
+        if name == "int_floor":
+            return f"({args[0]} // {args[1]})"
+        if name == "int_ceil":
+            return f"(-((-{args[0]}) // {args[1]}))"
+        if name == "And":
+            return "_bool(" + " and ".join(args) + ")"
+        if name == "Or":
+            return "_bool(" + " or ".join(args) + ")"
+        if name == "Not":
+            return f"(not {args[0]})"
+        raise ValueError(f"`{name}` is not compiled")
+
+
 class Walker:
     def __init__(self, dace):
         self.dace = dace
@@ -83,12 +157,92 @@ class Walker:
             dace.ScheduleType.GPU_Device,
             dace.ScheduleType.GPU_Persistent,
         }
+        self.printer = ExactPrinter()
+        self.namespace = ExactPrinter.NAMESPACE
+        self.compiled_cache = {}
+        self.state_cache = {}
+        self.state_symbols = {}
+        self.verify = False
+        self.fallbacks = 0
 
     # -- expressions ------------------------------------------------------
 
     def value(self, expr, env):
         """The integer or boolean value of a symbolic expression or string
-        under ``env``, or None where it reads anything ``env`` lacks."""
+        under ``env``, or None where it reads anything ``env`` lacks.
+
+        Each distinct expression is turned into Python once (`compile`) and
+        then evaluated with plain integers; sympy's substitution, the
+        reference, runs only for what cannot be compiled, or for every value
+        with ``--verify``, which fails on any disagreement."""
+        fast = self.compiled(expr)
+        if fast is None:
+            return self.slow_value(expr, env)
+        names, code = fast
+        if code is None:
+            r = None  # it reads data: never a count
+            if self.verify and self.slow_value(expr, env) is not None:
+                raise VerifyError(f"`{expr}` reads data, yet sympy gives it a value under {env}")
+            return r
+        args = {}
+        for n in names:
+            v = env.get(n)
+            if v is None:
+                return None
+            args[n] = v
+        try:
+            r = eval(code, self.namespace, args)
+            r = self.as_count(r)
+        except Exception:
+            r = self.slow_value(expr, env)
+            self.fallbacks += 1
+        if self.verify:
+            slow = self.slow_value(expr, env)
+            if slow != r or type(slow) is not type(r):
+                raise VerifyError(f"compiled `{expr}` gives {r!r}, sympy {slow!r} under {args}")
+        return r
+
+    @staticmethod
+    def as_count(r):
+        # The slow path's rules: booleans stay booleans, integral numbers
+        # are counts, anything else (a fraction) is not a count.
+        if isinstance(r, bool):
+            return r
+        if isinstance(r, int):
+            return r
+        if isinstance(r, fractions.Fraction):
+            return int(r) if r.denominator == 1 else None
+        raise TypeError(f"not a number: {r!r}")
+
+    def compiled(self, expr):
+        key = expr if isinstance(expr, str) else ("sym", expr)
+        try:
+            return self.compiled_cache[key]
+        except KeyError:
+            pass
+        except TypeError:
+            return None  # unhashable: the slow path
+        result = None
+        try:
+            from sympy.core.function import AppliedUndef
+            sym = self.dace.symbolic
+            e = sym.pystr_to_symbolic(expr) if isinstance(expr, str) else expr
+            if isinstance(e, (bool, int)):
+                result = ((), compile(repr(e), "<expr>", "eval"))
+            elif e.atoms(AppliedUndef):
+                # `A[i]` in interstate code is the function `A(i)` to sympy:
+                # a read of data, which no symbol value decides.
+                result = ((), None)
+            else:
+                free = sorted(str(f) for f in getattr(e, "free_symbols", ()))
+                text = self.printer.doprint(e)
+                result = (tuple(free), compile(text, "<expr>", "eval"))
+        except Exception:
+            result = None
+        self.compiled_cache[key] = result
+        return result
+
+    def slow_value(self, expr, env):
         sym = self.dace.symbolic
         try:
             e = sym.pystr_to_symbolic(expr) if isinstance(expr, str) else expr
@@ -222,6 +376,33 @@ class Walker:
     # -- states -----------------------------------------------------------
 
     def state(self, sdfg, state, env, count):
+        """Counts a state, once per distinct value of the symbols it uses (a
+        loop body's states usually cost the same every iteration)."""
+        names = self.state_symbols.get(id(state))
+        if names is None:
+            names = tuple(sorted(str(s) for s in state.free_symbols))
+            self.state_symbols[id(state)] = names
+        key = (id(state), tuple(env.get(n) for n in names))
+        hit = self.state_cache.get(key)
+        if hit is None or self.verify:
+            c = Count()
+            self.count_state(sdfg, state, env, c)
+            fresh = (c.launches, c.bytes, tuple(c.notes))
+            if hit is not None and hit != fresh:
+                raise VerifyError(f"state `{state.label}` counted {hit} once and {fresh} later")
+            hit = fresh
+            self.state_cache[key] = hit
+        count.launches += hit[0]
+        count.bytes += hit[1]
+        for n in hit[2]:
+            count.note(n)
+
+    def forget_states(self):
+        # Keys hold ids of states, which a later kernel's objects may reuse.
+        self.state_cache.clear()
+        self.state_symbols.clear()
+
+    def count_state(self, sdfg, state, env, count):
         nodes = self.dace.nodes
         for n in state.nodes():
             if state.entry_node(n) is not None:
@@ -284,7 +465,9 @@ def count_kernel(path, preset_name, dace, walker):
     scalars.update(bench["presets"][preset_name].get("scalars", {}))
     env.update({k: v for k, v in scalars.items() if isinstance(v, int) and not isinstance(v, bool)})
     count = Count()
+    walker.forget_states()
     walker.region(sdfg, sdfg, env, count)
+    walker.forget_states()
     return {
         "launches": count.launches,
         "bytes": count.bytes,
@@ -299,6 +482,8 @@ def main(argv=None):
     ap.add_argument("--preset", default="test")
     ap.add_argument("--root", default=".", help="kernel names are paths relative to ROOT/corpus/npbench")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--verify", action="store_true",
+                    help="evaluate every expression with sympy too and count every state anew; fail on any difference")
     ns = ap.parse_args(argv)
     if TOOLS_DIR in sys.path:
         sys.path.remove(TOOLS_DIR)  # never the stand-in `dace` of corpus/tools
@@ -308,6 +493,7 @@ def main(argv=None):
         print(f"dace_compare: skipped: the dace package cannot be imported ({e})", file=sys.stderr)
         return SKIPPED
     walker = Walker(dace)
+    walker.verify = ns.verify
     base = os.path.join(os.path.abspath(ns.root), "corpus", "npbench")
     paths = [os.path.abspath(p) for p in ns.paths]
     out = os.path.abspath(ns.out)
@@ -318,15 +504,19 @@ def main(argv=None):
     kernels = {}
     for path in paths:
         name = os.path.splitext(os.path.relpath(path, base))[0]
+        started = time.monotonic()
         try:
             kernels[name] = count_kernel(path, ns.preset, dace, walker)
+        except VerifyError:
+            raise  # --verify found a difference: a bug of this script
         except Exception as e:
             last = traceback.format_exception_only(type(e), e)[-1].strip()
             kernels[name] = {"error": last.splitlines()[0][:300]}
         r = kernels[name]
         print(f"{name}: " + (f"error: {r['error']}" if "error" in r else
                              f"{r['launches']} launches, {r['bytes']} bytes"
-                             + ("" if r["exact"] else " (not exact)")), flush=True)
+                             + ("" if r["exact"] else " (not exact)"))
+              + f" [{time.monotonic() - started:.1f} s]", flush=True)
     with open(out, "w") as f:
         json.dump({"preset": ns.preset, "dace": dace.__version__, "kernels": kernels}, f, indent=1)
     shutil.rmtree(scratch, ignore_errors=True)

@@ -26,9 +26,11 @@
 //!   the runtime's reason. `--jobs N` runs N kernels at once (the GPU is
 //!   used by one at a time); `--skip STAGE` leaves a stage out (reported as
 //!   skipped).
-//! - `compare-dace [--preset NAME] [--kernel NAME]... [--json FILE]`:
+//! - `compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--dace-counts FILE]`:
 //!   launches and host<->device bytes per run of the offloaded programs
-//!   (the `device` stage for the CUDA accelerator) beside what DaCe's own
+//!   (for the CUDA accelerator; counted from control flow by
+//!   `sdfg_sim::count_statically`, or simulated as the `device` stage does
+//!   where control flow reads data) beside what DaCe's own
 //!   GPU pipeline (`auto_optimize` for the GPU) launches and copies for the
 //!   same files at the same preset, counted by `corpus/tools/dace_compare.py`
 //!   over DaCe's SDFG; skipped without DaCe (`docs/corpus.md`).
@@ -56,7 +58,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -206,6 +208,7 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
     let mut kernels: Vec<String> = Vec::new();
     let mut json: Option<PathBuf> = None;
     let mut require = false;
+    let mut dace_counts: Option<PathBuf> = None;
     let mut disabled: Vec<sdfg_passes::Pass> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -215,6 +218,7 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
             "--kernel" => kernels.push(value()?),
             "--json" => json = Some(PathBuf::from(value()?)),
             "--require-dace" => require = true,
+            "--dace-counts" => dace_counts = Some(PathBuf::from(value()?)),
             other if turned_off(other).is_some() => disabled.extend(turned_off(other)),
             other => return Err(format!("unknown option `{other}`")),
         }
@@ -228,36 +232,35 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
     if files.is_empty() {
         return Err("no corpus kernel is selected".to_owned());
     }
-    // DaCe's side first: without DaCe there is nothing to compare.
-    let out = std::env::temp_dir().join(format!("sdfg-dace-compare-{}.json", std::process::id()));
-    let status = std::process::Command::new(dace_python(&root))
-        .arg(root.join("corpus/tools/dace_compare.py"))
-        .args(["--preset", &preset, "--root"])
-        .arg(&root)
-        .arg("--out")
-        .arg(&out)
-        .args(files.iter().map(|f| &f.path))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot run DaCe's Python: {e}"))?;
-    if status.code() == Some(DACE_SKIPPED) {
-        println!(
-            "compare-dace: skipped: DaCe is not installed (`python3 -m venv target/dace-venv && target/dace-venv/bin/pip install --pre dace==2.0.0b1`)"
-        );
-        return Ok(if require {
-            ExitCode::FAILURE
-        } else {
-            ExitCode::SUCCESS
-        });
-    }
-    if !status.success() {
-        return Err(format!("dace_compare.py failed ({status})"));
-    }
-    let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&out);
+    // DaCe's side first: without DaCe there is nothing to compare. Its
+    // counts of an earlier run (`dace_compare.py --out FILE`) may be given.
+    let text = match &dace_counts {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?,
+        None => match run_dace_compare(&root, &preset, &files)? {
+            Some(text) => text,
+            None => {
+                println!(
+                    "compare-dace: skipped: DaCe is not installed (`python3 -m venv target/dace-venv && target/dace-venv/bin/pip install --pre dace==2.0.0b1`)"
+                );
+                return Ok(if require {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                });
+            }
+        },
+    };
     let dace: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    // Ours: the offloaded program for the CUDA accelerator, simulated on
-    // the device (launches counted per run, vendor calls as one each).
+    if dace["preset"].as_str() != Some(preset.as_str()) {
+        return Err(format!(
+            "DaCe's counts are of the preset {}, not `{preset}`",
+            dace["preset"]
+        ));
+    }
+    // Ours: the offloaded program for the CUDA accelerator, counted from
+    // its control flow or simulated on the device (launches per run, vendor
+    // calls as one each).
     let python = Err("not needed".to_owned());
     let skip = ["lower", "numpy"];
     let tools = root.join("corpus/tools");
@@ -280,15 +283,18 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
     let mut rows = Vec::new();
     let (mut compared, mut at_most, mut logs) = (0usize, 0usize, Vec::new());
     for f in &files {
-        let r = corpus::run_kernel(f, &options);
-        let ours = r.passed().then_some((r.launches, r.transfer_bytes));
+        let counted = corpus::count_kernel(f, &options);
+        let ours = counted
+            .as_ref()
+            .ok()
+            .map(|c| (c.launches, c.transfer_bytes));
         let d = &dace["kernels"][&f.name];
         let theirs = d["launches"].as_u64().zip(d["bytes"].as_u64());
         let exact = d["exact"].as_bool().unwrap_or(false);
         let note = if let Some(e) = d["error"].as_str() {
             format!("DaCe fails: {e}")
-        } else if ours.is_none() {
-            "ours failed a stage".to_owned()
+        } else if let Err(e) = &counted {
+            format!("ours: {e}")
         } else if !exact {
             let notes: Vec<&str> = d["notes"]
                 .as_array()
@@ -297,6 +303,13 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
             format!("DaCe's count is not exact: {}", notes.join("; "))
         } else {
             String::new()
+        };
+        // Ours is counted from control flow; a program whose control flow
+        // reads data is run in the simulator instead.
+        let note = match counted.as_ref().ok().and_then(|c| c.simulated.as_ref()) {
+            Some(_) if note.is_empty() => "ours: simulated".to_owned(),
+            Some(_) => format!("ours: simulated; {note}"),
+            None => note,
         };
         let ratio = match (ours, theirs) {
             (Some((o, _)), Some((t, _))) => Some(o.max(1) as f64 / t.max(1) as f64),
@@ -323,7 +336,11 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
         );
         rows.push(serde_json::json!({
             "kernel": f.name,
-            "ours": ours.map(|(l, b)| serde_json::json!({"launches": l, "bytes": b})),
+            "ours": counted.as_ref().ok().map(|c| serde_json::json!({
+                "launches": c.launches,
+                "bytes": c.transfer_bytes,
+                "simulated": c.simulated,
+            })),
             "dace": d,
             "ratio": ratio,
         }));
@@ -350,6 +367,35 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `corpus/tools/dace_compare.py` over `files` at `preset` and returns
+/// its JSON; `None` when DaCe is not installed.
+fn run_dace_compare(
+    root: &Path,
+    preset: &str,
+    files: &[corpus::KernelFile],
+) -> Result<Option<String>, String> {
+    let out = std::env::temp_dir().join(format!("sdfg-dace-compare-{}.json", std::process::id()));
+    let status = std::process::Command::new(dace_python(root))
+        .arg(root.join("corpus/tools/dace_compare.py"))
+        .args(["--preset", preset, "--root"])
+        .arg(root)
+        .arg("--out")
+        .arg(&out)
+        .args(files.iter().map(|f| &f.path))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run DaCe's Python: {e}"))?;
+    if status.code() == Some(DACE_SKIPPED) {
+        return Ok(None);
+    }
+    if !status.success() {
+        return Err(format!("dace_compare.py failed ({status})"));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&out);
+    Ok(Some(text))
 }
 
 fn dace_command(args: &[String]) -> Result<ExitCode, String> {

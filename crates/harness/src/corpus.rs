@@ -41,7 +41,7 @@
 //! CuPy is installed ([`GpuTiming`]). Without a GPU the stage is skipped
 //! with the runtime's reason, in one line.
 
-use sdfg_ir::{DType, Sdfg, SymExpr};
+use sdfg_ir::{DType, DataKind, Sdfg, SymExpr};
 use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -104,6 +104,11 @@ pub struct KernelReport {
     pub transfer_bytes: u64,
     /// The lower bound of those bytes.
     pub lower_bound_bytes: u64,
+    /// Whether [`sdfg_sim::count_statically`] counted the device run
+    /// exactly (and agreed with the simulator, else the stage failed).
+    pub counted_statically: bool,
+    /// Why it could not, where the device stage ran.
+    pub not_countable: Option<String>,
     /// What the `exec` stage's device counted beside the simulator.
     pub exec_counts: Option<ExecCounts>,
     /// What the `gpu` stage measured.
@@ -278,6 +283,70 @@ fn prerequisite(stage: &str) -> Option<&'static str> {
     })
 }
 
+/// The pipeline up to offloading for `options`' backend, each pass
+/// validated as it runs, without the passes `options` turns off.
+fn offload_for(kernel: &Sdfg, options: &RunOptions<'_>) -> Result<Sdfg, String> {
+    let mut pipeline = sdfg_passes::PipelineOptions::default();
+    for p in options.disabled {
+        pipeline = pipeline.without(*p);
+    }
+    let accelerator = options.backend.accelerator();
+    let passes = sdfg_passes::Pass::TO_OFFLOAD;
+    sdfg_passes::pipeline::run(kernel, Some(accelerator), &pipeline, &passes)
+        .map(|(out, _)| out)
+        .map_err(|e| e.to_string())
+}
+
+/// Launches and host <-> device bytes of one run of a kernel offloaded
+/// for `options`' backend, and how they were found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunCounts {
+    /// Kernel launches.
+    pub launches: u64,
+    /// Bytes moved between host and device.
+    pub transfer_bytes: u64,
+    /// `None` when counted without running ([`sdfg_sim::count_statically`]);
+    /// else why the program had to run in the simulator.
+    pub simulated: Option<String>,
+}
+
+/// Counts one run of a corpus kernel at `options`' preset: from control
+/// flow alone where that decides them (milliseconds at any preset), else by
+/// simulating the device run as [`run_kernel`] does. The corpus's `device`
+/// stage checks that the two agree wherever the first applies.
+pub fn count_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> Result<RunCounts, String> {
+    let text = std::fs::read_to_string(&kernel.path).map_err(|e| e.to_string())?;
+    let module = sdfg_frontend::Module::parse(&kernel.path.display().to_string(), &text)
+        .map_err(|e| e.to_string())?;
+    let md = Metadata::read(&module, options.preset)?;
+    let sdfg = module.compile(&md.program).map_err(|e| e.to_string())?;
+    let offloaded = offload_for(&sdfg, options)?;
+    let why = match count_run(&offloaded, &md, None) {
+        Ok(c) => {
+            return Ok(RunCounts {
+                launches: c.launches,
+                transfer_bytes: c.transfer_bytes(),
+                simulated: None,
+            });
+        }
+        Err(why) => why.to_string(),
+    };
+    let r = run_kernel(kernel, options);
+    if !r.passed() {
+        let failed = r
+            .stages
+            .iter()
+            .find(|(_, s)| matches!(s.verdict, Verdict::Fail(_)))
+            .map_or("a stage", |(name, _)| name.as_str());
+        return Err(format!("the `{failed}` stage failed"));
+    }
+    Ok(RunCounts {
+        launches: r.launches,
+        transfer_bytes: r.transfer_bytes,
+        simulated: Some(why),
+    })
+}
+
 /// Runs every stage for one kernel of the corpus (the device stage runs on
 /// the simulated accelerator whatever placed the data).
 pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport {
@@ -340,7 +409,6 @@ struct Reference {
 
 fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     let (preset, backend, tools) = (options.preset, options.backend, options.tools);
-    let accelerator = backend.accelerator();
     let path = case.path();
     let mut report = KernelReport {
         kernel: case.name().to_owned(),
@@ -349,6 +417,8 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         launches: 0,
         transfer_bytes: 0,
         lower_bound_bytes: 0,
+        counted_statically: false,
+        not_countable: None,
         exec_counts: None,
         gpu: None,
     };
@@ -501,15 +571,8 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         let (k, _) = sdfgs
             .as_ref()
             .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        // The pipeline up to offloading, each pass validated as it runs.
-        let passes = sdfg_passes::Pass::TO_OFFLOAD;
-        let mut pipeline = sdfg_passes::PipelineOptions::default();
-        for p in options.disabled {
-            pipeline = pipeline.without(*p);
-        }
-        let options = &pipeline;
-        let run = |s: &Sdfg| sdfg_passes::pipeline::run(s, Some(accelerator), options, &passes);
-        let (out, _) = run(k).map_err(|e| fail(&e))?;
+        let run = |s: &Sdfg| offload_for(s, options);
+        let out = run(k).map_err(Verdict::Fail)?;
         let text = out.to_json();
         let back = Sdfg::from_json(&text).map_err(|e| fail(&e))?;
         if back != out {
@@ -517,7 +580,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                 "the offloaded SDFG changed in a JSON round trip".to_owned(),
             ));
         }
-        let (again, _) = run(&out).map_err(|e| fail(&e))?;
+        let again = run(&out).map_err(Verdict::Fail)?;
         if again != out {
             return Err(Verdict::Fail(
                 "a second offload changed the SDFG (not idempotent)".to_owned(),
@@ -555,13 +618,43 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         Ok(run.report)
     };
     let mut device_report = RunReport::default();
+    let mut counted_statically = false;
+    let mut not_countable = None;
     stage(&mut report, "device", &mut || {
         let k = offloaded
             .as_ref()
             .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
         device_report = device_run(k, "device run")?;
+        // The static count must be the simulator's wherever it is exact:
+        // `compare-dace` counts large presets with it.
+        let md = meta
+            .as_ref()
+            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
+        let counted = count_run(k, md, given.as_ref());
+        not_countable = counted.as_ref().err().map(|e| e.to_string());
+        if let Ok(c) = counted {
+            let simulated = (
+                device_report.launches,
+                device_report.to_device.bytes,
+                device_report.to_host.bytes,
+            );
+            if (c.launches, c.to_device_bytes, c.to_host_bytes) != simulated {
+                return Err(Verdict::Fail(format!(
+                    "the static count ({} launches, {} bytes in, {} out) is not the run's ({} launches, {} in, {} out)",
+                    c.launches,
+                    c.to_device_bytes,
+                    c.to_host_bytes,
+                    simulated.0,
+                    simulated.1,
+                    simulated.2
+                )));
+            }
+            counted_statically = true;
+        }
         Ok(())
     });
+    report.counted_statically = counted_statically;
+    report.not_countable = not_countable;
     if let crate::Backend::Code(target) = backend {
         let mut lowered: Option<(Sdfg, RunReport)> = None;
         stage(&mut report, "lower", &mut || {
@@ -1141,6 +1234,36 @@ fn arguments(
         }
     }
     args
+}
+
+/// The launches and host <-> device bytes of a run of `kernel` with the
+/// arguments [`simulate`] gives it, counted without running it
+/// ([`sdfg_sim::count_statically`]): its symbols, and the values of its
+/// integer scalar arguments (zero where neither the preset nor NumPy's side
+/// gives one, as in the run).
+fn count_run(
+    kernel: &Sdfg,
+    md: &Metadata,
+    given: Option<&BTreeMap<String, ArrayValue>>,
+) -> Result<sdfg_sim::StaticCount, sdfg_sim::NotCountable> {
+    let symbols = arguments(kernel, &BTreeMap::new(), &md.symbols).symbols;
+    let mut scalars = BTreeMap::new();
+    for name in &kernel.arguments {
+        let Some(desc) = kernel.containers.get(name) else {
+            continue;
+        };
+        if desc.kind != DataKind::Scalar || !(desc.dtype.is_integer() || desc.dtype == DType::Bool)
+        {
+            continue;
+        }
+        let value = match (given.and_then(|g| g.get(name)), md.scalars.get(name)) {
+            (Some(a), _) => a.elements.get(0).map_or(0, Value::to_i64),
+            (None, Some(v)) => Value::Float(*v).cast(desc.dtype).to_i64(),
+            (None, None) => 0,
+        };
+        scalars.insert(name.clone(), value);
+    }
+    sdfg_sim::count_statically(kernel, &symbols, &scalars)
 }
 
 /// A shape without its dimensions of length one.

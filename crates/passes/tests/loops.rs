@@ -462,6 +462,43 @@ fn a_sequential_loop_of_scalar_device_work_is_one_single_thread_kernel() {
 }
 
 #[test]
+fn a_sequential_loop_hands_the_symbols_it_assigns_back_once() {
+    // Stream compaction (mandelbrot2's): the counter is a symbol the loop
+    // assigns and the code after it uses, as a value and as a bound. The
+    // loop is one single-thread kernel all the same, and the counter
+    // crosses once, after it, instead of a condition per iteration.
+    let sdfg = program(
+        "    count = 0
+    for j in range(N):
+        if A[j] > 0.5:
+            B[count] = A[j]
+            count += 1
+    C[0] = count
+    B[count:N] = -1.0
+",
+        "A: dc.float64[N], B: dc.float64[N], C: dc.int64[1]",
+    );
+    let (out, report) = offloaded(&sdfg);
+    let off = report.offload.as_ref().unwrap();
+    assert_eq!(off.sequential_loops.len(), 1, "{off}");
+    assert_eq!(loops(&out), 0);
+    let a = args(&sdfg);
+    let want = run(&sdfg, &a);
+    let got = run(&out, &a);
+    same(&want, &got);
+    let handed = got
+        .report
+        .per_container
+        .iter()
+        .find(|(name, _)| name.starts_with("count_last"))
+        .map(|(_, t)| t.to_host)
+        .unwrap_or_else(|| panic!("no counter crossed: {:?}", got.report.per_container));
+    assert_eq!((handed.copies, handed.bytes), (1, 8));
+    // The loop, and the two statements after it (no launch per iteration).
+    assert!(got.report.launches <= 3, "{:?}", got.report);
+}
+
+#[test]
 fn scalar_host_code_in_a_loop_stays_on_the_host() {
     // Only scalars the host holds: no kernel at all (crc16's bit loop).
     let sdfg = program(

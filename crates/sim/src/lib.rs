@@ -64,6 +64,7 @@
 
 pub mod accelerator;
 mod arith;
+pub mod count;
 pub mod error;
 mod exec;
 pub mod library;
@@ -75,6 +76,7 @@ mod tasklet;
 pub mod value;
 
 pub use accelerator::SimAccelerator;
+pub use count::{NotCountable, StaticCount, count_statically};
 pub use error::{Location, SimError};
 pub use memory::{ContainerTraffic, RaceKind, Traffic};
 pub use report::RunReport;

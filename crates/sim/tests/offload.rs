@@ -307,3 +307,145 @@ fn races_between_the_threads_of_a_kernel_are_found_when_checking() {
     // Control: each thread its own element.
     assert!(checked(&one_kernel("x_dev[i]", "y_dev[i]", None)).is_ok());
 }
+
+/// The static count of `sdfg`'s run with `args`, which must be the run's own.
+fn assert_counted_as_run(sdfg: &Sdfg, args: &Arguments, scalars: &[(&str, i64)]) {
+    let r = run(sdfg, args).unwrap().report;
+    let scalars = scalars.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    let c = sdfg_sim::count_statically(sdfg, &args.symbols, &scalars)
+        .unwrap_or_else(|e| panic!("`{}` is not countable: {e}", sdfg.name));
+    assert_eq!(
+        (c.launches, c.to_device_bytes, c.to_host_bytes),
+        (r.launches, r.to_device.bytes, r.to_host.bytes),
+        "`{}`: the static count is not the run's",
+        sdfg.name
+    );
+}
+
+#[test]
+fn static_counts_are_the_runs_counts() {
+    for copy_back in [true, false] {
+        let sdfg = doubled_sum(copy_back);
+        let r = run(&sdfg, &inputs(5));
+        if r.is_ok() {
+            assert_counted_as_run(&sdfg, &inputs(5), &[]);
+        }
+    }
+    let scale = sdfg_ir::examples::offloaded_scale().unwrap();
+    let args = Arguments::default()
+        .symbol("N", 3)
+        .array("x", ArrayValue::f64(vec![3, 32], vec![1.0; 96]));
+    assert_counted_as_run(&scale, &args, &[]);
+}
+
+/// `for i in range(T): kernel over j in 0:i` with the vector copied in
+/// before and out after: the first iteration's map is empty and launches
+/// nothing, in the run and in the count.
+fn triangular_launches() -> Sdfg {
+    let mut b = SdfgBuilder::new("triangular");
+    b.symbol("N")
+        .symbol("T")
+        .array("x", DType::Float64, "N")
+        .container(
+            "x_dev",
+            DataDesc::array(DType::Float64, vec![SymExpr::symbol("N")])
+                .into_transient()
+                .with_storage(Storage::DeviceGlobal),
+        );
+    b.state("copy_in", |s| {
+        let (x, xd) = (s.access("x"), s.access("x_dev"));
+        s.edge(x, None, xd, None, "x");
+    });
+    b.for_loop("steps", "i", "0", "T", 1, |b| {
+        b.state("kernel", |s| {
+            let (r, w) = (s.access("x_dev"), s.access("x_dev"));
+            s.mapped_tasklet(
+                "bump",
+                "j = 0:i",
+                Schedule::DeviceKernel,
+                vec![(r, f64c("a"), "x_dev[j]")],
+                vec![Stmt::assign("b", Expr::var("a") + Expr::f64(1.0))],
+                vec![(f64c("b"), w, "x_dev[j]")],
+            );
+        });
+    });
+    b.state("copy_out", |s| {
+        let (xd, x) = (s.access("x_dev"), s.access("x"));
+        s.edge(xd, None, x, None, "x_dev[0:3]");
+    });
+    b.build().unwrap()
+}
+
+#[test]
+fn static_counts_skip_empty_kernels_and_size_partial_copies() {
+    let sdfg = triangular_launches();
+    let args = Arguments::default()
+        .symbol("N", 8)
+        .symbol("T", 4)
+        .array("x", ArrayValue::f64(vec![8], vec![0.0; 8]));
+    assert_counted_as_run(&sdfg, &args, &[]);
+    let c = sdfg_sim::count_statically(&sdfg, &args.symbols, &Default::default()).unwrap();
+    assert_eq!(
+        (c.launches, c.to_device_bytes, c.to_host_bytes),
+        (3, 64, 24)
+    );
+}
+
+#[test]
+fn a_branch_on_data_the_run_computes_is_not_counted_statically() {
+    // `if flag[0]: copy x in` where the program writes `flag`: only a run
+    // knows; a flag the program never writes is an argument whose value is
+    // given, and counts.
+    let build = |write_flag: bool| {
+        let mut b = SdfgBuilder::new("branch");
+        b.symbol("N")
+            .array("x", DType::Float64, "N")
+            .scalar("flag", DType::Int64)
+            .container(
+                "x_dev",
+                DataDesc::array(DType::Float64, vec![SymExpr::symbol("N")])
+                    .into_transient()
+                    .with_storage(Storage::DeviceGlobal),
+            );
+        if write_flag {
+            b.state("set", |s| {
+                let f = s.access("flag");
+                let t = s.tasklet(
+                    "one",
+                    vec![],
+                    vec![Connector::scalar("o", DType::Int64)],
+                    vec![Stmt::assign("o", Expr::i64(1))],
+                );
+                s.edge(t, Some("o"), f, None, "flag[0]");
+            });
+        }
+        b.if_else(
+            "maybe",
+            "flag[0] > 0",
+            |b| {
+                b.state("copy_in", |s| {
+                    let (x, xd) = (s.access("x"), s.access("x_dev"));
+                    s.edge(x, None, xd, None, "x");
+                });
+            },
+            None,
+        );
+        b.build().unwrap()
+    };
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("x", ArrayValue::f64(vec![4], vec![1.0; 4]))
+        .array("flag", ArrayValue::i64(vec![], vec![1]));
+    assert_counted_as_run(&build(false), &args, &[("flag", 1)]);
+    let err = sdfg_sim::count_statically(
+        &build(true),
+        &args.symbols,
+        &[("flag".to_owned(), 1)].into(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, sdfg_sim::NotCountable::DataDependent { data, .. } if data == "flag"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("maybe"), "{err}");
+}

@@ -882,7 +882,7 @@ fn rename(state: &mut State, from: &str, to: &str) {
 /// their scopes, which no container may be named after. Collected once per
 /// placement (walking the SDFG per new name made offloading quadratic in
 /// the number of containers).
-fn map_params(sdfg: &Sdfg) -> BTreeSet<String> {
+pub(super) fn map_params(sdfg: &Sdfg) -> BTreeSet<String> {
     let mut params = BTreeSet::new();
     for (_, state) in sdfg.states() {
         for (_, node) in state.nodes() {
@@ -896,7 +896,7 @@ fn map_params(sdfg: &Sdfg) -> BTreeSet<String> {
 
 /// A container name from `base` that no container, symbol or map parameter
 /// (`params`, from [`map_params`]) has, and not a reserved return name.
-fn fresh_name(sdfg: &Sdfg, params: &BTreeSet<String>, base: &str) -> String {
+pub(super) fn fresh_name(sdfg: &Sdfg, params: &BTreeSet<String>, base: &str) -> String {
     let mut name = base.to_owned();
     let mut k = 1;
     while sdfg.containers.contains_key(&name)

@@ -14,13 +14,24 @@
 //! small ([`crate::nest::privatizable`]); larger ones stay device arrays
 //! outside.
 //!
-//! The loop is kept as it is when a symbol it assigns (its variable
-//! included) is used after it: the host would need the last value.
+//! A symbol the loop assigns and the rest of the SDFG uses (mandelbrot's
+//! compaction counter `count`, read after the loop as the next length)
+//! travels with it: the kernel takes its value on entry (unless it is the
+//! loop's variable, which the loop sets first), and after the loop writes
+//! the last value into a device scalar `{symbol}_last`, from which the host
+//! assigns the symbol once the kernel is done. One scalar crosses once per
+//! run of the loop, where a host loop copied a condition back per
+//! iteration.
 
 use super::partitions::HostStates;
+use super::placement::{fresh_name, map_params};
 use crate::dependence::RegionUse;
 use crate::nest::{Nesting, mapped_symbols, nest_in_map, privatizable, rewrite_loops};
-use sdfg_ir::{BlockKind, ControlBlock, Node, Range, Region, Sdfg, SymExpr};
+use sdfg_ir::code::{Expr, Stmt};
+use sdfg_ir::{
+    Assignment, BlockKind, Connector, ControlBlock, DType, DataDesc, Memlet, Node, Range, Region,
+    Sdfg, State, Subset, SymExpr, Tasklet,
+};
 use std::collections::BTreeSet;
 
 /// Wraps every maximal qualifying loop of `sdfg`; returns their labels.
@@ -55,18 +66,80 @@ struct Cx<'a> {
 impl Cx<'_> {
     /// Wraps `block` (a loop) if it qualifies; returns whether it did.
     fn wrap(&mut self, block: &mut ControlBlock) -> bool {
-        let Some(nesting) = self.qualifies(block) else {
+        let Some((mut nesting, live)) = self.qualifies(block) else {
             return false;
         };
+        let handed_back = self.hand_back(&mut nesting, &block.label, &live);
         let state = nest_in_map(self.sdfg, &format!("{}_single", block.label), nesting);
         self.wrapped.push(block.label.clone());
         block.kind = BlockKind::State(state);
+        let reads = handed_back.into_iter().map(|(symbol, scalar)| Assignment {
+            symbol,
+            value: SymExpr::read(scalar, vec![SymExpr::int(0)]),
+        });
+        let later = std::mem::take(&mut block.transition.assignments);
+        block.transition.assignments = reads.chain(later).collect();
         true
+    }
+
+    /// Makes the nested loop hand the symbols `live` back: a state after
+    /// the loop writes each into a new scalar (an output of the kernel);
+    /// each symbol but the loop's variable is also mapped in, for its value
+    /// on entry. Returns (symbol, scalar) pairs for the host's assignments.
+    fn hand_back(
+        &mut self,
+        nesting: &mut Nesting,
+        label: &str,
+        live: &[String],
+    ) -> Vec<(String, String)> {
+        if live.is_empty() {
+            return Vec::new();
+        }
+        let variable = match &nesting.body.blocks[0].kind {
+            BlockKind::Loop(l) => l.variable.clone(),
+            _ => None,
+        };
+        let params = map_params(self.sdfg);
+        let mut state = State::new();
+        let mut pairs = Vec::new();
+        for s in live {
+            let dtype = self.sdfg.symbols.get(s).copied().unwrap_or(DType::Int64);
+            let scalar = fresh_name(self.sdfg, &params, &format!("{s}_last"));
+            self.sdfg
+                .containers
+                .insert(scalar.clone(), DataDesc::scalar(dtype).into_transient());
+            let t = state.add_node(Node::Tasklet(Tasklet {
+                label: format!("{s}_last"),
+                inputs: vec![],
+                outputs: vec![Connector::scalar("value", dtype)],
+                body: vec![Stmt::assign("value", Expr::var(s.as_str()))],
+            }));
+            let a = state.add_access(scalar.clone());
+            state.add_edge(
+                t,
+                Some("value"),
+                a,
+                None,
+                Memlet::new(scalar.clone(), Subset::at(vec![SymExpr::int(0)])),
+            );
+            nesting.outputs.insert(scalar.clone());
+            if variable.as_deref() != Some(s.as_str()) {
+                nesting.mapped.insert(s.clone());
+            }
+            pairs.push((s.clone(), scalar));
+        }
+        nesting.body.blocks.push(ControlBlock {
+            label: format!("{label}_hand_back"),
+            kind: BlockKind::State(state),
+            transition: Default::default(),
+        });
+        pairs
     }
 
     /// The nesting of loop `block` into a single-thread kernel, if it
     /// qualifies (see the [module docs](self)).
-    fn qualifies(&self, block: &ControlBlock) -> Option<Nesting> {
+    /// Also returns the symbols it assigns that the rest of the SDFG uses.
+    fn qualifies(&self, block: &ControlBlock) -> Option<(Nesting, Vec<String>)> {
         let BlockKind::Loop(l) = &block.kind else {
             return None;
         };
@@ -78,7 +151,10 @@ impl Cx<'_> {
             plain &= state
                 .nodes()
                 .all(|(_, n)| matches!(n, Node::Tasklet(_) | Node::Access(_)));
-            device |= !self.host.stays(label);
+            // A state without code (a loop's empty body state, whose
+            // work is its transition's assignments) does nothing anywhere.
+            let code = state.nodes().any(|(_, n)| matches!(n, Node::Tasklet(_)));
+            device |= code && !self.host.stays(label);
         });
         if !plain || !device || states == 0 {
             return None;
@@ -87,13 +163,12 @@ impl Cx<'_> {
         if !inside.jumps.iter().all(|j| *j != "return") {
             return None;
         }
-        if inside
+        let live: Vec<String> = inside
             .assigned
             .iter()
-            .any(|s| self.whole.symbol_outside(&inside, s))
-        {
-            return None;
-        }
+            .filter(|s| self.whole.symbol_outside(&inside, s))
+            .cloned()
+            .collect();
         let mut private = BTreeSet::new();
         let (mut inputs, mut outputs) = (BTreeSet::new(), BTreeSet::new());
         for a in &inside.accesses {
@@ -121,7 +196,7 @@ impl Cx<'_> {
             .filter(|s| self.whole.named_outside(&inside, s))
             .cloned()
             .collect();
-        Some(Nesting {
+        let nesting = Nesting {
             named_outside,
             params: vec![self.param.to_owned()],
             ranges: vec![Range::index(SymExpr::int(0))],
@@ -131,7 +206,8 @@ impl Cx<'_> {
             outputs,
             mapped,
             assigned: inside.assigned.clone(),
-        })
+        };
+        Some((nesting, live))
     }
 }
 
