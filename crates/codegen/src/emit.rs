@@ -1244,7 +1244,40 @@ impl<'a> Emitter<'a> {
                 beta,
                 trans_a: false,
                 trans_b: false,
+                ..
             } => {
+                // BLAS updates C in place: an accumulated input must be the
+                // output itself.
+                let connectors = l.op.in_connectors();
+                if connectors.contains(&"_cin") {
+                    let (cin, c) = (memlet("_cin", true)?, memlet("_c", false)?);
+                    if cin.data != c.data || cin.subset != c.subset {
+                        return Err(refuse(format!(
+                            "a GEMM accumulating `{}[{}]` into another array, `{}[{}]` (BLAS updates C in place)",
+                            cin.data, cin.subset, c.data, c.subset
+                        )));
+                    }
+                }
+                // A scale read through a connector: the host reads it when
+                // it issues the call.
+                let scale = |lit: &sdfg_ir::Literal, conn: &str| -> Result<String, EmitError> {
+                    let literal = scalar(lit);
+                    if !connectors.contains(&conn) {
+                        return Ok(literal);
+                    }
+                    let m = memlet(conn, true)?;
+                    if self.desc(&m.data).and_then(|d| d.storage.side()) == Some(Side::Device) {
+                        return Err(refuse(format!(
+                            "a GEMM scaled by `{}`, which is in device memory (the host reads the scale)",
+                            m.data
+                        )));
+                    }
+                    let (offset, _) =
+                        self.subset_geometry(&m.data, &m.subset, &mut BTreeSet::new());
+                    Ok(format!("{literal} * {}[{offset}]", ident(&m.data)))
+                };
+                let al = scale(alpha, "_alpha")?;
+                let be = scale(beta, "_beta")?;
                 let (a, da, t) = operand("_a", true)?;
                 let (bm, db, _) = operand("_b", true)?;
                 let (cm, dc, _) = operand("_c", false)?;
@@ -1260,8 +1293,6 @@ impl<'a> Emitter<'a> {
                      {pad}  if ({nn} > 0 && {m} > 0) SDFG_BLAS_CHECK({p}{x}gemm(sdfg_blas, {c}_OP_N, {c}_OP_N, (int)({nn}), (int)({m}), (int)({k}), &sdfg_alpha, {bm}, {ldb}, {a}, {lda}, &sdfg_beta, {cm}, {ldc}));\n{pad}}}",
                     ty = ctype(t),
                     x = letter(t)?,
-                    al = scalar(alpha),
-                    be = scalar(beta),
                     ldb = ld(ldb),
                     lda = ld(lda),
                     ldc = ld(ldc),

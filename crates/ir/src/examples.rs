@@ -131,6 +131,8 @@ pub fn linear_algebra() -> Result<Sdfg, BuildErrors> {
                 beta: Literal::f64(1.2),
                 trans_a: false,
                 trans_b: true,
+                alpha_input: false,
+                beta_input: false,
             },
         );
         s.edge(a, None, n, Some("_a"), "A");

@@ -274,6 +274,16 @@ pub enum LibraryOp {
     /// `_a @ _b -> _c`.
     MatMul,
     /// `_c = alpha * op(_a) @ op(_b) + beta * _cin`; `_cin` exists when `beta` is not zero.
+    ///
+    /// Either scale may also be a value of the run (`alpha * A @ B + beta *
+    /// C` with `alpha` and `beta` arguments, folded into one call by library
+    /// lowering): with `alpha_input`, the literal `alpha` is multiplied by the
+    /// scalar read through the `_alpha` connector, with `beta_input` the
+    /// literal `beta` by the one read through `_beta`. BLAS takes its scales
+    /// as values, so this is what lets the call absorb them. As in BLAS, a
+    /// scale read at run time that is zero does not read what it scales:
+    /// the product is zero, or `_cin` is ignored, even where the operands
+    /// hold NaN or infinities (NumPy's `0 * x` would give NaN there).
     Gemm {
         /// Scale of the product.
         alpha: Literal,
@@ -283,6 +293,12 @@ pub enum LibraryOp {
         trans_a: bool,
         /// Use `_b` transposed.
         trans_b: bool,
+        /// `alpha` is multiplied by the scalar read through `_alpha`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        alpha_input: bool,
+        /// `beta` is multiplied by the scalar read through `_beta`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        beta_input: bool,
     },
     /// `_y = alpha * op(_a) @ _x + beta * _y_in`; `_y_in` exists when `beta` is not zero.
     Gemv {
@@ -343,12 +359,23 @@ impl LibraryOp {
     pub fn in_connectors(&self) -> Vec<&'static str> {
         match self {
             LibraryOp::MatMul | LibraryOp::BatchedMatMul => vec!["_a", "_b"],
-            LibraryOp::Gemm { beta, .. } => {
-                if literal_is_zero(beta) {
-                    vec!["_a", "_b"]
-                } else {
-                    vec!["_a", "_b", "_cin"]
+            LibraryOp::Gemm {
+                beta,
+                alpha_input,
+                beta_input,
+                ..
+            } => {
+                let mut c = vec!["_a", "_b"];
+                if !literal_is_zero(beta) {
+                    c.push("_cin");
                 }
+                if *alpha_input {
+                    c.push("_alpha");
+                }
+                if *beta_input && !literal_is_zero(beta) {
+                    c.push("_beta");
+                }
+                c
             }
             LibraryOp::Gemv { beta, .. } => {
                 if literal_is_zero(beta) {

@@ -29,6 +29,7 @@ pub mod accelerator;
 pub mod copies;
 pub mod dependence;
 pub mod elide_copies;
+mod fold_scales;
 pub mod horizontal_fusion;
 pub mod library;
 pub mod loop_to_map;

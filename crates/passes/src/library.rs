@@ -32,8 +32,9 @@
 //! to a vendor library (`Accelerator::vendor_library`) is not expanded: it
 //! stays a library node, specialized by operand ranks into GEMM, GEMV or DOT
 //! (float operands with unit stride along rows), and the emitter calls the
-//! vendor BLAS; a device-wide Cholesky factorization of a float matrix stays
-//! a library node too, for the vendor dense solver (`potrf`), and so does a
+//! vendor BLAS (a GEMM absorbing the element-wise scaling before it and the
+//! accumulation after it, `fold_scales.rs`); a device-wide Cholesky
+//! factorization of a float matrix stays a library node too, for the vendor dense solver (`potrf`), and so does a
 //! device-wide linear solve (`getrf` + `getrs`). Reductions are
 //! expanded even where a vendor call exists; the returned lines say which
 //! vendor call was not used.
@@ -112,6 +113,10 @@ fn lower_sdfg(
     } = sdfg;
     let mut counter = 0usize;
     lower_region(body, containers, acc, device, &mut counter, &mut lines)?;
+    // The host issues vendor calls: only the top level has them.
+    if !device {
+        lines.extend(crate::fold_scales::fold_gemm_scales(sdfg));
+    }
     Ok(lines)
 }
 
@@ -1522,6 +1527,8 @@ fn vendor_form(
                 beta: zero,
                 trans_a: false,
                 trans_b: false,
+                alpha_input: false,
+                beta_input: false,
             },
             vec![],
         )),

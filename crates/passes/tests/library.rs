@@ -248,6 +248,69 @@ fn device_wide_products_an_accelerator_maps_to_blas_stay_specialized_library_nod
     assert_eq!(library_nodes(&host), 0);
 }
 
+/// The kernels (device maps) of `sdfg`'s states.
+fn kernels(sdfg: &Sdfg) -> usize {
+    sdfg.states()
+        .iter()
+        .map(|(_, s)| {
+            s.nodes()
+                .filter(|(id, n)| {
+                    matches!(n, Node::MapEntry(m) if m.map.schedule.is_device())
+                        && s.scope_tree().is_ok_and(|t| t.parent(*id).is_none())
+                })
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn a_vendor_gemm_absorbs_the_scaling_before_it_and_the_accumulation_after_it() {
+    // PolyBench's gemm, and the same with the scales on the other side and
+    // without beta.
+    for body in [
+        "    C[:] = alpha * A @ B + beta * C
+",
+        "    C[:] = (A * alpha) @ B + C * beta
+",
+        "    C[:] = A @ (alpha * B) + C
+",
+    ] {
+        let sdfg = program(
+            body,
+            "alpha: dc.float64, beta: dc.float64, A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N]",
+        );
+        let a = args(&sdfg);
+        let reference = run(&sdfg, &a);
+        let (mut device, _) = offload(&sdfg, &WithBlas, &Options::default()).unwrap();
+        let lines = lower_library_nodes(&mut device, &WithBlas).unwrap();
+        assert_eq!(library_nodes(&device), 1, "{body}{lines:?}");
+        assert_eq!(kernels(&device), 0, "{body}{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.contains("scaled by `alpha`"))
+                && lines.iter().any(|l| l.contains("in place")),
+            "{body}{lines:?}"
+        );
+        // The one call computes what the three steps did.
+        same(&reference, &run(&device, &a));
+    }
+    // Negative control: a scale read elsewhere too stays a kernel (its
+    // transient is used after the product).
+    let sdfg = program(
+        "    T = alpha * A
+    C[:] = T @ B + beta * C
+    D[:] = T
+",
+        "alpha: dc.float64, beta: dc.float64, A: dc.float64[N, M], B: dc.float64[M, N], C: dc.float64[N, N], D: dc.float64[N, M]",
+    );
+    let a = args(&sdfg);
+    let reference = run(&sdfg, &a);
+    let (mut device, _) = offload(&sdfg, &WithBlas, &Options::default()).unwrap();
+    let lines = lower_library_nodes(&mut device, &WithBlas).unwrap();
+    assert!(kernels(&device) >= 1, "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("scaled by")), "{lines:?}");
+    same(&reference, &run(&device, &a));
+}
+
 #[test]
 fn batched_products_broadcast_their_batch_dimensions() {
     check(&program(

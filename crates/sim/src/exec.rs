@@ -1496,7 +1496,10 @@ impl<'s, 'c> Machine<'s, 'c> {
         }
         let mut ins = std::collections::BTreeMap::new();
         for o in inputs {
-            let (_, _, t) = self.gather(env, o, lib_side, &at, true)?;
+            // A device-wide call's scales are read by the host issuing it.
+            let scale = matches!(o.conn.as_str(), "_alpha" | "_beta");
+            let reader = if scale { side } else { lib_side };
+            let (_, _, t) = self.gather(env, o, reader, &at, true)?;
             ins.insert(o.conn.clone(), t);
         }
         let mut outs = std::collections::BTreeMap::new();

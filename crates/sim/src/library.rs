@@ -287,13 +287,24 @@ pub fn run(
             beta,
             trans_a,
             trans_b,
+            ..
         } => {
+            let connectors = op.in_connectors();
+            let scale = |conn: &str| -> Result<Option<&Tensor>> {
+                if connectors.contains(&conn) {
+                    operand(name, inputs, conn).map(Some)
+                } else {
+                    Ok(None)
+                }
+            };
             let args = GemmArgs {
                 alpha: *alpha,
                 beta: *beta,
                 trans_a: *trans_a,
                 trans_b: *trans_b,
-                read_cin: op.in_connectors().contains(&"_cin"),
+                read_cin: connectors.contains(&"_cin"),
+                alpha_in: scale("_alpha")?,
+                beta_in: scale("_beta")?,
             };
             let a = operand(name, inputs, "_a")?;
             let b = operand(name, inputs, "_b")?;
@@ -1053,18 +1064,45 @@ fn matmul_typed<W: Num>(
 }
 
 /// The scalars and flags of a GEMM.
-struct GemmArgs {
+struct GemmArgs<'a> {
     alpha: Literal,
     beta: Literal,
     trans_a: bool,
     trans_b: bool,
     /// Whether `_cin` exists (beta is not zero).
     read_cin: bool,
+    /// The scalar `alpha` is multiplied by (`_alpha`), if any.
+    alpha_in: Option<&'a Tensor>,
+    /// The scalar `beta` is multiplied by (`_beta`), if any.
+    beta_in: Option<&'a Tensor>,
+}
+
+/// A GEMM's scale: its literal, times the scalar of its connector if it
+/// has one (a one-element operand).
+fn gemm_scale<W: Num>(
+    op: &'static str,
+    conn: &str,
+    literal: &Literal,
+    input: Option<&Tensor>,
+    dtype: DType,
+) -> Result<W> {
+    let l: W = load_literal(literal, dtype);
+    let Some(t) = input else { return Ok(l) };
+    match load::<W>(t).as_slice() {
+        [v] => Ok(l.times(*v)),
+        _ => Err(shape_err(
+            op,
+            format!(
+                "the scale `{conn}` has shape {:?}, not one element",
+                t.shape
+            ),
+        )),
+    }
 }
 
 fn gemm_typed<W: Num>(
     op: &'static str,
-    args: &GemmArgs,
+    args: &GemmArgs<'_>,
     a: &Tensor,
     b: &Tensor,
     cin: Option<&Tensor>,
@@ -1100,11 +1138,16 @@ fn gemm_typed<W: Num>(
         bv = transposed(&bv, br, bc);
     }
     let mut prod = vec![W::zero(); c.len()];
-    mat_mul_acc(&av, &bv, &mut prod, ka, n);
-    let alpha: W = load_literal(&args.alpha, dtype);
+    let alpha: W = gemm_scale(op, "_alpha", &args.alpha, args.alpha_in, dtype)?;
+    let beta: W = gemm_scale(op, "_beta", &args.beta, args.beta_in, dtype)?;
+    // A scale of the run that is zero does not read what it scales, as
+    // BLAS defines it (see `LibraryOp::Gemm`).
+    if args.alpha_in.is_none() || alpha != W::zero() {
+        mat_mul_acc(&av, &bv, &mut prod, ka, n);
+    }
+    let cin_strides = cin_strides.filter(|_| args.beta_in.is_none() || beta != W::zero());
     match cin_strides {
         Some((strides, t)) => {
-            let beta: W = load_literal(&args.beta, dtype);
             let cv = load::<W>(t);
             let mut odo = Odometer::new(&out_shape, strides.into_iter().map(|s| [s]).collect());
             for p in &mut prod {
@@ -1624,6 +1667,8 @@ mod tests {
             beta: Literal::f64(beta),
             trans_a,
             trans_b,
+            alpha_input: false,
+            beta_input: false,
         }
     }
 
@@ -1981,6 +2026,65 @@ mod tests {
     }
 
     #[test]
+    fn gemm_scales_read_through_connectors_multiply_the_literals() {
+        let op = LibraryOp::Gemm {
+            alpha: Literal::f64(2.0),
+            beta: Literal::f64(1.0),
+            trans_a: false,
+            trans_b: false,
+            alpha_input: true,
+            beta_input: true,
+        };
+        let a = t64(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let b = t64(&[2, 2], &[5.0, 6.0, 7.0, 8.0]);
+        // 2 * 1.5 * [[19, 22], [43, 50]] + 10 * [[1, 1], [1, 1]].
+        let c = run1(
+            &op,
+            vec![
+                ("_a", a.clone()),
+                ("_b", b.clone()),
+                ("_cin", t64(&[2, 2], &[1.0; 4])),
+                ("_alpha", t64(&[], &[1.5])),
+                ("_beta", t64(&[], &[10.0])),
+            ],
+            "_c",
+            Tensor::new(DType::Float64, vec![2, 2]),
+        )
+        .unwrap();
+        assert_eq!(floats(&c), vec![67.0, 76.0, 139.0, 160.0]);
+        // A zero scale of the run reads nothing it scales (BLAS): NaNs in
+        // `_cin` stay out of the result.
+        let c = run1(
+            &op,
+            vec![
+                ("_a", a.clone()),
+                ("_b", b.clone()),
+                ("_cin", t64(&[2, 2], &[f64::NAN; 4])),
+                ("_alpha", t64(&[], &[1.0])),
+                ("_beta", t64(&[], &[0.0])),
+            ],
+            "_c",
+            Tensor::new(DType::Float64, vec![2, 2]),
+        )
+        .unwrap();
+        assert_eq!(floats(&c), vec![38.0, 44.0, 86.0, 100.0]);
+        // A scale of more than one element is an error naming it.
+        let e = run1(
+            &op,
+            vec![
+                ("_a", a),
+                ("_b", b),
+                ("_cin", t64(&[2, 2], &[1.0; 4])),
+                ("_alpha", t64(&[2], &[1.0, 2.0])),
+                ("_beta", t64(&[], &[10.0])),
+            ],
+            "_c",
+            Tensor::new(DType::Float64, vec![2, 2]),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`_alpha`"), "{e}");
+    }
+    #[test]
     fn gemm_rectangular_and_integer() {
         // A^T with A [3, 2]: op(A) is 2x3; B [3, 1].
         let a = ti(DType::Int64, &[3, 2], &[1, 4, 2, 5, 3, 6]);
@@ -1990,6 +2094,8 @@ mod tests {
             beta: Literal::i64(0),
             trans_a: true,
             trans_b: false,
+            alpha_input: false,
+            beta_input: false,
         };
         let c = run1(
             &op,
@@ -2939,6 +3045,8 @@ mod tests {
                     beta,
                     trans_a,
                     trans_b,
+                    alpha_input: false,
+                    beta_input: false,
                 });
             }
             for trans_a in [false, true] {

@@ -1042,6 +1042,8 @@ fn library_gemm_with_transposed_a_and_zero_beta() {
                 beta: Literal::f64(0.0),
                 trans_a: true,
                 trans_b: false,
+                alpha_input: false,
+                beta_input: false,
             },
         );
         s.edge(a, None, g, Some("_a"), "A");

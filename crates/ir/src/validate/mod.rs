@@ -878,6 +878,8 @@ impl<'a> Validator<'a, '_> {
                 ("_a", true, 2, 2),
                 ("_b", true, 2, 2),
                 ("_cin", true, 2, 2),
+                ("_alpha", true, 0, 0),
+                ("_beta", true, 0, 0),
                 ("_c", false, 2, 2),
             ],
             LibraryOp::Gemv { .. } => &[
@@ -1308,7 +1310,17 @@ impl<'a> Validator<'a, '_> {
                 && m.wcr.is_none()
                 && cx.scopes.parent(other_end).is_none()
                 && matches!(other_node, Node::MapEntry(e) if e.map.schedule.is_device());
-            if kernel_input {
+            // So does a device-wide library call its scales (a GEMM's
+            // `_alpha` and `_beta`): the host reads them when it issues the
+            // call, as BLAS takes them.
+            let scale_input = access == src_data
+                && self.base == Side::Host
+                && d.is_scalar()
+                && m.wcr.is_none()
+                && cx.scopes.parent(other_end).is_none()
+                && matches!(other_node, Node::Library(l) if l.schedule.is_device())
+                && matches!(edge.dst_conn.as_deref(), Some("_alpha" | "_beta"));
+            if kernel_input || scale_input {
                 continue;
             }
             let (side, by) = if other_node.as_access().is_some() {
