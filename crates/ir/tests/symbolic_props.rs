@@ -227,6 +227,28 @@ proptest! {
     }
 
     #[test]
+    fn the_common_monomial_divides_every_value(
+        t1 in tree(3),
+        t2 in tree(3),
+        vals in prop::array::uniform3(-20i64..=20),
+    ) {
+        let (a, b) = (build(&t1), build(&t2));
+        let (a, b) = (
+            a.clone() - SymExpr::int(a.constant_term()),
+            b.clone() - SymExpr::int(b.constant_term()),
+        );
+        if let Some(m) = SymExpr::common_monomial(&[&a, &b]) {
+            let e = env(&vals);
+            if let (Ok(m), Ok(x), Ok(y)) = (m.eval(&e), a.eval(&e), b.eval(&e))
+                && m != 0
+            {
+                prop_assert_eq!(x % m, 0, "{} by {}", a, m);
+                prop_assert_eq!(y % m, 0, "{} by {}", b, m);
+            }
+        }
+    }
+
+    #[test]
     fn linear_decomposition_is_exact(t in tree(3)) {
         let e = build(&t);
         if let Some((coeff, rest)) = e.linear_in("a") {

@@ -20,12 +20,23 @@
 //!   other begins (a constant difference); or, for each loop variable, some
 //!   dimension where both are the same single index `a*p + c` (`a` a
 //!   non-zero constant, `c` free of loop variables, varying symbols and data
-//!   reads), so equal elements force equal iterations.
+//!   reads), so equal elements force equal iterations; or, the stride
+//!   test, both `a*p + M*g` with one constant `a`, a monomial `M` free of
+//!   varying symbols and at least `|a|` times the number of values `p`
+//!   takes, and any integers `g` (which may name inner map parameters):
+//!   the delinearized index of an array written through a reshaped view
+//!   (stockham_fft's `Dv[:, :, k]`, `a*R**(K-i-1)*R**i + b*R**(K-i-1) + k`).
+//! - An access at the boundary of a map scope whose memlet is coarser than
+//!   what happens inside (the whole container, dynamic) also carries the
+//!   subsets of the memlets inside the scope ([`Access::inner`]); two
+//!   accesses are independent when their own subsets are, or when every
+//!   pair of their inner subsets is.
 //!
 //! Anything else is a possible dependence: the test errs on the side of
 //! keeping a loop, never of a wrong map.
 
 use sdfg_ir::code::{Stmt, expr_names};
+use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
 use sdfg_ir::{
     BlockKind, ControlBlock, LoopBlock, Memlet, Node, Range, Region, State, Subset, SymExpr,
     VIEW_CONNECTOR, Wcr,
@@ -54,6 +65,12 @@ pub struct Access {
     pub after_write: bool,
     /// The block it is in, for messages.
     pub block: String,
+    /// For an access at the boundary of a map scope: the subsets of the
+    /// memlets inside the scope that make it, in the map's parameters, when
+    /// each of them is a code node's (empty otherwise). The scope's own
+    /// memlet is often the whole container (dynamic); these say which
+    /// elements, for the dependence test to use where they are finer.
+    pub inner: Vec<Subset>,
 }
 
 /// Everything a region does, as the loop transformations need it.
@@ -203,6 +220,7 @@ impl RegionUse {
                 interstate: true,
                 after_write: false,
                 block: label.to_owned(),
+                inner: Vec::new(),
             });
         }
         self.name_symbols(names);
@@ -287,6 +305,10 @@ impl RegionUse {
                 interstate: false,
                 after_write: a.after_write,
                 block: label.to_owned(),
+                inner: a
+                    .scope
+                    .map(|(n, conn)| inner_subsets(state, n, conn, a.data))
+                    .unwrap_or_default(),
             })
         });
         for (_, node) in state.nodes() {
@@ -328,6 +350,49 @@ pub struct EdgeAccess<'s> {
     pub write: bool,
     /// For a read: whether its access node is written first in the state.
     pub after_write: bool,
+    /// Where the edge enters or leaves a map scope: the map entry (a read)
+    /// or exit (a write) and the connector on it.
+    pub scope: Option<(sdfg_ir::NodeId, &'s str)>,
+}
+
+/// The subsets of the memlets on `data` inside the scope that `scope`'s
+/// connector `conn` enters (a map entry's `IN_x`) or leaves (a map exit's
+/// `OUT_x`), when each connects a code node; empty otherwise.
+fn inner_subsets(state: &State, scope: sdfg_ir::NodeId, conn: &str, data: &str) -> Vec<Subset> {
+    let is_code = |n| state.node(n).is_some_and(Node::is_code);
+    let mut out = Vec::new();
+    let inner: Vec<(sdfg_ir::NodeId, &sdfg_ir::Edge)> = match state.node(scope) {
+        Some(Node::MapEntry(_)) => {
+            let Some(x) = conn.strip_prefix(MAP_IN_PREFIX) else {
+                return out;
+            };
+            let want = format!("{MAP_OUT_PREFIX}{x}");
+            state
+                .out_edges(scope)
+                .filter(|(_, _, e)| e.src_conn.as_deref() == Some(want.as_str()))
+                .map(|(_, n, e)| (n, e))
+                .collect()
+        }
+        Some(Node::MapExit(_)) => {
+            let Some(x) = conn.strip_prefix(MAP_OUT_PREFIX) else {
+                return out;
+            };
+            let want = format!("{MAP_IN_PREFIX}{x}");
+            state
+                .in_edges(scope)
+                .filter(|(_, _, e)| e.dst_conn.as_deref() == Some(want.as_str()))
+                .map(|(_, n, e)| (n, e))
+                .collect()
+        }
+        _ => return out,
+    };
+    for (n, e) in inner {
+        match &e.memlet {
+            Some(m) if is_code(n) && m.data == data => out.push(m.subset.clone()),
+            _ => return Vec::new(),
+        }
+    }
+    out
 }
 
 /// Calls `f` on every access `state` makes through its memlets, in edge
@@ -341,6 +406,15 @@ pub fn state_accesses<'s>(state: &'s State, mut f: impl FnMut(EdgeAccess<'s>)) {
         let Some(m) = &e.memlet else { continue };
         let written_first =
             access(src).is_some() && state.in_edges(src).any(|(_, _, e)| e.memlet.is_some());
+        let scope = match (state.node(src), state.node(dst)) {
+            (Some(Node::Access(_)), Some(Node::MapEntry(_))) => {
+                e.dst_conn.as_deref().map(|c| (dst, c))
+            }
+            (Some(Node::MapExit(_)), Some(Node::Access(_))) => {
+                e.src_conn.as_deref().map(|c| (src, c))
+            }
+            _ => None,
+        };
         let mut push = |data: &'s str, subset: Option<&'s Subset>, write: bool| {
             f(EdgeAccess {
                 memlet: m,
@@ -348,6 +422,7 @@ pub fn state_accesses<'s>(state: &'s State, mut f: impl FnMut(EdgeAccess<'s>)) {
                 subset,
                 write,
                 after_write: !write && written_first,
+                scope,
             })
         };
         // A view edge is an access of the origin only: the view's own
@@ -485,15 +560,21 @@ pub fn independent(
     // Each loop variable pinned by some dimension: equal elements mean
     // equal iterations. (Tried first: it is the common case, and cheaper
     // than the spans below.)
-    let pinned = params.iter().all(|p| {
+    let pinned = params.iter().enumerate().all(|(k, p)| {
         a.ranges.iter().zip(&b.ranges).any(|(ra, rb)| {
-            if !ra.is_index() || !rb.is_index() || ra.begin != rb.begin {
+            if !ra.is_index() || !rb.is_index() {
                 return false;
             }
-            let Some((coeff, rest)) = ra.begin.linear_in(p) else {
-                return false;
-            };
-            coeff.as_int().is_some_and(|c| c != 0) && invariant(&rest, &unknown)
+            if ra.begin == rb.begin
+                && let Some((coeff, rest)) = ra.begin.linear_in(p)
+                && coeff.as_int().is_some_and(|c| c != 0)
+                && invariant(&rest, &unknown)
+            {
+                return true;
+            }
+            bounds
+                .get(k)
+                .is_some_and(|b| strided(&ra.begin, &rb.begin, p, b, &unknown))
         })
     });
     if pinned {
@@ -510,13 +591,61 @@ pub fn independent(
     })
 }
 
+/// Whether indices `a` and `b` are `c * p + M * g` and `c * p' + M * g'`
+/// for one constant `c`, one monomial `M` of at least `|c|` times the
+/// values `p` takes (`bounds`: its least and greatest), and any integers `g`
+/// and `g'` (they may name anything: inner map parameters, other loop
+/// variables, data; `M` itself names none of the `unknown` symbols). Equal indices then force `p == p'`, since `c * (p -
+/// p')` is a multiple of `M` smaller than `M`. This is the stride test that
+/// delinearizes `Dv[:, :, k]` through a reshaped view (stockham_fft's
+/// `a * R**(K-i-1) * R**i + b * R**(K-i-1) + k` for `k < R**(K-i-1)`).
+fn strided(
+    a: &SymExpr,
+    b: &SymExpr,
+    p: &str,
+    bounds: &(SymExpr, SymExpr),
+    unknown: &BTreeSet<String>,
+) -> bool {
+    let (Some((ca, ra)), Some((cb, rb))) = (a.linear_in(p), b.linear_in(p)) else {
+        return false;
+    };
+    let Some(c) = ca.as_int().filter(|c| *c != 0 && cb.as_int() == Some(*c)) else {
+        return false;
+    };
+    // Equal constant terms cancel.
+    let k = ra.constant_term();
+    if rb.constant_term() != k {
+        return false;
+    }
+    let (ra, rb) = (ra - SymExpr::int(k), rb - SymExpr::int(k));
+    // The stride is the same in every iteration.
+    let Some(m) = SymExpr::common_monomial(&[&ra, &rb]).filter(|m| invariant(m, unknown)) else {
+        return false;
+    };
+    let (lo, hi) = bounds;
+    let span = (hi - lo + SymExpr::int(1)) * SymExpr::int(c.saturating_abs());
+    matches!(
+        m.try_compare(&span),
+        Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+    )
+}
+
+/// The subsets an access makes inside its map scope, or its own.
+fn finer(a: &Access) -> Option<Vec<&Subset>> {
+    if a.inner.is_empty() {
+        a.subset.as_ref().map(|s| vec![s])
+    } else {
+        Some(a.inner.iter().collect())
+    }
+}
+
 /// The accesses with distinct (subset, read or write), first ones kept.
 fn distinct<'a>(all: impl Iterator<Item = &'a Access>) -> Vec<&'a Access> {
     let mut seen: Vec<&Access> = Vec::new();
     for a in all {
         if !seen
             .iter()
-            .any(|s| s.subset == a.subset && s.write == a.write)
+            .any(|s| s.subset == a.subset && s.write == a.write && s.inner == a.inner)
         {
             seen.push(a);
         }
@@ -553,6 +682,15 @@ pub fn conflict(
                 (Some(sw), Some(sx)) => independent(sw, sx, params, ranges, varying),
                 _ => false,
             };
+            // Else the finer subsets inside map scopes, pair by pair.
+            let ok = ok
+                || (!w.inner.is_empty() || !x.inner.is_empty())
+                    && finer(w).zip(finer(x)).is_some_and(|(iw, ix)| {
+                        iw.iter().all(|sw| {
+                            ix.iter()
+                                .all(|sx| independent(sw, sx, params, ranges, varying))
+                        })
+                    });
             if !ok {
                 let what = if x.write { "writes" } else { "reads" };
                 return Some(format!(

@@ -293,6 +293,71 @@ fn the_dependence_test_on_subsets() {
 }
 
 #[test]
+fn the_stride_test_delinearizes_an_index_through_a_reshape() {
+    let s = |t: &str| sdfg_ir::Subset::parse(t).unwrap();
+    let k = ["k".to_owned()];
+    // `a` and `b` are parameters of a map inside the body: anything.
+    let varying: BTreeSet<String> = ["a".to_owned(), "b".to_owned()].into();
+    let below_m = s("0:M").ranges;
+    // k + M * (a * N + b), k below M: equal elements, equal k.
+    let x = s("a*N*M + b*M + k");
+    assert!(independent(&x, &x, &k, &below_m, &varying));
+    // Against another access of the same stride, offsets cancelling.
+    assert!(independent(
+        &s("a*M + k + 1"),
+        &s("b*N*M + k + 1"),
+        &k,
+        &below_m,
+        &varying
+    ));
+    // Negative controls: k reaching M wraps into the next stride; another
+    // offset on one side; the stride itself varying; no range for k.
+    assert!(!independent(&x, &x, &k, &s("0:M + 1").ranges, &varying));
+    assert!(!independent(
+        &s("a*M + k"),
+        &s("b*M + k + 1"),
+        &k,
+        &below_m,
+        &varying
+    ));
+    let m_varies: BTreeSet<String> = ["a".to_owned(), "M".to_owned()].into();
+    assert!(!independent(
+        &s("a*M + k"),
+        &s("a*M + k"),
+        &k,
+        &below_m,
+        &m_varies
+    ));
+    assert!(!independent(&x, &x, &k, &[], &varying));
+}
+
+#[test]
+fn a_loop_writing_through_a_reshaped_view_at_its_variable_becomes_a_map() {
+    // stockham_fft's twiddle copy: `Dv[:, :, k] = T` where `Dv` is `D`
+    // reshaped to (N, N, M); the map inside writes D at `a*N*M + b*M + k`.
+    let sdfg = program(
+        "    Dv = np.reshape(D, (N, N, M))
+    for k in range(M):
+        Dv[:, :, k] = T
+",
+        "D: dc.float64[N * N * M], T: dc.float64[N, N]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    assert_eq!(loops(&out), 0, "{report}");
+    // Negative control: every iteration writes all of row 0 of the view.
+    let sdfg = program(
+        "    Dv = np.reshape(D, (N, N, M))
+    for k in range(M):
+        Dv[0, :, 0] = T[k, :]
+",
+        "D: dc.float64[N * N * M], T: dc.float64[M, N]",
+    );
+    let (_, report) = convert(&sdfg);
+    assert!(report.converted.is_empty(), "{report}");
+}
+
+#[test]
 fn a_loop_writing_beyond_what_it_reads_becomes_a_map() {
     // Each iteration reads B[0:M] and writes B[j] for j >= M.
     let sdfg = program(

@@ -753,6 +753,43 @@ impl SymExpr {
         &self.terms
     }
 
+    /// The greatest monomial dividing every term of every expression of
+    /// `exprs`: the gcd of their coefficients (positive) times the atoms
+    /// common to all of them, each with its least power. `None` when there
+    /// is no term at all or a constant term (a constant is divided by no
+    /// monomial but 1, which this does not report). The dependence test
+    /// uses it for strides: `k + N * g` and `k' + N * g'` can only be equal
+    /// for `k == k'` when `k` runs over fewer than `N` values.
+    pub fn common_monomial(exprs: &[&SymExpr]) -> Option<SymExpr> {
+        let mut terms = exprs.iter().flat_map(|e| e.terms.iter());
+        let first = terms.next()?;
+        if exprs.iter().any(|e| e.constant != 0) {
+            return None;
+        }
+        let mut coeff = first.coeff.unsigned_abs();
+        let mut factors = first.factors.clone();
+        for t in terms {
+            coeff = gcd(coeff, t.coeff.unsigned_abs());
+            factors.retain_mut(
+                |(atom, power)| match t.factors.iter().find(|(a, _)| a == atom) {
+                    Some((_, p)) => {
+                        *power = (*power).min(*p);
+                        true
+                    }
+                    None => false,
+                },
+            );
+        }
+        let coeff = i64::try_from(coeff).ok()?;
+        if factors.is_empty() {
+            return Some(SymExpr::int(coeff));
+        }
+        Some(SymExpr {
+            terms: vec![Term { factors, coeff }],
+            constant: 0,
+        })
+    }
+
     /// Whether `f` holds for any atom, at any depth (including inside operands).
     fn any_atom<'a>(&'a self, f: &mut impl FnMut(&'a Atom) -> bool) -> bool {
         for (atom, _) in self.terms.iter().flat_map(|t| &t.factors) {

@@ -194,23 +194,35 @@ __global__ void arr_27_l53_0_k7(uint32_t* __restrict__ arr_15, uint32_t* __restr
 #endif  // arr_27_l53_0_k7
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_26_l55_0_k8(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28, int64_t k) {
-  for (int64_t v__i42_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i42_i < (R); v__i42_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i42 = (0LL) + v__i42_i * (1LL);
-    for (int64_t v__i43_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i43_i < (sdfg::ipow64((R), (i_28))); v__i43_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i43 = (0LL) + v__i43_i * (1LL);
-      {  // tasklet assign
-        const sdfg::complex<double> t___in0 = arr_27[(0LL) + (v__i42 * sdfg::ipow64((R), (i_28)) + v__i43) * (1LL)];
-        sdfg::complex<double> t___out;
-        t___out = t___in0;
-        arr_26[(0LL) + (v__i42 * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28)) + v__i43 * sdfg::ipow64((R), (K - i_28 - 1LL)) + k) * (1LL)] = t___out;
+__global__ void for_l54_45_k8(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28) {
+  for (int64_t k_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k_i < (sdfg::ipow64((R), (K - i_28 - 1LL))); k_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t k = (0LL) + k_i * (1LL);
+    {  // nested SDFG for_l54_45_body
+      sdfg::complex<double>* const sdfg_nb0 = arr_27 + (0LL);
+      sdfg::complex<double>* const sdfg_nb1 = arr_26 + (0LL);
+      {
+        sdfg::complex<double>* const arr_27 = sdfg_nb0;
+        sdfg::complex<double>* const arr_26 = sdfg_nb1;
+        // assign_l55_44
+        {
+          for (int64_t v__i42 = (0LL); v__i42 <= (R - 1LL); v__i42 += (1LL)) {
+            for (int64_t v__i43 = (0LL); v__i43 <= (sdfg::ipow64((R), (i_28)) - 1LL); v__i43 += (1LL)) {
+              {  // tasklet assign
+                const sdfg::complex<double> t___in0 = arr_27[(0LL) + (v__i42 * sdfg::ipow64((R), (i_28)) + v__i43) * (1LL)];
+                sdfg::complex<double> t___out;
+                t___out = t___in0;
+                arr_26[(0LL) + (v__i42 * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28)) + v__i43 * sdfg::ipow64((R), (K - i_28 - 1LL)) + k) * (1LL)] = t___out;
+              }
+            }
+          }
+        }
       }
     }
   }
 }
 #else
-__global__ void arr_26_l55_0_k8(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28, int64_t k);
-#endif  // arr_26_l55_0_k8
+__global__ void for_l54_45_k8(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28);
+#endif  // for_l54_45_k8
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_twid_46_l56_0_k9(sdfg::complex<double>* __restrict__ arr_25, sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R) {
@@ -425,7 +437,6 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
   sdfg::complex<double>* const tmp_49 = sdfg_h->tmp_49;
   sdfg::complex<double>* const tmp_twid_46 = sdfg_h->tmp_twid_46;
   int64_t i_28 = 0;
-  int64_t k = 0;
   // offload_copy_in
   {
     SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (sdfg::ipow64((R), (K)))), hipMemcpyHostToDevice, stream));
@@ -517,14 +528,11 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
       }
     }
     // for_l54_45
-    for (k = (0LL); ((k) < (sdfg::ipow64((R), (K - i_28 - 1LL)))); k = (k + 1LL)) {
-      // assign_l55_44
-      {
-        if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0) {
-          dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 4 - 1, 4), 65535LL));
-          dim3 sdfg_block(64, 4);
-          SDFG_KERNEL(arr_26_l55_0_k8, sdfg_grid, sdfg_block, 0, arr_26, arr_27, K, R, i_28, k);
-        }
+    {
+      if ((sdfg::ipow64((R), (K - i_28 - 1LL))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - i_28 - 1LL))) + 256 - 1, 256), 2147483647LL));
+        dim3 sdfg_block(256);
+        SDFG_KERNEL(for_l54_45_k8, sdfg_grid, sdfg_block, 0, arr_26, arr_27, K, R, i_28);
       }
     }
     // assign_l56_48
