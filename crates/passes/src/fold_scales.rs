@@ -23,18 +23,20 @@
 //! Anything else is left as it was: the result is the same, with the
 //! kernels and temporaries the fold would have removed.
 
+use crate::dependence::RegionUse;
+use crate::library::operands;
 use sdfg_ir::code::{BinaryOp, Expr, Stmt};
 use sdfg_ir::{
     BlockKind, DataDesc, LibraryOp, Literal, Memlet, Node, NodeId, Region, Sdfg, Side, State,
     Subset, SymExpr,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Folds every prologue and epilogue it can into the vendor GEMMs of
 /// `sdfg` (top level only: a vendor call is issued by the host); returns
 /// one line per fold, for the lowering report.
 pub(crate) fn fold_gemm_scales(sdfg: &mut Sdfg) -> Vec<String> {
-    let states_of = states_per_container(&sdfg.body);
+    let states_of = states_per_container(sdfg);
     let mut lines = Vec::new();
     let Sdfg {
         body, containers, ..
@@ -60,52 +62,18 @@ pub(crate) fn fold_gemm_scales(sdfg: &mut Sdfg) -> Vec<String> {
     lines
 }
 
-/// For each container, the labels of the states with an access node of it
-/// (a label per state, repeated if it has several), and `"<interstate>"`
-/// for each interstate expression reading it.
-fn states_per_container(body: &Region) -> BTreeMap<String, Vec<String>> {
+/// For each container, the labels of the blocks that access it (one per
+/// access), from the region's uses; interstate reads count as their block.
+fn states_per_container(sdfg: &Sdfg) -> BTreeMap<String, Vec<String>> {
+    let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let interstate = |reads: std::collections::BTreeSet<String>,
-                      out: &mut BTreeMap<String, Vec<String>>| {
-        for x in reads {
-            out.entry(x).or_default().push("<interstate>".into());
-        }
-    };
-    let mut stack = vec![body];
-    while let Some(region) = stack.pop() {
-        for block in &region.blocks {
-            for a in &block.transition.assignments {
-                interstate(a.value.reads(), &mut out);
-            }
-            match &block.kind {
-                BlockKind::State(s) => {
-                    for (_, n) in s.nodes() {
-                        if let Node::Access(a) = n {
-                            out.entry(a.data.clone())
-                                .or_default()
-                                .push(block.label.clone());
-                        }
-                    }
-                }
-                BlockKind::Loop(l) => {
-                    interstate(l.condition.reads(), &mut out);
-                    for e in l.init.iter().chain(&l.update) {
-                        interstate(e.reads(), &mut out);
-                    }
-                    stack.push(&l.body);
-                }
-                BlockKind::Conditional(c) => {
-                    for (cond, r) in &c.branches {
-                        interstate(cond.reads(), &mut out);
-                        stack.push(r);
-                    }
-                    if let Some(r) = &c.otherwise {
-                        stack.push(r);
-                    }
-                }
-                BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
-            }
-        }
+    for a in RegionUse::of(&sdfg.body, &symbols).accesses {
+        let at = if a.interstate {
+            "<interstate>".to_owned()
+        } else {
+            a.block
+        };
+        out.entry(a.data).or_default().push(at);
     }
     out
 }
@@ -136,8 +104,7 @@ fn fold_region(
         if g + 1 < region.blocks.len()
             && region.blocks[g].transition.assignments.is_empty()
             && let Some(q) = state_at(region, g + 1)
-            && let Some(out) =
-                operand(state_of_call(region, g), call, "_c", false).map(|m| m.data.clone())
+            && let Some(out) = operand(state_of_call(region, g), call, "_c", false)
             && private(&out, &region.blocks[g + 1].label)
             && let Some(e) = epilogue(q, &out, containers)
         {
@@ -158,11 +125,12 @@ fn fold_region(
         {
             let before = region.blocks[g - 1].label.clone();
             let found = ["_a", "_b"].into_iter().find_map(|conn| {
-                let m = operand(state_of_call(region, g), call, conn, true)?;
-                if !private(&m.data, &before) {
+                let data = operand(state_of_call(region, g), call, conn, true)?;
+                if !private(&data, &before) {
                     return None;
                 }
-                Some((conn, m.data.clone(), prologue(p, &m.data, containers)?))
+                let pro = prologue(p, &data, containers)?;
+                Some((conn, data, pro))
             });
             if let Some((conn, data, pro)) = found {
                 region.blocks.remove(g - 1);
@@ -232,19 +200,11 @@ fn literal_zero(l: &Literal) -> bool {
     matches!(l, Literal::Float { value, .. } if *value == 0.0)
 }
 
-/// The memlet on connector `conn` of node `id`.
-fn operand<'s>(state: &'s State, id: NodeId, conn: &str, incoming: bool) -> Option<&'s Memlet> {
-    if incoming {
-        state
-            .in_edges(id)
-            .find(|(_, _, e)| e.dst_conn.as_deref() == Some(conn))
-            .and_then(|(_, _, e)| e.memlet.as_ref())
-    } else {
-        state
-            .out_edges(id)
-            .find(|(_, _, e)| e.src_conn.as_deref() == Some(conn))
-            .and_then(|(_, _, e)| e.memlet.as_ref())
-    }
+/// The container on connector `conn` of node `id`.
+fn operand(state: &State, id: NodeId, conn: &str, incoming: bool) -> Option<String> {
+    operands(state, id, incoming)
+        .remove(conn)
+        .map(|o| o.memlet.data)
 }
 
 /// A state that is one map with one tasklet, over the whole of `data`'s

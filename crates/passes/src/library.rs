@@ -151,15 +151,15 @@ fn lower_region(
 }
 
 /// One operand: the edge's other end and connector, and its memlet.
-struct Operand {
-    node: NodeId,
-    conn: Option<String>,
-    memlet: Memlet,
+pub(crate) struct Operand {
+    pub(crate) node: NodeId,
+    pub(crate) conn: Option<String>,
+    pub(crate) memlet: Memlet,
 }
 
 /// The operands of library node `id` by connector: its inputs (`incoming`)
 /// or its outputs.
-fn operands(state: &State, id: NodeId, incoming: bool) -> BTreeMap<String, Operand> {
+pub(crate) fn operands(state: &State, id: NodeId, incoming: bool) -> BTreeMap<String, Operand> {
     let edges: Vec<_> = if incoming {
         state.in_edges(id).collect()
     } else {
