@@ -511,6 +511,23 @@ fn intrinsic(f: Intrinsic) -> &'static str {
         Intrinsic::Conj => "conj",
         Intrinsic::Complex => "make_complex",
         Intrinsic::IsNan => "isnan",
+        Intrinsic::Log2 => "log2",
+        Intrinsic::Log10 => "log10",
+        Intrinsic::Log1p => "log1p",
+        Intrinsic::Expm1 => "expm1",
+        Intrinsic::Exp2 => "exp2",
+        Intrinsic::Sinh => "sinh",
+        Intrinsic::Cosh => "cosh",
+        Intrinsic::Asin => "asin",
+        Intrinsic::Acos => "acos",
+        Intrinsic::Asinh => "asinh",
+        Intrinsic::Acosh => "acosh",
+        Intrinsic::Atanh => "atanh",
+        Intrinsic::Cbrt => "cbrt",
+        Intrinsic::Trunc => "trunc",
+        Intrinsic::Rint => "rint",
+        Intrinsic::FrexpMantissa => "frexp_mantissa",
+        Intrinsic::FrexpExponent => "frexp_exponent",
     }
 }
 

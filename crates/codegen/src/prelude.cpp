@@ -98,6 +98,19 @@ SDFG_HD float atan(float x) { return ::atanf(x); }
 SDFG_HD double atan(double x) { return ::atan(x); }
 SDFG_HD float atan2(float y, float x) { return ::atan2f(y, x); }
 SDFG_HD double atan2(double y, double x) { return ::atan2(y, x); }
+// The rest of C's real functions, in both precisions.
+#define SDFG_REAL_FN(name) \
+  SDFG_HD float name(float x) { return ::name##f(x); } \
+  SDFG_HD double name(double x) { return ::name(x); }
+SDFG_REAL_FN(log2) SDFG_REAL_FN(log10) SDFG_REAL_FN(log1p) SDFG_REAL_FN(expm1)
+SDFG_REAL_FN(exp2) SDFG_REAL_FN(sinh) SDFG_REAL_FN(cosh) SDFG_REAL_FN(asin)
+SDFG_REAL_FN(acos) SDFG_REAL_FN(asinh) SDFG_REAL_FN(acosh) SDFG_REAL_FN(atanh)
+SDFG_REAL_FN(cbrt) SDFG_REAL_FN(trunc) SDFG_REAL_FN(rint)
+#undef SDFG_REAL_FN
+SDFG_HD float frexp_mantissa(float x) { int e; return ::frexpf(x, &e); }
+SDFG_HD double frexp_mantissa(double x) { int e; return ::frexp(x, &e); }
+SDFG_HD int32_t frexp_exponent(float x) { int e = 0; ::frexpf(x, &e); return x - x == 0 ? e : 0; }
+SDFG_HD int32_t frexp_exponent(double x) { int e = 0; ::frexp(x, &e); return x - x == 0 ? e : 0; }
 SDFG_HD float floor(float x) { return ::floorf(x); }
 SDFG_HD double floor(double x) { return ::floor(x); }
 SDFG_HD float ceil(float x) { return ::ceilf(x); }

@@ -32,6 +32,9 @@ pub struct Module {
     pub(crate) symbol_exprs: BTreeMap<String, Expr>,
     /// Module-level names of dtypes (`datatype = dace.float64`).
     pub(crate) dtype_aliases: BTreeMap<String, DType>,
+    /// Module-level names of array types (`vec = dace.float64[N]`),
+    /// usable as annotations.
+    pub(crate) array_aliases: BTreeMap<String, Expr>,
     /// Module-level names bound to values the compiler does not evaluate
     /// (lists, calls, objects...): where and why; a program reading one is
     /// refused naming it.
@@ -80,6 +83,7 @@ impl Module {
             constants: BTreeMap::new(),
             symbol_exprs: BTreeMap::new(),
             dtype_aliases: BTreeMap::new(),
+            array_aliases: BTreeMap::new(),
             opaque: BTreeMap::new(),
             metadata: None,
             non_ascii_names: parsed
@@ -121,11 +125,26 @@ impl Module {
 
     /// Lowers the program `name` to a validated SDFG.
     pub fn compile(&self, name: &str) -> Result<Sdfg, FrontendError> {
+        self.compile_with(name, &BTreeMap::new())
+    }
+
+    /// Compiles the program `name` whose unannotated parameters take their
+    /// types from `signature` (parameter name to a type written as an
+    /// annotation: `float64[N, M]`, `dace.int32`). DaCe types such
+    /// parameters from the arguments of the call that compiles the
+    /// program; this compiler has no call, so the types are given. A
+    /// parameter neither annotated nor in `signature`, a `signature` entry
+    /// for an annotated parameter, and one naming no parameter are errors.
+    pub fn compile_with(
+        &self,
+        name: &str,
+        signature: &BTreeMap<String, String>,
+    ) -> Result<Sdfg, FrontendError> {
         let f = self.programs.get(name).ok_or_else(|| FrontendError {
             at: self.source.position(0),
             kind: ErrorKind::NoSuchProgram(name.to_owned()),
         })?;
-        crate::lower::lower_program(self, f)
+        crate::lower::lower_program(self, f, signature)
     }
 
     fn err(&self, node: &impl Ranged, kind: ErrorKind) -> FrontendError {
@@ -220,6 +239,7 @@ impl Module {
         self.constants.remove(name);
         self.symbol_exprs.remove(name);
         self.dtype_aliases.remove(name);
+        self.array_aliases.remove(name);
         let line = self.line_of(at);
         self.opaque.insert(name.to_owned(), Opaque { line, what });
     }
@@ -273,9 +293,21 @@ impl Module {
                         }
                         return Ok(());
                     }
-                    // `N, M = (dace.symbol(s, ...) for s in ('N', 'M'))`.
-                    Expr::Generator(g) => {
-                        if let Some(dtype) = self.symbol_call(&g.elt)? {
+                    // `N, M = (dace.symbol(s, ...) for s in ('N', 'M'))`,
+                    // `[dace.symbol(s) for s in 'NM']`: when the names the
+                    // loop gives the symbols are the targets' own.
+                    Expr::Generator(ast::ExprGenerator {
+                        elt, generators, ..
+                    })
+                    | Expr::ListComp(ast::ExprListComp {
+                        elt, generators, ..
+                    }) => {
+                        if let [g] = &generators[..]
+                            && g.ifs.is_empty()
+                            && !g.is_async
+                            && literal_names(&g.iter).as_ref() == Some(&names)
+                            && let Some(dtype) = self.symbol_call(elt)?
+                        {
                             for n in names {
                                 self.symbols.insert(n, dtype);
                             }
@@ -307,6 +339,13 @@ impl Module {
         // `datatype = dace.float64`
         if let Some(t) = self.dtype_of(value) {
             self.dtype_aliases.insert(name, t);
+            return Ok(());
+        }
+        // `vec = dace.float64[N]`
+        if let Expr::Subscript(sub) = value
+            && self.dtype_of(&sub.value).is_some()
+        {
+            self.array_aliases.insert(name, value.clone());
             return Ok(());
         }
         // Anything else: not evaluated; a program reading it is refused.
@@ -553,5 +592,21 @@ fn names_in_target(e: &Expr) -> Vec<String> {
         Expr::List(l) => l.elts.iter().flat_map(names_in_target).collect(),
         Expr::Starred(s) => names_in_target(&s.value),
         _ => Vec::new(),
+    }
+}
+
+/// The names a literal iterable of symbol names yields: the characters of
+/// a string (`'NM'`), or the strings of a tuple or list (`('N', 'M')`).
+fn literal_names(e: &Expr) -> Option<Vec<String>> {
+    match e {
+        Expr::StringLiteral(s) => Some(s.value.to_str().chars().map(String::from).collect()),
+        Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => elts
+            .iter()
+            .map(|x| match x {
+                Expr::StringLiteral(s) => Some(s.value.to_str().to_owned()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
     }
 }

@@ -112,6 +112,15 @@ impl ArrayRef {
                 .iter()
                 .filter_map(|d| match d {
                     Dim::Index(e) => Some(Range::index(e.clone())),
+                    // A reversed axis (`x[::-1]`, `np.flip`) covers the
+                    // same elements as the forward one from its last.
+                    Dim::Range { start, step, len } if step.as_int().is_some_and(|k| k < 0) => {
+                        Some(Range {
+                            begin: start + &(step * &(len - 1)),
+                            end: start.clone(),
+                            step: -step,
+                        })
+                    }
                     Dim::Range { start, step, len } => Some(Range {
                         begin: start.clone(),
                         end: start + &(step * &(len - 1)),
@@ -124,14 +133,28 @@ impl ArrayRef {
     }
 
     /// Whether the region is expressible as a memlet seen in its natural
-    /// axis order (no transpose, no new axes), as library nodes need.
+    /// axis order (no transpose, no new axes, no reversed axis), as library
+    /// nodes need.
     pub(crate) fn is_plain(&self) -> bool {
         self.reshaped.is_none()
             && self.order.windows(2).all(|w| w[0] < w[1])
-            && self
-                .order
-                .iter()
-                .all(|&d| matches!(self.dims[d], Dim::Range { .. }))
+            && self.order.iter().all(|&d| {
+                matches!(&self.dims[d], Dim::Range { step, .. } if step.as_int().is_none_or(|k| k >= 0))
+            })
+    }
+
+    /// The region with visible axis `axis` reversed (`np.flip`): a view,
+    /// as in NumPy, whose elements are reached from the axis's last.
+    pub(crate) fn flipped(mut self, axis: usize) -> ArrayRef {
+        let d = self.order[axis];
+        if let Dim::Range { start, step, len } = &self.dims[d] {
+            self.dims[d] = Dim::Range {
+                start: start + &(step * &(len - 1)),
+                step: -step,
+                len: len.clone(),
+            };
+        }
+        self
     }
 }
 
@@ -157,6 +180,16 @@ pub(crate) enum Elem {
 }
 
 impl Elem {
+    /// The value converted to `t`; itself where it has that type already,
+    /// so that a region stays a region (library nodes read it in place).
+    pub(crate) fn cast(self, t: DType) -> Elem {
+        if self.dtype() == t {
+            self
+        } else {
+            Elem::Cast(t, Box::new(self))
+        }
+    }
+
     pub(crate) fn dtype(&self) -> DType {
         match self {
             Elem::Ref(r) => r.dtype,
@@ -173,6 +206,7 @@ impl Elem {
             Elem::Call(f, _, t) => match f {
                 Intrinsic::Abs | Intrinsic::Real | Intrinsic::Imag => t.real_type(),
                 Intrinsic::IsNan => DType::Bool,
+                Intrinsic::FrexpExponent => DType::Int32,
                 _ => *t,
             },
             Elem::Select(_, _, _, t) => *t,

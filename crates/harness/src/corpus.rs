@@ -475,7 +475,9 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             Case::Corpus(_) => Metadata::read(m, preset).map_err(Verdict::Fail)?,
             Case::Program { entry, .. } => entry.metadata(),
         };
-        let kernel = m.compile(&md.program).map_err(|e| fail(&e))?;
+        let kernel = m
+            .compile_with(&md.program, &md.signature)
+            .map_err(|e| fail(&e))?;
         let init = match &md.init {
             Some(i) => Some(m.compile(i).map_err(|e| fail(&e))?),
             None => None,
@@ -1078,6 +1080,9 @@ pub struct Metadata {
     pub symbols: BTreeMap<String, i64>,
     /// Comparison tolerance.
     pub tolerance: Tolerance,
+    /// Types of the kernel's unannotated parameters (a manifest's
+    /// `signature`; empty for corpus files, whose parameters are annotated).
+    pub signature: BTreeMap<String, String>,
 }
 
 /// NPBench's comparison rule.
@@ -1152,6 +1157,7 @@ impl Metadata {
                 atol: get("atol", 1e-8),
                 norm_error: get("norm_error", 1e-5),
             },
+            signature: BTreeMap::new(),
         })
     }
 }
@@ -1436,6 +1442,11 @@ pub struct ProgramEntry {
     /// The comparison's tolerance (NPBench's defaults otherwise).
     #[serde(default)]
     pub tolerance: Option<BTreeMap<String, f64>>,
+    /// Types of the program's unannotated parameters (`"A": "float64[N]"`),
+    /// which DaCe takes from the call's arguments
+    /// ([`sdfg_frontend::Module::compile_with`]).
+    #[serde(default)]
+    pub signature: BTreeMap<String, String>,
 }
 
 /// The initializer of a manifest entry.
@@ -1511,6 +1522,7 @@ impl ProgramEntry {
                 atol: tol("atol", 1e-8),
                 norm_error: tol("norm_error", 1e-5),
             },
+            signature: self.signature.clone(),
         }
     }
 }

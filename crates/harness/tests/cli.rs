@@ -733,3 +733,45 @@ fn offload_refuses_invalid_sdfgs_and_program_selection_of_json() {
     let out = sdfgc(&["offload", path.to_str().unwrap(), "--backend", "tpu"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn compile_types_unannotated_parameters_from_signature_options() {
+    let file = scratch(
+        "jit.py",
+        "import dace\n\n@dace.program\ndef scale(A, alpha):\n    A[:] = alpha * A\n",
+    );
+    let f = file.to_str().unwrap();
+    let out = sdfgc(&["compile", f]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("parameter `A` has no annotation"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sdfgc(&[
+        "compile",
+        f,
+        "--signature",
+        "A=float64[N, M]",
+        "--signature",
+        "alpha=float64",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sdfg = sdfg_ir::Sdfg::from_json(&text(&out.stdout)).unwrap();
+    assert_eq!(sdfg.arguments, ["A", "alpha", "M", "N"]);
+    // The same parameter twice, or not NAME=TYPE: errors.
+    for bad in [
+        ["--signature", "A=float64[N]", "--signature", "A=float32[N]"],
+        ["--signature", "A", "--signature", "alpha=float64"],
+    ] {
+        let mut args = vec!["compile", f];
+        args.extend(bad);
+        let out = sdfgc(&args);
+        assert!(!out.status.success());
+        assert!(
+            text(&out.stderr).contains("--signature"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -255,6 +255,42 @@ pub enum Intrinsic {
     Complex,
     /// Whether a float is NaN.
     IsNan,
+    /// Base-2 logarithm (float).
+    Log2,
+    /// Base-10 logarithm (float).
+    Log10,
+    /// `log(1 + x)`, accurate near zero (float).
+    Log1p,
+    /// `exp(x) - 1`, accurate near zero (float).
+    Expm1,
+    /// `2**x` (float).
+    Exp2,
+    /// Hyperbolic sine (float).
+    Sinh,
+    /// Hyperbolic cosine (float).
+    Cosh,
+    /// Arc sine (float).
+    Asin,
+    /// Arc cosine (float).
+    Acos,
+    /// Inverse hyperbolic sine (float).
+    Asinh,
+    /// Inverse hyperbolic cosine (float).
+    Acosh,
+    /// Inverse hyperbolic tangent (float).
+    Atanh,
+    /// Cube root (float).
+    Cbrt,
+    /// Round toward zero (float).
+    Trunc,
+    /// Round to the nearest integer, ties to even (float; NumPy's `rint`).
+    Rint,
+    /// The mantissa of C's `frexp`: `x = m * 2**e` with `0.5 <= |m| < 1`
+    /// (`x` itself for zero, infinities and NaN).
+    FrexpMantissa,
+    /// The exponent of C's `frexp`, an `int32` (0 for zero, infinities
+    /// and NaN).
+    FrexpExponent,
 }
 
 impl Intrinsic {
@@ -293,6 +329,23 @@ impl Intrinsic {
             Intrinsic::Conj => "conj",
             Intrinsic::Complex => "complex",
             Intrinsic::IsNan => "isnan",
+            Intrinsic::Log2 => "log2",
+            Intrinsic::Log10 => "log10",
+            Intrinsic::Log1p => "log1p",
+            Intrinsic::Expm1 => "expm1",
+            Intrinsic::Exp2 => "exp2",
+            Intrinsic::Sinh => "sinh",
+            Intrinsic::Cosh => "cosh",
+            Intrinsic::Asin => "arcsin",
+            Intrinsic::Acos => "arccos",
+            Intrinsic::Asinh => "arcsinh",
+            Intrinsic::Acosh => "arccosh",
+            Intrinsic::Atanh => "arctanh",
+            Intrinsic::Cbrt => "cbrt",
+            Intrinsic::Trunc => "trunc",
+            Intrinsic::Rint => "rint",
+            Intrinsic::FrexpMantissa => "frexp_mantissa",
+            Intrinsic::FrexpExponent => "frexp_exponent",
         }
     }
 }
@@ -816,9 +869,34 @@ impl<'a> TypeChecker<'a> {
                     Err(mismatch(what(), "a float or complex value", t))
                 }
             }
-            I::Atan2 | I::Floor | I::Ceil => {
+            I::Atan2
+            | I::Floor
+            | I::Ceil
+            | I::Log2
+            | I::Log10
+            | I::Log1p
+            | I::Expm1
+            | I::Exp2
+            | I::Sinh
+            | I::Cosh
+            | I::Asin
+            | I::Acos
+            | I::Asinh
+            | I::Acosh
+            | I::Atanh
+            | I::Cbrt
+            | I::Trunc
+            | I::Rint
+            | I::FrexpMantissa => {
                 if t.is_float() {
                     Ok(t)
+                } else {
+                    Err(mismatch(what(), "a float", t))
+                }
+            }
+            I::FrexpExponent => {
+                if t.is_float() {
+                    Ok(DType::Int32)
                 } else {
                     Err(mismatch(what(), "a float", t))
                 }

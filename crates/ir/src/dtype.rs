@@ -155,7 +155,11 @@ impl fmt::Display for DType {
 /// when the code that uses it is emitted or interpreted. Non-finite values
 /// (`inf` is the identity of a max-reduction) serialize as the strings `"inf"`,
 /// `"-inf"` and `"nan"` because JSON has no spelling for them.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Two literals are equal when they are the same constant: a NaN equals a
+/// NaN (so an SDFG holding `np.nan` equals its JSON round trip), otherwise
+/// floats compare as numbers.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Literal {
     /// `True` / `False`.
@@ -193,6 +197,37 @@ pub enum Literal {
         /// Its type; must be a complex type.
         dtype: DType,
     },
+}
+
+impl PartialEq for Literal {
+    fn eq(&self, other: &Literal) -> bool {
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        match (self, other) {
+            (Literal::Bool(a), Literal::Bool(b)) => a == b,
+            (Literal::Int { value: a, dtype: s }, Literal::Int { value: b, dtype: t }) => {
+                a == b && s == t
+            }
+            (Literal::UInt { value: a, dtype: s }, Literal::UInt { value: b, dtype: t }) => {
+                a == b && s == t
+            }
+            (Literal::Float { value: a, dtype: s }, Literal::Float { value: b, dtype: t }) => {
+                same(*a, *b) && s == t
+            }
+            (
+                Literal::Complex {
+                    re: a,
+                    im: b,
+                    dtype: s,
+                },
+                Literal::Complex {
+                    re: c,
+                    im: d,
+                    dtype: t,
+                },
+            ) => same(*a, *c) && same(*b, *d) && s == t,
+            _ => false,
+        }
+    }
 }
 
 impl Literal {

@@ -108,6 +108,10 @@ fn non_finite_literals_survive_json() {
     let nan: Literal =
         serde_json::from_str(&serde_json::to_string(&Literal::f64(f64::NAN)).unwrap()).unwrap();
     assert!(matches!(nan, Literal::Float { value, .. } if value.is_nan()));
+    // The same constant: an SDFG holding `np.nan` equals its round trip.
+    assert_eq!(nan, Literal::f64(f64::NAN));
+    assert_ne!(nan, Literal::f64(0.0));
+    assert_ne!(Literal::f64(1.0), Literal::i64(1));
     assert!(
         serde_json::from_str::<Literal>(r#"{"float": {"value": "lots", "dtype": "float64"}}"#)
             .is_err()

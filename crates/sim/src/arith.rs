@@ -209,6 +209,24 @@ pub(crate) fn binary(op: BinaryOp, dtype: DType, a: Value, b: Value) -> Result<V
     })
 }
 
+/// C's `frexp`: `x = m * 2**e` with `0.5 <= |m| < 1`; `(x, 0)` for zero,
+/// infinities and NaN. Exact for every double, subnormals included (a
+/// float32's mantissa and exponent are those of its double).
+fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        // Subnormal: scale into the normal range first.
+        let (m, e) = frexp(x * 2f64.powi(64));
+        return (m, e - 64);
+    }
+    let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (m, biased - 1022)
+}
+
 /// Applies an intrinsic to arguments of type `dtype`.
 pub(crate) fn intrinsic(
     func: Intrinsic,
@@ -231,6 +249,25 @@ pub(crate) fn intrinsic(
         (I::Floor, 3) => real(f64::floor),
         (I::Ceil, 3) => real(f64::ceil),
         (I::Abs, 3) => real(f64::abs),
+        (I::Log2, 3) => real(f64::log2),
+        (I::Log10, 3) => real(f64::log10),
+        (I::Log1p, 3) => real(f64::ln_1p),
+        (I::Expm1, 3) => real(f64::exp_m1),
+        (I::Exp2, 3) => real(f64::exp2),
+        (I::Sinh, 3) => real(f64::sinh),
+        (I::Cosh, 3) => real(f64::cosh),
+        (I::Asin, 3) => real(f64::asin),
+        (I::Acos, 3) => real(f64::acos),
+        (I::Asinh, 3) => real(f64::asinh),
+        (I::Acosh, 3) => real(f64::acosh),
+        (I::Atanh, 3) => real(f64::atanh),
+        (I::Cbrt, 3) => real(f64::cbrt),
+        (I::Trunc, 3) => real(f64::trunc),
+        (I::Rint, 3) => real(f64::round_ties_even),
+        (I::FrexpMantissa, 3) => real(|x| frexp(x).0),
+        (I::FrexpExponent, 3) => {
+            return Ok(Value::Int(i64::from(frexp(a.to_f64()).1)).cast(DType::Int32));
+        }
         (I::IsNan, 3) => return Ok(Value::Bool(a.to_f64().is_nan())),
         (I::Atan2, 3) => Value::Float(a.to_f64().atan2(second()?.to_f64())),
         (I::Pow, 3) => Value::Float(a.to_f64().powf(second()?.to_f64())),

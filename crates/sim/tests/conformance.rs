@@ -2661,6 +2661,38 @@ fn math_intrinsics() {
     let tanh = unary(Intrinsic::Tanh, f64::tanh);
     assert!(close(tanh[4], (E.powi(4) - 1.0) / (E.powi(4) + 1.0)));
     unary(Intrinsic::Atan, f64::atan);
+    // The rest of C's real functions, against Rust's (NaN outside the domain).
+    unary(Intrinsic::Log2, f64::log2);
+    unary(Intrinsic::Log10, f64::log10);
+    let log1p = unary(Intrinsic::Log1p, f64::ln_1p);
+    assert!(log1p[0].is_nan());
+    unary(Intrinsic::Expm1, f64::exp_m1);
+    assert_eq!(unary(Intrinsic::Exp2, f64::exp2)[4], 4.0);
+    unary(Intrinsic::Sinh, f64::sinh);
+    unary(Intrinsic::Cosh, f64::cosh);
+    assert!(unary(Intrinsic::Asin, f64::asin)[4].is_nan());
+    unary(Intrinsic::Acos, f64::acos);
+    unary(Intrinsic::Asinh, f64::asinh);
+    assert!(unary(Intrinsic::Acosh, f64::acosh)[3].is_nan());
+    unary(Intrinsic::Atanh, f64::atanh);
+    assert_eq!(unary(Intrinsic::Cbrt, f64::cbrt)[5], 10f64.cbrt());
+    assert_eq!(
+        unary(Intrinsic::Trunc, f64::trunc),
+        vec![-2.0, -0.0, 0.0, 0.0, 2.0, 10.0]
+    );
+    assert_eq!(
+        unary(Intrinsic::Rint, f64::round_ties_even),
+        vec![-2.0, -0.0, 0.0, 1.0, 2.0, 10.0]
+    );
+    // frexp: x = m * 2**e with 0.5 <= |m| < 1.
+    let m = unary(Intrinsic::FrexpMantissa, |x| {
+        if x == 0.0 {
+            0.0
+        } else {
+            x / 2f64.powi(x.abs().log2().floor() as i32 + 1)
+        }
+    });
+    assert_eq!(m, vec![-0.625, -0.5, 0.0, 0.7, 0.5, 0.625]);
     assert_eq!(
         unary(Intrinsic::Floor, f64::floor),
         vec![-3.0, -1.0, 0.0, 0.0, 2.0, 10.0]

@@ -1,6 +1,7 @@
 //! Calls: NumPy functions and methods, casts, inlined programs.
 
 use super::library::Fold;
+use super::numpy::{accumulator, float_of};
 use super::*;
 
 impl<'m> Lowerer<'m> {
@@ -79,11 +80,17 @@ impl<'m> Lowerer<'m> {
                 _ => {}
             }
         }
-        if let Some(w) = self.kwarg(c, "where") {
-            return Err(self.err(
-                w,
-                unsupported("`where=` without `out=` (the other elements would be undefined)"),
-            ));
+        // `np.ufunc(..., where=mask)` without `out=`: NumPy leaves the
+        // other elements of the new array uninitialized; here they are 0.
+        if let Some(w) = self.kwarg(c, "where")
+            && self.module_func(&c.func).is_some_and(|(m, _)| m == "np")
+        {
+            let value = self.call_value(c)?;
+            let mask = Elem::Cast(DType::Bool, Box::new(self.elem(w)?));
+            let t = value.dtype();
+            let zero = Elem::Lit(Literal::i64(0)).cast(t);
+            let e = Elem::Select(Box::new(mask), Box::new(value), Box::new(zero), t);
+            return Ok(Elem::Ref(self.materialize(c, e)?));
         }
         // Array methods: `x.reshape(...)`, `x.copy()`, `x.sum(axis=...)`, ...
         if let Expr::Attribute(a) = &*c.func
@@ -105,20 +112,7 @@ impl<'m> Lowerer<'m> {
             return Err(self.err(c, unsupported("`outer` with other than two arguments")));
         };
         let (x, y) = (self.elem(x)?, self.elem(y)?);
-        let (mut a, mut b) = (self.plain(c, x)?, self.plain(c, y)?);
-        let (ra, rb) = (a.order.len(), b.order.len());
-        for _ in 0..rb {
-            a.dims.push(Dim::NewAxis);
-            a.order.push(a.dims.len() - 1);
-        }
-        let mut front = Vec::new();
-        for _ in 0..ra {
-            b.dims.push(Dim::NewAxis);
-            front.push(b.dims.len() - 1);
-        }
-        front.extend(b.order.iter().copied());
-        b.order = front;
-        self.binary(c, op, Elem::Ref(a), Elem::Ref(b))
+        self.outer_of(c, op, x, y)
     }
 
     /// The write-conflict resolution a ufunc's reduction or scan combines
@@ -176,24 +170,12 @@ impl<'m> Lowerer<'m> {
         let (w, first) = self.ufunc_method(c, ufunc, "reduce")?;
         let args = &c.arguments.args;
         let x = self.elem(first)?;
+        // A ufunc reduces axis 0 unless told otherwise.
         let axis = match self.kwarg(c, "axis").or(args.get(1)) {
             None => Some(vec![SymExpr::int(0)]),
-            Some(Expr::NoneLiteral(_)) => None,
-            Some(Expr::Tuple(t)) => Some(
-                t.elts
-                    .iter()
-                    .map(|a| self.sym(a))
-                    .collect::<Result<Vec<_>>>()?,
-            ),
-            Some(a) => Some(vec![self.sym(a)?]),
+            given => self.axis_list(given)?,
         };
-        let keepdims = match self.kwarg(c, "keepdims") {
-            None => false,
-            Some(Expr::BooleanLiteral(b)) => b.value,
-            Some(other) => {
-                return Err(self.err(other, unsupported("a `keepdims` that is not True or False")));
-            }
-        };
+        let keepdims = self.keepdims(c)?;
         let initial = self.kwarg(c, "initial").map(|e| self.elem(e)).transpose()?;
         if let Some(w) = self.kwarg(c, "where") {
             return Err(self.err(w, unsupported(format!("`where=` in `np.{ufunc}.reduce`"))));
@@ -221,64 +203,24 @@ impl<'m> Lowerer<'m> {
     /// the axis whose body combines the other axes elementwise.
     pub(super) fn ufunc_accumulate(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
         let (w, first) = self.ufunc_method(c, ufunc, "accumulate")?;
-        let args = &c.arguments.args;
-        if !self.map_ctx.is_empty() {
-            return Err(self.err(c, unsupported("a scan inside a `dace.map` body")));
-        }
         let x = self.elem(first)?;
-        let src = self.plain(c, x)?;
-        let shape = src.shape();
-        let rank = shape.len() as i64;
-        if rank == 0 {
-            return Err(self.err(first, ErrorKind::Shape("a scan of a scalar".to_owned())));
-        }
-        let axis = match self.kwarg(c, "axis").or(args.get(1)) {
+        let axis = match self.kwarg(c, "axis").or(c.arguments.args.get(1)) {
             None => 0,
             Some(a) => self
                 .sym(a)?
                 .as_int()
                 .ok_or_else(|| self.err(a, unsupported("a scan axis that is not a constant")))?,
         };
-        let axis = if axis < 0 { axis + rank } else { axis };
-        let axis = usize::try_from(axis)
-            .ok()
-            .filter(|a| (*a as i64) < rank)
-            .ok_or_else(|| self.err(c, ErrorKind::Shape(format!("axis {axis} out of range"))))?;
-        let out = self.new_transient("scan_", src.dtype, &shape);
-        // The k-th slice along `axis` of a region.
-        let slice = |r: &ArrayRef, at: SymExpr| -> ArrayRef {
-            let mut r = r.clone();
-            let d = r.order.remove(axis);
-            if let Dim::Range { start, step, .. } = &r.dims[d] {
-                r.dims[d] = Dim::Index(start + &(step * &at));
+        // Sums and products of small integers accumulate in the default
+        // integer, as NumPy's `add.accumulate` does.
+        let x = match w {
+            Wcr::Sum | Wcr::Product => {
+                let t = accumulator(x.dtype());
+                x.cast(t)
             }
-            r
+            _ => x,
         };
-        self.assign_region(
-            c,
-            slice(&out, SymExpr::int(0)),
-            Elem::Ref(slice(&src, SymExpr::int(0))),
-        )?;
-        let k = self.fresh("__scan");
-        self.declare_symbol(&k);
-        let at = SymExpr::symbol(k.clone());
-        let body = self.nested(|l| {
-            let prev = Elem::Ref(slice(&out, &at - 1));
-            let next = l.combine(c, w, prev, Elem::Ref(slice(&src, at.clone())))?;
-            l.assign_region(c, slice(&out, at.clone()), next)
-        })?;
-        let label = format!("scan_l{}_{}", self.line(c), self.fresh(""));
-        self.push_block(
-            label,
-            BlockKind::Loop(LoopBlock::for_range(
-                k,
-                SymExpr::int(1),
-                shape[axis].clone(),
-                1,
-                body,
-            )),
-        );
-        Ok(Elem::Ref(out))
+        self.scan(c, w, x, axis)
     }
 
     /// Methods of arrays.
@@ -288,9 +230,71 @@ impl<'m> Lowerer<'m> {
         receiver: &Expr,
         name: &str,
     ) -> Result<Elem> {
+        // Methods that are NumPy functions of the receiver.
+        let function = match name {
+            "any" | "all" | "argmax" | "argmin" | "cumsum" | "cumprod" | "clip" | "trace"
+            | "diagonal" | "ravel" => Some(name),
+            "conj" | "conjugate" => Some("conj"),
+            _ => None,
+        };
+        if let Some(f) = function {
+            let mut args = vec![receiver];
+            args.extend(c.arguments.args.iter());
+            if f == "clip" || f == "conj" {
+                let x = self.elem(receiver)?;
+                return match f {
+                    "conj" => self.ufunc_of(c, Intrinsic::Conj, vec![x]),
+                    _ => {
+                        let lo = args.get(1).map(|e| self.elem(e)).transpose()?;
+                        let hi = args.get(2).map(|e| self.elem(e)).transpose()?;
+                        self.clip(c, x, lo, hi)
+                    }
+                };
+            }
+            return self
+                .numpy_function(c, "np", f, &args)?
+                .ok_or_else(|| self.err(c, unsupported(format!("the array method `{name}`"))));
+        }
+        if name == "fill" {
+            let [v] = &c.arguments.args[..] else {
+                return Err(self.err(c, unsupported("`fill` with other than one value")));
+            };
+            let (target, None) = self.write_target(receiver)? else {
+                return Err(self.err(c, unsupported("`fill` of an indirect region")));
+            };
+            let v = self.elem(v)?;
+            self.assign_region(c, target, v)?;
+            return Ok(Elem::Lit(Literal::Bool(false)));
+        }
         let x = self.elem(receiver)?;
         let args = &c.arguments.args;
         match name {
+            "transpose" => {
+                let axes: Option<(&Expr, Vec<&Expr>)> = match &args[..] {
+                    [] => None,
+                    [e @ Expr::Tuple(t)] => Some((e, t.elts.iter().collect())),
+                    [e @ Expr::List(l)] => Some((e, l.elts.iter().collect())),
+                    [first, ..] => Some((first, args.iter().collect())),
+                };
+                self.transposed(c, x, axes)
+            }
+            "flatten" => {
+                let flat = self.flat(c, x)?;
+                let r = self.plain(c, flat.clone())?;
+                if Elem::Ref(r.clone()) != flat {
+                    return Ok(Elem::Ref(r));
+                }
+                let out = self.new_transient("flat_", r.dtype, &r.shape());
+                self.assign_region(c, out.clone(), Elem::Ref(r))?;
+                Ok(Elem::Ref(out))
+            }
+            "astype" => {
+                let [d] = &args[..] else {
+                    return Err(self.err(c, unsupported("`astype` with other than one dtype")));
+                };
+                let t = self.dtype_arg(d)?;
+                Ok(Elem::Cast(t, Box::new(x)))
+            }
             "reshape" => {
                 let shape_exprs: Vec<&Expr> = match &args[..] {
                     [Expr::Tuple(t)] => t.elts.iter().collect(),
@@ -324,16 +328,7 @@ impl<'m> Lowerer<'m> {
         name: &str,
         positional_axis: Option<&Expr>,
     ) -> Result<Elem> {
-        let axis = match self.kwarg(c, "axis").or(positional_axis) {
-            None | Some(Expr::NoneLiteral(_)) => None,
-            Some(Expr::Tuple(t)) => Some(
-                t.elts
-                    .iter()
-                    .map(|a| self.sym(a))
-                    .collect::<Result<Vec<_>>>()?,
-            ),
-            Some(a) => Some(vec![self.sym(a)?]),
-        };
+        let axis = self.axis_list(self.kwarg(c, "axis").or(positional_axis))?;
         let keepdims =
             matches!(self.kwarg(c, "keepdims"), Some(Expr::BooleanLiteral(b)) if b.value);
         let op = match name {
@@ -342,7 +337,31 @@ impl<'m> Lowerer<'m> {
             "max" | "amax" => Wcr::Max,
             _ => Wcr::Min,
         };
+        // NumPy sums and multiplies booleans and small integers in the
+        // default integer (`np.sum(mask)` counts).
+        let x = match op {
+            Wcr::Sum | Wcr::Product if name != "mean" => {
+                let t = accumulator(x.dtype());
+                x.cast(t)
+            }
+            _ => x,
+        };
         self.reduce(c, x, op.into(), axis, keepdims, name == "mean")
+    }
+
+    /// The axes a reduction's `axis` argument names: one, a tuple, or
+    /// every axis (`None`, or no argument).
+    pub(super) fn axis_list(&mut self, e: Option<&Expr>) -> Result<Option<Vec<SymExpr>>> {
+        Ok(match e {
+            None | Some(Expr::NoneLiteral(_)) => None,
+            Some(Expr::Tuple(t)) => Some(
+                t.elts
+                    .iter()
+                    .map(|a| self.sym(a))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            Some(a) => Some(vec![self.sym(a)?]),
+        })
     }
 
     /// A contiguous reshape, evaluated into a new array (element `k` of the
@@ -514,6 +533,9 @@ impl<'m> Lowerer<'m> {
             self.declared.insert(r.data.clone());
             return Ok(Elem::Ref(r));
         }
+        if (module, name) == ("dace", "reduce") {
+            return self.dace_reduce(c);
+        }
         if (module, name) == ("np", "reshape") {
             let x = self.elem(arg(0)?)?;
             let shape = self.shape_arg(arg(1)?)?;
@@ -538,6 +560,19 @@ impl<'m> Lowerer<'m> {
             "imag" => Some(Intrinsic::Imag),
             "conj" | "conjugate" => Some(Intrinsic::Conj),
             "isnan" => Some(Intrinsic::IsNan),
+            "log2" => Some(Intrinsic::Log2),
+            "log10" => Some(Intrinsic::Log10),
+            "log1p" => Some(Intrinsic::Log1p),
+            "expm1" => Some(Intrinsic::Expm1),
+            "exp2" => Some(Intrinsic::Exp2),
+            "sinh" => Some(Intrinsic::Sinh),
+            "cosh" => Some(Intrinsic::Cosh),
+            "arcsin" => Some(Intrinsic::Asin),
+            "arccos" => Some(Intrinsic::Acos),
+            "arcsinh" => Some(Intrinsic::Asinh),
+            "arccosh" => Some(Intrinsic::Acosh),
+            "arctanh" => Some(Intrinsic::Atanh),
+            "cbrt" => Some(Intrinsic::Cbrt),
             _ => None,
         };
         if module == "np"
@@ -595,60 +630,17 @@ impl<'m> Lowerer<'m> {
                     Some(d) => self.dtype_arg(d)?,
                     None => DType::Float64,
                 };
-                let r = self.new_transient("eye_", dtype, &[n.clone(), n.clone()]);
-                let idx = self.new_transient("eye_idx_", DType::Int64, std::slice::from_ref(&n));
-                self.elementwise_fill(c, &idx, &SymExpr::symbol("__k"))?;
-                let row = Elem::Ref(self.index_region(idx.clone(), &newaxis_last())?);
-                let col = Elem::Ref(self.index_region(idx, &newaxis_first())?);
-                let eq = Elem::Binary(BinaryOp::Eq, Box::new(row), Box::new(col), DType::Int64);
-                let v = Elem::Select(
-                    Box::new(eq),
-                    Box::new(Elem::Lit(Literal::i64(1))),
-                    Box::new(Elem::Lit(Literal::i64(0))),
-                    dtype,
-                );
-                self.assign_region(c, r.clone(), v)?;
-                Ok(Elem::Ref(r))
+                self.eye(c, n, dtype)
             }
             ("np", "transpose") => {
                 let x = self.elem(arg(0)?)?;
-                let mut r = match x {
-                    Elem::Ref(r) => r,
-                    other => self.materialize(c, other)?,
+                let axes = match self.kwarg(c, "axes").or(args.get(1)) {
+                    None | Some(Expr::NoneLiteral(_)) => None,
+                    Some(e @ Expr::Tuple(t)) => Some((e, t.elts.iter().collect())),
+                    Some(e @ Expr::List(l)) => Some((e, l.elts.iter().collect())),
+                    Some(one) => Some((one, vec![one])),
                 };
-                match self.kwarg(c, "axes").or(args.get(1)) {
-                    None | Some(Expr::NoneLiteral(_)) => r.order.reverse(),
-                    Some(axes) => {
-                        // Output axis k is input axis axes[k] (negative
-                        // axes count from the end).
-                        let rank = r.order.len();
-                        let items: Vec<&Expr> = match axes {
-                            Expr::Tuple(t) => t.elts.iter().collect(),
-                            Expr::List(l) => l.elts.iter().collect(),
-                            other => vec![other],
-                        };
-                        let mut perm = Vec::with_capacity(items.len());
-                        for a in items {
-                            let k = self.sym(a)?.as_int().ok_or_else(|| {
-                                self.err(a, unsupported("transpose axes that are not constants"))
-                            })?;
-                            let k = if k < 0 { k + rank as i64 } else { k };
-                            perm.push(usize::try_from(k).unwrap_or(usize::MAX));
-                        }
-                        let mut sorted = perm.clone();
-                        sorted.sort_unstable();
-                        if sorted != (0..rank).collect::<Vec<_>>() {
-                            return Err(self.err(
-                                axes,
-                                ErrorKind::Shape(format!(
-                                    "transpose axes {perm:?} are not a permutation of {rank} axes"
-                                )),
-                            ));
-                        }
-                        r.order = perm.iter().map(|&k| r.order[k]).collect();
-                    }
-                }
-                Ok(Elem::Ref(r))
+                self.transposed(c, x, axes)
             }
             (
                 "np",
@@ -656,11 +648,16 @@ impl<'m> Lowerer<'m> {
                 | "copy",
             ) => {
                 let like = name.ends_with("_like") || name == "copy";
+                // `np.ndarray(shape=(N, M), dtype=...)` names its shape.
+                let first = match self.kwarg(c, "shape") {
+                    Some(e) if !like => e,
+                    _ => arg(0)?,
+                };
                 let (shape, mut dtype) = if like {
-                    let x = self.elem(arg(0)?)?;
+                    let x = self.elem(first)?;
                     (x.shape().unwrap_or_default(), x.dtype())
                 } else {
-                    (self.shape_arg(arg(0)?)?, DType::Float64)
+                    (self.shape_arg(first)?, DType::Float64)
                 };
                 if let Some(d) = self
                     .kwarg(c, "dtype")
@@ -668,7 +665,7 @@ impl<'m> Lowerer<'m> {
                 {
                     dtype = self.dtype_arg(d)?;
                 }
-                self.check_dimensions(arg(0)?, &shape, dtype)?;
+                self.check_dimensions(first, &shape, dtype)?;
                 let r = self.new_transient("arr_", dtype, &shape);
                 let fill = match name {
                     "zeros" | "zeros_like" => Some(Elem::Lit(Literal::i64(0))),
@@ -721,14 +718,61 @@ impl<'m> Lowerer<'m> {
                 let shape = b.shape();
                 self.library(c, LibraryOp::Solve, &[("_a", a), ("_b", b)], "_x", shape)
             }
-            _ => Err(self.err(
-                c,
-                unsupported(format!(
-                    "call of `{}`",
-                    self.m.source.snippet(c.func.range())
-                )),
-            )),
+            _ => {
+                let list: Vec<&Expr> = args.iter().collect();
+                if let Some(v) = self.numpy_function(c, module, name, &list)? {
+                    return Ok(v);
+                }
+                Err(self.err(
+                    c,
+                    unsupported(format!(
+                        "call of `{}`",
+                        self.m.source.snippet(c.func.range())
+                    )),
+                ))
+            }
         }
+    }
+
+    /// `x` with its visible axes permuted: reversed without `axes`, else
+    /// output axis k is input axis `axes[k]` (negative axes count from the
+    /// end). A view, as NumPy's.
+    pub(super) fn transposed(
+        &mut self,
+        c: &ast::ExprCall,
+        x: Elem,
+        axes: Option<(&Expr, Vec<&Expr>)>,
+    ) -> Result<Elem> {
+        let mut r = match x {
+            Elem::Ref(r) => r,
+            other => self.materialize(c, other)?,
+        };
+        let Some((at, items)) = axes else {
+            r.order.reverse();
+            return Ok(Elem::Ref(r));
+        };
+        let rank = r.order.len();
+        let mut perm = Vec::with_capacity(items.len());
+        for a in items {
+            let k = self
+                .sym(a)?
+                .as_int()
+                .ok_or_else(|| self.err(a, unsupported("transpose axes that are not constants")))?;
+            let k = if k < 0 { k + rank as i64 } else { k };
+            perm.push(usize::try_from(k).unwrap_or(usize::MAX));
+        }
+        let mut sorted = perm.clone();
+        sorted.sort_unstable();
+        if sorted != (0..rank).collect::<Vec<_>>() {
+            return Err(self.err(
+                at,
+                ErrorKind::Shape(format!(
+                    "transpose axes {perm:?} are not a permutation of {rank} axes"
+                )),
+            ));
+        }
+        r.order = perm.iter().map(|&k| r.order[k]).collect();
+        Ok(Elem::Ref(r))
     }
 
     /// A shape argument: `(N, M)`, `[N, M]`, `N`, or `x.shape`.
@@ -1005,6 +1049,17 @@ impl<'m> Lowerer<'m> {
             .iter()
             .map(|a| self.elem(a))
             .collect::<Result<Vec<_>>>()?;
+        self.ufunc_of(c, f, args)
+    }
+
+    /// The intrinsic `f` of already lowered arguments, typed as NumPy
+    /// types the ufunc.
+    pub(super) fn ufunc_of(
+        &mut self,
+        c: &ast::ExprCall,
+        f: Intrinsic,
+        args: Vec<Elem>,
+    ) -> Result<Elem> {
         if args.len() != f.arity() {
             return Err(self.err(
                 c,
@@ -1028,7 +1083,9 @@ impl<'m> Lowerer<'m> {
         if identity && let [x] = &args[..] {
             return Ok(x.clone());
         }
-        // Transcendental functions of integers compute in float64, as in NumPy.
+        // Transcendental functions of integers compute in a float, as in
+        // NumPy (float32 for 16-bit integers; NumPy's float16 for 8-bit
+        // ones and booleans is float64 here, a type this IR lacks).
         let needs_float = !matches!(
             f,
             Intrinsic::Abs
@@ -1039,7 +1096,30 @@ impl<'m> Lowerer<'m> {
                 | Intrinsic::Conj
         );
         if needs_float && (t.is_integer() || t == DType::Bool) {
-            t = DType::Float64;
+            t = float_of(t);
+        }
+        // The functions C has only for real arguments.
+        let real_only = matches!(
+            f,
+            Intrinsic::Log2
+                | Intrinsic::Log10
+                | Intrinsic::Log1p
+                | Intrinsic::Expm1
+                | Intrinsic::Exp2
+                | Intrinsic::Sinh
+                | Intrinsic::Cosh
+                | Intrinsic::Asin
+                | Intrinsic::Acos
+                | Intrinsic::Asinh
+                | Intrinsic::Acosh
+                | Intrinsic::Atanh
+                | Intrinsic::Cbrt
+        );
+        if real_only && t.is_complex() {
+            return Err(self.err(
+                c,
+                unsupported(format!("`np.{}` of complex numbers", f.name())),
+            ));
         }
         if matches!(f, Intrinsic::Min | Intrinsic::Max) && weak {
             let e = Elem::Call(f, args.clone(), DType::Int64);
@@ -1108,22 +1188,6 @@ fn tail_returns_only(body: &[Stmt]) -> bool {
             other => !has_return(std::slice::from_ref(other)),
         }
     })
-}
-
-/// The subscript `[:, None]` and `[None, :]`, for building `np.eye`.
-fn newaxis_last() -> Expr {
-    parse_subscript("x[:, None]")
-}
-
-fn newaxis_first() -> Expr {
-    parse_subscript("x[None, :]")
-}
-
-fn parse_subscript(text: &str) -> Expr {
-    match ruff_python_parser::parse_expression(text).map(|p| p.into_expr()) {
-        Ok(Expr::Subscript(s)) => *s.slice,
-        _ => Expr::NoneLiteral(ast::ExprNoneLiteral::default()),
-    }
 }
 
 /// The value of a Python number literal (`2`, `-9999`, `-1.5`), weak in

@@ -381,14 +381,6 @@ impl<'m> Lowerer<'m> {
                 || (int(&b.left) == Some(1) && text(&b.right) == text(lower)))
     }
 
-    /// Applies a subscript to a region, and requires the result to be one.
-    pub(super) fn index_region(&mut self, base: ArrayRef, slice: &Expr) -> Result<ArrayRef> {
-        match self.index(base, slice)? {
-            Elem::Ref(r) => Ok(r),
-            _ => Err(self.err(slice, unsupported("indirect access here"))),
-        }
-    }
-
     /// Applies a subscript to a region: a region, or an indirect access
     /// ([`Elem::Gather`]) where an index is computed from data.
     ///
@@ -491,28 +483,39 @@ impl<'m> Lowerer<'m> {
                             v
                         })
                     };
-                    let lo = match &sl.lower {
-                        Some(e) => norm(self, e)?,
-                        None => SymExpr::int(0),
-                    };
-                    let hi = match &sl.upper {
-                        Some(e) => norm(self, e)?,
-                        None => len.clone(),
-                    };
                     let st = match &sl.step {
                         Some(e) => self.sym(e)?,
                         None => SymExpr::int(1),
                     };
-                    let Some(k) = st.as_int().filter(|k| *k > 0) else {
+                    let Some(k) = st.as_int().filter(|k| *k != 0) else {
                         return Err(self.err(
                             item,
-                            unsupported("a slice step that is not a positive constant"),
+                            unsupported("a slice step that is not a nonzero constant"),
                         ));
                     };
-                    let n = if k == 1 {
-                        &hi - &lo
-                    } else {
-                        (&hi - &lo + (k - 1)).floor_div(&SymExpr::int(k))
+                    // A negative step walks from `lower` (default: the last
+                    // element) down to just above `upper` (default: past
+                    // the first), as in Python.
+                    let lo = match &sl.lower {
+                        Some(e) => norm(self, e)?,
+                        None if k < 0 => &len - 1,
+                        None => SymExpr::int(0),
+                    };
+                    let n = match (&sl.upper, k) {
+                        (Some(e), _) => {
+                            let hi = norm(self, e)?;
+                            if k == 1 {
+                                &hi - &lo
+                            } else if k > 0 {
+                                (&hi - &lo + (k - 1)).floor_div(&SymExpr::int(k))
+                            } else {
+                                (&lo - &hi + (-k - 1)).floor_div(&SymExpr::int(-k))
+                            }
+                        }
+                        (None, 1) => &len - &lo,
+                        (None, k) if k > 0 => (&len - &lo + (k - 1)).floor_div(&SymExpr::int(k)),
+                        (None, -1) => &lo + 1,
+                        (None, k) => (&lo - k).floor_div(&SymExpr::int(-k)),
                     };
                     let first = &start + &(&step * &lo);
                     // DaCe squeezes a slice of length one out of a

@@ -6,8 +6,10 @@
 
 mod calls;
 mod elementwise;
+mod explicit;
 mod expressions;
 mod library;
+mod numpy;
 mod statements;
 
 use crate::module::Module;
@@ -130,6 +132,12 @@ struct Lowerer<'m> {
     /// bound to a basic slice): the name and the line. Writing through it
     /// would have to reach the viewed array, so it is refused.
     view_copies: BTreeMap<String, (String, usize)>,
+    /// The output connectors of the explicit tasklet being lowered, by
+    /// name: assigning one writes its memlet ([`explicit`]).
+    tasklet_outputs: BTreeMap<String, explicit::OutputMemlet>,
+    /// Symbols a signature's types introduced (extents the module does not
+    /// declare): arguments, as the module's symbols are.
+    signature_symbols: BTreeSet<String>,
 }
 
 /// How many statements of `f` bind each name: its parameters, assignment
@@ -220,7 +228,11 @@ fn map_updated_names(body: &[Stmt], in_map: bool, out: &mut BTreeSet<String>) {
 /// overflow the stack and abort the process instead of being reported.
 const MAX_NESTING: usize = 64;
 
-pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg> {
+pub(crate) fn lower_program(
+    m: &Module,
+    f: &ast::StmtFunctionDef,
+    signature: &BTreeMap<String, String>,
+) -> Result<Sdfg> {
     let mut l = Lowerer {
         m,
         sdfg: Sdfg::new(f.name.id.as_str()),
@@ -242,6 +254,8 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         keywords_read: RefCell::new(BTreeSet::new()),
         bindings: binding_sites(f),
         view_copies: BTreeMap::new(),
+        tasklet_outputs: BTreeMap::new(),
+        signature_symbols: BTreeSet::new(),
         statement: None,
         block_origin: BTreeMap::new(),
     };
@@ -259,7 +273,7 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
         ));
     }
     map_updated_names(&f.body, false, &mut l.map_updated);
-    l.parameters(f)?;
+    l.parameters(f, signature)?;
     l.body(&f.body)?;
     let mut sdfg = l.sdfg;
     sdfg.body = l.stack.pop().unwrap_or_default();
@@ -267,7 +281,10 @@ pub(crate) fn lower_program(m: &Module, f: &ast::StmtFunctionDef) -> Result<Sdfg
     let used: Vec<String> = sdfg
         .symbols
         .keys()
-        .filter(|s| m.symbols.contains_key(*s) && !sdfg.arguments.contains(s))
+        .filter(|s| {
+            (m.symbols.contains_key(*s) || l.signature_symbols.contains(*s))
+                && !sdfg.arguments.contains(s)
+        })
         .cloned()
         .collect();
     sdfg.arguments.extend(used);
@@ -357,8 +374,25 @@ impl<'m> Lowerer<'m> {
         self.sdfg.symbols.entry(name.to_owned()).or_insert(dtype);
     }
 
-    fn parameters(&mut self, f: &ast::StmtFunctionDef) -> Result<()> {
+    fn parameters(
+        &mut self,
+        f: &ast::StmtFunctionDef,
+        signature: &BTreeMap<String, String>,
+    ) -> Result<()> {
         let p = &f.parameters;
+        if let Some(unknown) = signature.keys().find(|k| {
+            !p.args
+                .iter()
+                .any(|a| a.parameter.name.id.as_str() == k.as_str())
+        }) {
+            return Err(self.err(
+                f,
+                ErrorKind::Annotation(format!(
+                    "the signature gives a type to `{unknown}`, which is no parameter of `{}`",
+                    f.name.id
+                )),
+            ));
+        }
         if !p.posonlyargs.is_empty()
             || p.vararg.is_some()
             || p.kwarg.is_some()
@@ -376,13 +410,27 @@ impl<'m> Lowerer<'m> {
                     )),
                 ));
             }
-            let ann = param.parameter.annotation.as_deref().ok_or_else(|| {
-                self.err(
-                    &param.parameter,
-                    ErrorKind::Annotation(format!("parameter `{name}` has no annotation")),
-                )
-            })?;
-            let (dtype, shape) = self.annotation(ann)?;
+            let (dtype, shape) = match (param.parameter.annotation.as_deref(), signature.get(&name))
+            {
+                (Some(ann), None) => self.annotation(ann)?,
+                (Some(_), Some(_)) => {
+                    return Err(self.err(
+                        &param.parameter,
+                        ErrorKind::Annotation(format!(
+                            "parameter `{name}` is annotated and has a type in the signature too"
+                        )),
+                    ));
+                }
+                (None, Some(text)) => self.signature_type(&param.parameter, &name, text)?,
+                (None, None) => {
+                    return Err(self.err(
+                        &param.parameter,
+                        ErrorKind::Annotation(format!(
+                            "parameter `{name}` has no annotation (DaCe types it from the arguments of a call; give its type in a signature: `sdfgc --signature {name}=float64[N]`, or the manifest's `signature`)"
+                        )),
+                    ));
+                }
+            };
             let desc = match &shape {
                 None => DataDesc::scalar(dtype),
                 Some(s) => DataDesc::array(dtype, s.clone()),
@@ -400,10 +448,81 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
+    /// The type of parameter `name` written in a signature (`float64[N,
+    /// M]`, `int32`, or an annotation as the module would write it): an
+    /// error in it is reported at the parameter, naming the text.
+    fn signature_type(
+        &mut self,
+        at: &ast::Parameter,
+        name: &str,
+        text: &str,
+    ) -> Result<(DType, Option<Vec<SymExpr>>)> {
+        let bad = |l: &Self, why: String| {
+            l.err(
+                at,
+                ErrorKind::Annotation(format!("the signature's type `{text}` of `{name}`: {why}")),
+            )
+        };
+        let e = ruff_python_parser::parse_expression(text)
+            .map(|p| p.into_expr())
+            .map_err(|e| bad(self, e.to_string()))?;
+        // A bare NumPy dtype name (`float64`, `int32[N]`).
+        let bare = |e: &Expr| match e {
+            Expr::Name(n) => DType::from_name(n.id.as_str()),
+            _ => None,
+        };
+        let parsed = match (&e, bare(&e)) {
+            (_, Some(d)) => Ok((d, None)),
+            (Expr::Subscript(s), _) if let Some(d) = bare(&s.value) => {
+                let items: Vec<&Expr> = match &*s.slice {
+                    Expr::Tuple(t) => t.elts.iter().collect(),
+                    one => vec![one],
+                };
+                let mut shape = Vec::new();
+                for x in items {
+                    // A size the module does not declare is a symbol of its
+                    // own, as DaCe makes one of each unknown extent.
+                    if let Expr::Name(n) = x
+                        && !self.m.symbols.contains_key(n.id.as_str())
+                        && !self.m.constants.contains_key(n.id.as_str())
+                        && !self.names.contains_key(n.id.as_str())
+                    {
+                        self.declare_symbol(n.id.as_str());
+                        self.signature_symbols.insert(n.id.to_string());
+                        self.names
+                            .insert(n.id.to_string(), Name::Sym(n.id.to_string()));
+                    }
+                    match self.elem(x).ok().and_then(|v| v.as_sym()) {
+                        Some(v) => shape.push(v),
+                        None => {
+                            return Err(bad(
+                                self,
+                                "a dimension must be an integer expression of symbols".to_owned(),
+                            ));
+                        }
+                    }
+                }
+                Ok((d, Some(shape)))
+            }
+            (e, None) => self.annotation(e),
+        };
+        let (dtype, shape) = parsed.map_err(|err| bad(self, err.kind.to_string()))?;
+        if let Some(s) = &shape {
+            self.check_dimensions(at, s, dtype)?;
+        }
+        Ok((dtype, shape))
+    }
+
     /// `dace.float64` or `dace.float64[N, M]`.
     fn annotation(&mut self, e: &Expr) -> Result<(DType, Option<Vec<SymExpr>>)> {
         if let Some(d) = self.m.dtype_of(e) {
             return Ok((d, None));
+        }
+        // A module-level array type (`vec = dace.float64[N]`).
+        if let Expr::Name(n) = e
+            && let Some(alias) = self.m.array_aliases.get(n.id.as_str())
+        {
+            return self.annotation(alias);
         }
         if let Expr::Subscript(s) = e
             && let Some(d) = self.m.dtype_of(&s.value)

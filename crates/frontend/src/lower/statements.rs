@@ -73,6 +73,8 @@ impl<'m> Lowerer<'m> {
                 self.push_block(label, BlockKind::Continue);
                 Ok(())
             }
+            Stmt::With(w) if self.is_tasklet_block(w) => self.explicit_body(&w.body),
+            Stmt::FunctionDef(f) => self.decorated_function(f),
             Stmt::Return(r) if !self.inlining.is_empty() => self.inlined_return(r),
             Stmt::Return(r) => self.program_return(r),
             other => Err(self.err(
@@ -114,8 +116,12 @@ impl<'m> Lowerer<'m> {
                 Ok(())
             }
             (Expr::Tuple(ts), Expr::Call(c)) => {
-                // `KE, PE = program(...)`.
-                let Some(values) = self.call_results(c)? else {
+                // `KE, PE = program(...)`, `q, r = divmod(a, b)`.
+                let values = match self.numpy_results(c, ts.elts.len())? {
+                    Some(v) => Some(v),
+                    None => self.call_results(c)?,
+                };
+                let Some(values) = values else {
                     return Err(self.err(a, unsupported("unpacking a value that is not a tuple")));
                 };
                 if values.len() != ts.elts.len() {
@@ -425,6 +431,14 @@ impl<'m> Lowerer<'m> {
 
     /// `target = value` for a name, a subscript or an attribute.
     pub(super) fn assign(&mut self, target: &Expr, value: Elem) -> Result<()> {
+        // The output connector of an explicit tasklet: its memlet's write.
+        if let Expr::Name(n) = target
+            && let Some(written) = self.write_output(target, n.id.as_str(), &value)
+        {
+            written?;
+            self.names.insert(n.id.to_string(), Name::Local(value));
+            return Ok(());
+        }
         match target {
             Expr::Name(n) => {
                 let name = n.id.to_string();
@@ -746,84 +760,97 @@ impl<'m> Lowerer<'m> {
                     unsupported("a map with a different number of ranges and variables"),
                 ));
             }
-            let depth = self.map_ctx.len();
-            // Every parameter of this statement belongs to one map scope.
-            let statement_level = self.map_level_counter;
-            self.map_level_counter += 1;
-            let mut saved = Vec::new();
-            for (var, item) in vars.iter().zip(items) {
-                let Expr::Slice(sl) = item else {
-                    return Err(self.err(
-                        item,
-                        unsupported("a map range that is not `begin:end[:step]`"),
-                    ));
-                };
-                let begin = match &sl.lower {
-                    Some(e) => self.sym(e)?,
-                    None => SymExpr::int(0),
-                };
-                let stop = match &sl.upper {
-                    Some(e) => self.sym(e)?,
-                    None => return Err(self.err(item, unsupported("a map range without an end"))),
-                };
-                let step = match &sl.step {
-                    Some(e) => self.sym(e)?,
-                    None => SymExpr::int(1),
-                };
-                if step.as_int().is_none_or(|s| s <= 0) {
-                    return Err(self.err(
-                        item,
-                        unsupported("a map step that is not a positive constant"),
-                    ));
-                }
-                let param = if self.sdfg.symbols.contains_key(var)
-                    || self.m.symbols.contains_key(var)
-                    || self.sdfg.containers.contains_key(var)
-                {
-                    self.fresh(&format!("{var}_"))
-                } else {
-                    var.clone()
-                };
-                self.map_params.insert(param.clone());
-                self.map_ctx.push((
-                    param.clone(),
-                    Range {
-                        begin,
-                        end: stop - 1,
-                        step,
-                    },
-                ));
-                self.map_level.push(statement_level);
-                saved.push((
-                    var.clone(),
-                    self.names.insert(var.clone(), Name::Sym(param)),
-                ));
-            }
-            // Locals the body binds are values of one point: after the map
-            // (whose points run in parallel) they have none.
-            let before = self.locals();
-            let r = self.body(&f.body);
-            self.map_ctx.truncate(depth);
-            self.map_level.truncate(depth);
-            for (var, old) in saved {
-                match old {
-                    Some(o) => self.names.insert(var, o),
-                    None => self.names.remove(&var),
-                };
-            }
-            self.expire_locals(
-                &before,
-                &format!(
-                    "is assigned in the body of the `dace.map` at line {}, whose points run in parallel: after the map it has no value (write each point's value into an array element, or reduce them)",
-                    self.line(f)
-                ),
-            );
-            return r;
+            return self.map_scope(f, &vars, &items, |l| l.body(&f.body));
         }
         Err(self.err(
             &*f.iter,
             unsupported("a loop over something other than `range(...)` or `dace.map[...]`"),
         ))
+    }
+
+    /// A `dace.map` scope over `vars` with the ranges `items`
+    /// (`begin:end[:step]` each) whose body `lower_body` lowers: each
+    /// statement of the body is one map over the scope's parameters.
+    pub(super) fn map_scope(
+        &mut self,
+        node: &impl Ranged,
+        vars: &[String],
+        items: &[&Expr],
+        lower_body: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let depth = self.map_ctx.len();
+        // Every parameter of this statement belongs to one map scope.
+        let statement_level = self.map_level_counter;
+        self.map_level_counter += 1;
+        let mut saved = Vec::new();
+        for (var, item) in vars.iter().zip(items) {
+            let Expr::Slice(sl) = item else {
+                return Err(self.err(
+                    item,
+                    unsupported("a map range that is not `begin:end[:step]`"),
+                ));
+            };
+            let begin = match &sl.lower {
+                Some(e) => self.sym(e)?,
+                None => SymExpr::int(0),
+            };
+            let stop = match &sl.upper {
+                Some(e) => self.sym(e)?,
+                None => return Err(self.err(item, unsupported("a map range without an end"))),
+            };
+            let step = match &sl.step {
+                Some(e) => self.sym(e)?,
+                None => SymExpr::int(1),
+            };
+            if step.as_int().is_none_or(|s| s <= 0) {
+                return Err(self.err(
+                    item,
+                    unsupported("a map step that is not a positive constant"),
+                ));
+            }
+            let param = if self.sdfg.symbols.contains_key(var)
+                || self.m.symbols.contains_key(var)
+                || self.sdfg.containers.contains_key(var)
+            {
+                self.fresh(&format!("{var}_"))
+            } else {
+                var.clone()
+            };
+            self.map_params.insert(param.clone());
+            self.map_ctx.push((
+                param.clone(),
+                Range {
+                    begin,
+                    end: stop - 1,
+                    step,
+                },
+            ));
+            self.map_level.push(statement_level);
+            saved.push((
+                var.clone(),
+                self.names.insert(var.clone(), Name::Sym(param)),
+            ));
+        }
+        // Locals the body binds are values of one point: after the map
+        // (whose points run in parallel) they have none.
+        let before = self.locals();
+        let r = lower_body(self);
+        self.map_ctx.truncate(depth);
+        self.map_level.truncate(depth);
+        for (var, old) in saved {
+            match old {
+                Some(o) => self.names.insert(var, o),
+                None => self.names.remove(&var),
+            };
+        }
+        self.expire_locals(
+            &before,
+            &format!(
+                "is assigned in the body of the `dace.map` at line {}, whose points run in parallel: after the map it has no value (write each point's value into an array element, or reduce them)",
+                self.line(node)
+            ),
+        );
+        r
     }
 
     /// An `if` whose first condition is computed, with its `elif` and

@@ -43,6 +43,11 @@ enum Command {
         /// or the one its `BENCHMARK` names).
         #[arg(long)]
         program: Option<String>,
+        /// The type of a parameter the program leaves unannotated, as
+        /// `NAME=TYPE` (`A=float64[N, M]`, `alpha=float64`), repeatable:
+        /// DaCe types such parameters from the arguments of a call.
+        #[arg(long = "signature", value_name = "NAME=TYPE")]
+        signature: Vec<String>,
         /// What to print.
         #[arg(long, value_enum, default_value = "sdfg-json")]
         emit: Emit,
@@ -184,11 +189,15 @@ fn pipeline_options(host_maps: &str, verbose: bool) -> sdfg_passes::PipelineOpti
 /// The SDFG of `file`: loaded and validated where it is SDFG JSON (a
 /// `.json` file), else lowered from the Python program `program` (default:
 /// the file's only program, or the one its `BENCHMARK` names).
-fn load_program(file: &std::path::Path, program: Option<String>) -> Result<sdfg_ir::Sdfg, String> {
+fn load_program(
+    file: &std::path::Path,
+    program: Option<String>,
+    signature: &[String],
+) -> Result<sdfg_ir::Sdfg, String> {
     if file.extension().is_some_and(|e| e == "json") {
-        if program.is_some() {
+        if program.is_some() || !signature.is_empty() {
             return Err(
-                "`--program` selects a program of a Python file, not of an SDFG".to_owned(),
+                "`--program` and `--signature` apply to a Python file, not to an SDFG".to_owned(),
             );
         }
         let sdfg = load_sdfg(file).map_err(|e| e.to_string())?;
@@ -212,7 +221,22 @@ fn load_program(file: &std::path::Path, program: Option<String>) -> Result<sdfg_
             }
         })?,
     };
-    module.compile(&name).map_err(|e| e.to_string())
+    let mut types = std::collections::BTreeMap::new();
+    for entry in signature {
+        let (param, ty) = entry
+            .split_once('=')
+            .ok_or_else(|| format!("`--signature {entry}` is not NAME=TYPE"))?;
+        let param = param.trim();
+        if types
+            .insert(param.to_owned(), ty.trim().to_owned())
+            .is_some()
+        {
+            return Err(format!("`--signature` gives `{param}` twice"));
+        }
+    }
+    module
+        .compile_with(&name, &types)
+        .map_err(|e| e.to_string())
 }
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
@@ -223,7 +247,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             out,
             host_maps,
         } => {
-            let sdfg = load_program(&file, None)?;
+            let sdfg = load_program(&file, None, &[])?;
             let backend = sdfg_harness::backend(&backend)?;
             let options = pipeline_options(&host_maps, false);
             let (sdfg, _) = sdfg_passes::pipeline::run_owned(
@@ -256,6 +280,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Compile {
             file,
             program,
+            signature,
             emit,
             backend,
             out_dir,
@@ -270,7 +295,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let sdfg = load_program(&file, program)?;
+            let sdfg = load_program(&file, program, &signature)?;
             let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
             let mut options = pipeline_options(&host_maps, verbose);
             if no_loop_to_map {

@@ -1,0 +1,2 @@
+def transpose(A, B):
+    B[:] = A.T

@@ -1,0 +1,2 @@
+def scale(A, alpha, B):
+    B[:] = alpha * A + B.T
