@@ -544,6 +544,9 @@ pub fn atomic_update(w: Wcr) -> &'static str {
         Wcr::Product => "atomic_product",
         Wcr::Min => "atomic_min",
         Wcr::Max => "atomic_max",
+        Wcr::BitAnd => "atomic_bit_and",
+        Wcr::BitOr => "atomic_bit_or",
+        Wcr::BitXor => "atomic_bit_xor",
     }
 }
 
@@ -555,5 +558,8 @@ pub fn combine(w: Wcr, old: &str, new: &str) -> String {
         Wcr::Product => format!("{old} * {new}"),
         Wcr::Min => format!("sdfg::minimum({old}, {new})"),
         Wcr::Max => format!("sdfg::maximum({old}, {new})"),
+        Wcr::BitAnd => format!("{old} & {new}"),
+        Wcr::BitOr => format!("{old} | {new}"),
+        Wcr::BitXor => format!("{old} ^ {new}"),
     }
 }

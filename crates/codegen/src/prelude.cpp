@@ -207,6 +207,9 @@ template <class T> __device__ inline void atomic_sum(complex<T>* p, complex<T> v
 template <class T> __device__ inline void atomic_product(T* p, T v) { atomic_update(p, [v](T x) { return x * v; }); }
 template <class T> __device__ inline void atomic_min(T* p, T v) { atomic_update(p, [v](T x) { return minimum(x, v); }); }
 template <class T> __device__ inline void atomic_max(T* p, T v) { atomic_update(p, [v](T x) { return maximum(x, v); }); }
+template <class T> __device__ inline void atomic_bit_and(T* p, T v) { atomic_update(p, [v](T x) { return (T)(x & v); }); }
+template <class T> __device__ inline void atomic_bit_or(T* p, T v) { atomic_update(p, [v](T x) { return (T)(x | v); }); }
+template <class T> __device__ inline void atomic_bit_xor(T* p, T v) { atomic_update(p, [v](T x) { return (T)(x ^ v); }); }
 __device__ inline void atomic_min(int32_t* p, int32_t v) { atomicMin(p, v); }
 __device__ inline void atomic_max(int32_t* p, int32_t v) { atomicMax(p, v); }
 __device__ inline void atomic_min(uint32_t* p, uint32_t v) { atomicMin(p, v); }
@@ -217,6 +220,9 @@ template <class T> struct op_sum { __device__ static T apply(T a, T b) { return 
 template <class T> struct op_product { __device__ static T apply(T a, T b) { return a * b; } };
 template <class T> struct op_min { __device__ static T apply(T a, T b) { return minimum(a, b); } };
 template <class T> struct op_max { __device__ static T apply(T a, T b) { return maximum(a, b); } };
+template <class T> struct op_bit_and { __device__ static T apply(T a, T b) { return (T)(a & b); } };
+template <class T> struct op_bit_or { __device__ static T apply(T a, T b) { return (T)(a | b); } };
+template <class T> struct op_bit_xor { __device__ static T apply(T a, T b) { return (T)(a ^ b); } };
 // A warp shuffle of any element type (`SDFG_SHFL_DOWN`, the dialect's own,
 // moves 32- and 64-bit words; narrower types travel as int, complex numbers
 // as two shuffles).

@@ -326,6 +326,12 @@ pub enum Wcr {
     Min,
     /// `max(old, new)`.
     Max,
+    /// `old & new` (integers and booleans).
+    BitAnd,
+    /// `old | new` (integers and booleans).
+    BitOr,
+    /// `old ^ new` (integers and booleans).
+    BitXor,
 }
 
 impl fmt::Display for Wcr {
@@ -335,6 +341,9 @@ impl fmt::Display for Wcr {
             Wcr::Product => "product",
             Wcr::Min => "min",
             Wcr::Max => "max",
+            Wcr::BitAnd => "bit_and",
+            Wcr::BitOr => "bit_or",
+            Wcr::BitXor => "bit_xor",
         })
     }
 }
@@ -363,6 +372,23 @@ impl Wcr {
                 im: 0.0,
                 dtype,
             },
+            (Wcr::BitOr | Wcr::BitXor, DType::Bool) => Literal::Bool(false),
+            (Wcr::BitAnd, DType::Bool) => Literal::Bool(true),
+            (Wcr::BitOr | Wcr::BitXor, t) if t.is_unsigned_integer() => {
+                Literal::UInt { value: 0, dtype }
+            }
+            (Wcr::BitAnd, t) if t.is_unsigned_integer() => Literal::UInt {
+                value: match t {
+                    DType::UInt8 => u8::MAX.into(),
+                    DType::UInt16 => u16::MAX.into(),
+                    DType::UInt32 => u32::MAX.into(),
+                    _ => u64::MAX,
+                },
+                dtype,
+            },
+            // Every bit set, of a signed integer: -1.
+            (Wcr::BitAnd, _) => int(-1),
+            (Wcr::BitOr | Wcr::BitXor, _) => int(0),
             (Wcr::Sum, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
             (Wcr::Product, t) if t.is_unsigned_integer() => Literal::UInt { value: 1, dtype },
             (Wcr::Min, t) if t.is_unsigned_integer() => Literal::UInt {

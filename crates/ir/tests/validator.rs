@@ -2407,6 +2407,27 @@ fn edge_wcr_on_read() {
 }
 
 #[test]
+fn edge_bitwise_wcr_on_floats() {
+    // `y` holds float64: a bitwise combination has no bits to work on.
+    let mut sdfg = tiny();
+    memlet_mut(state_mut(&mut sdfg, "s"), EdgeId::new(1)).wcr = Some(Wcr::BitOr);
+    assert_error(
+        &sdfg,
+        edge_err(
+            "tiny",
+            "s",
+            EdgeId::new(1),
+            ("double", "y"),
+            EdgeError::BitwiseWcr {
+                data: "y".into(),
+                data_type: DType::Float64,
+                wcr: Wcr::BitOr,
+            },
+        ),
+    );
+}
+
+#[test]
 fn edge_type_mismatch() {
     let mut sdfg = tiny();
     let t = tasklet_mut(state_mut(&mut sdfg, "s"), NodeId::new(2));

@@ -320,6 +320,9 @@ pub(crate) fn combine(wcr: Wcr, dtype: DType, old: Value, new: Value) -> Result<
     match wcr {
         Wcr::Sum => binary(BinaryOp::Add, dtype, old, new),
         Wcr::Product => binary(BinaryOp::Mul, dtype, old, new),
+        Wcr::BitAnd => binary(BinaryOp::BitAnd, dtype, old, new),
+        Wcr::BitOr => binary(BinaryOp::BitOr, dtype, old, new),
+        Wcr::BitXor => binary(BinaryOp::BitXor, dtype, old, new),
         Wcr::Min | Wcr::Max => {
             let f = if wcr == Wcr::Min {
                 Intrinsic::Min

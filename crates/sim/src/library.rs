@@ -425,6 +425,18 @@ trait Num: Copy + PartialEq {
     fn minimum(self, o: Self) -> Self;
     /// NumPy's `maximum`: NaN propagates; complex numbers order lexicographically.
     fn maximum(self, o: Self) -> Self;
+    /// The bitwise combinations, of integers (booleans are 0 and 1).
+    /// Floats and complex numbers have no bits: [`check_type`] refuses a
+    /// bitwise reduction of them before one reaches these.
+    fn bit_and(self, _o: Self) -> Self {
+        self
+    }
+    fn bit_or(self, _o: Self) -> Self {
+        self
+    }
+    fn bit_xor(self, _o: Self) -> Self {
+        self
+    }
 }
 
 /// Integers: wrapping arithmetic and plain order.
@@ -442,6 +454,15 @@ macro_rules! integer_num {
             }
             fn plus(self, o: Self) -> Self {
                 self.wrapping_add(o)
+            }
+            fn bit_and(self, o: Self) -> Self {
+                self & o
+            }
+            fn bit_or(self, o: Self) -> Self {
+                self | o
+            }
+            fn bit_xor(self, o: Self) -> Self {
+                self ^ o
             }
             fn times(self, o: Self) -> Self {
                 self.wrapping_mul(o)
@@ -587,6 +608,9 @@ fn combiner<W: Num>(wcr: Wcr) -> fn(W, W) -> W {
         Wcr::Product => W::times,
         Wcr::Min => W::minimum,
         Wcr::Max => W::maximum,
+        Wcr::BitAnd => W::bit_and,
+        Wcr::BitOr => W::bit_or,
+        Wcr::BitXor => W::bit_xor,
     }
 }
 
@@ -707,9 +731,11 @@ fn check_type(op: &LibraryOp, dtype: DType) -> Result<()> {
         | LibraryOp::Gemm { .. }
         | LibraryOp::Gemv { .. }
         | LibraryOp::Dot => dtype.is_numeric(),
-        LibraryOp::Reduce { op: wcr, .. } => {
-            dtype.is_numeric() || matches!(wcr, Wcr::Min | Wcr::Max)
-        }
+        LibraryOp::Reduce { op: wcr, .. } => match wcr {
+            Wcr::BitAnd | Wcr::BitOr | Wcr::BitXor => dtype.is_integer() || dtype == DType::Bool,
+            Wcr::Min | Wcr::Max => true,
+            Wcr::Sum | Wcr::Product => dtype.is_numeric(),
+        },
         LibraryOp::Transpose | LibraryOp::TensorTranspose { .. } => true,
         LibraryOp::Cholesky { .. } | LibraryOp::Solve => dtype.is_float() || dtype.is_complex(),
     };

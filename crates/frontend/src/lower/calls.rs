@@ -128,11 +128,14 @@ impl<'m> Lowerer<'m> {
             "multiply" => Wcr::Product,
             "maximum" => Wcr::Max,
             "minimum" => Wcr::Min,
+            "bitwise_and" | "logical_and" => Wcr::BitAnd,
+            "bitwise_or" | "logical_or" => Wcr::BitOr,
+            "bitwise_xor" | "logical_xor" => Wcr::BitXor,
             other => {
                 return Err(self.err(
                     &*c.func,
                     unsupported(format!(
-                        "`np.{other}.{method}` (reductions and scans combine with add, multiply, maximum or minimum)"
+                        "`np.{other}.{method}` (reductions and scans combine with add, multiply, maximum, minimum or a bitwise or logical operator)"
                     )),
                 ));
             }
@@ -151,6 +154,9 @@ impl<'m> Lowerer<'m> {
         match w {
             Wcr::Sum => self.binary(node, BinaryOp::Add, a, b),
             Wcr::Product => self.binary(node, BinaryOp::Mul, a, b),
+            Wcr::BitAnd => self.binary(node, BinaryOp::BitAnd, a, b),
+            Wcr::BitOr => self.binary(node, BinaryOp::BitOr, a, b),
+            Wcr::BitXor => self.binary(node, BinaryOp::BitXor, a, b),
             Wcr::Max | Wcr::Min => {
                 let f = if w == Wcr::Max {
                     Intrinsic::Max
@@ -170,6 +176,12 @@ impl<'m> Lowerer<'m> {
         let (w, first) = self.ufunc_method(c, ufunc, "reduce")?;
         let args = &c.arguments.args;
         let x = self.elem(first)?;
+        // A logical operator combines truth values.
+        let x = if ufunc.starts_with("logical_") {
+            x.cast(DType::Bool)
+        } else {
+            x
+        };
         // A ufunc reduces axis 0 unless told otherwise.
         let axis = match self.kwarg(c, "axis").or(args.get(1)) {
             None => Some(vec![SymExpr::int(0)]),
@@ -204,6 +216,11 @@ impl<'m> Lowerer<'m> {
     pub(super) fn ufunc_accumulate(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
         let (w, first) = self.ufunc_method(c, ufunc, "accumulate")?;
         let x = self.elem(first)?;
+        let x = if ufunc.starts_with("logical_") {
+            x.cast(DType::Bool)
+        } else {
+            x
+        };
         let axis = match self.kwarg(c, "axis").or(c.arguments.args.get(1)) {
             None => 0,
             Some(a) => self

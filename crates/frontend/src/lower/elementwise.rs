@@ -406,6 +406,7 @@ pub(super) fn wcr_identity(w: Wcr, dtype: DType) -> Option<Literal> {
         Wcr::Sum => 0.0,
         Wcr::Product => 1.0,
         Wcr::Min | Wcr::Max => return None,
+        Wcr::BitAnd | Wcr::BitOr | Wcr::BitXor => return Some(w.identity(dtype)),
     };
     Literal::f64(unit)
         .with_dtype(dtype)

@@ -271,13 +271,14 @@ impl<'m> Lowerer<'m> {
     }
 
     /// The write-conflict resolution a lambda of two parameters computes:
-    /// `a + b`, `a * b`, `max(a, b)`, `min(a, b)` (either order).
+    /// `a + b`, `a * b`, `max(a, b)`, `min(a, b)`, `a & b`, `a | b`,
+    /// `a ^ b` (either order).
     pub(super) fn wcr_lambda(&self, e: &Expr) -> Result<Wcr> {
         self.lambda_op(e)?.ok_or_else(|| {
             self.err(
                 e,
                 unsupported(format!(
-                    "the write-conflict resolution `{}` (a sum, product, min or max of its two parameters)",
+                    "the write-conflict resolution `{}` (a sum, product, min, max, or bitwise and, or, xor of its two parameters)",
                     self.m.source.snippet(e.range())
                 )),
             )
@@ -309,6 +310,9 @@ impl<'m> Lowerer<'m> {
             Expr::BinOp(o) if pair(&o.left, &o.right) => match o.op {
                 ast::Operator::Add => Some(Wcr::Sum),
                 ast::Operator::Mult => Some(Wcr::Product),
+                ast::Operator::BitAnd => Some(Wcr::BitAnd),
+                ast::Operator::BitOr => Some(Wcr::BitOr),
+                ast::Operator::BitXor => Some(Wcr::BitXor),
                 _ => None,
             },
             Expr::Call(c) => match (&*c.func, &c.arguments.args[..]) {
@@ -341,55 +345,38 @@ impl<'m> Lowerer<'m> {
         let axis = self.axis_list(self.kwarg(c, "axis").or(args.get(3)))?;
         let identity = self.kwarg(c, "identity").or(args.get(4));
         let value = self.elem(x)?;
-        let logical = match f {
+        // `and` / `or` of truth values are the bitwise `&` / `|` of booleans.
+        let (op, value) = match f {
             Expr::Lambda(l) => match &*l.body {
-                Expr::BoolOp(b) if b.values.len() == 2 => Some(b.op),
-                _ => None,
+                Expr::BoolOp(b) if b.values.len() == 2 => {
+                    let op = if b.op == ast::BoolOp::And {
+                        Wcr::BitAnd
+                    } else {
+                        Wcr::BitOr
+                    };
+                    (op, value.cast(DType::Bool))
+                }
+                _ => (self.wcr_lambda(f)?, value),
             },
-            _ => None,
+            _ => (self.wcr_lambda(f)?, value),
         };
-        let result = match logical {
-            Some(op) => {
-                let name = if op == ast::BoolOp::And { "all" } else { "any" };
-                let axis = match axis.as_deref() {
-                    None => None,
-                    Some([a]) => a.as_int(),
-                    Some(_) => {
-                        return Err(
-                            self.err(c, unsupported("a logical `dace.reduce` over several axes"))
-                        );
-                    }
-                };
-                let v = self.count_test(c, name, value, axis, false)?;
-                let t = DType::Bool;
-                v.cast(t)
-            }
-            None => {
-                let op = self.wcr_lambda(f)?;
-                let initial = match identity {
-                    None | Some(Expr::NoneLiteral(_)) => None,
-                    Some(e) => {
-                        let v = self.elem(e)?;
-                        match v {
-                            Elem::Lit(l) => Some(cast_literal(l, value.dtype())),
-                            _ => {
-                                return Err(
-                                    self.err(e, unsupported("an `identity` that is not a number"))
-                                );
-                            }
-                        }
-                    }
-                };
-                self.reduce(
-                    c,
-                    value,
-                    super::library::Fold { op, initial },
-                    axis,
-                    false,
-                    false,
-                )?
-            }
+        let initial = match identity {
+            None | Some(Expr::NoneLiteral(_)) => None,
+            Some(e) => match self.elem(e)? {
+                Elem::Lit(l) => Some(cast_literal(l, value.dtype())),
+                _ => {
+                    return Err(self.err(e, unsupported("an `identity` that is not a number")));
+                }
+            },
         };
+        let result = self.reduce(
+            c,
+            value,
+            super::library::Fold { op, initial },
+            axis,
+            false,
+            false,
+        )?;
         match out {
             None => Ok(result),
             Some(o) => {

@@ -382,6 +382,9 @@ impl<'m> Lowerer<'m> {
                 value: i64::MAX >> (64 - 8 * d.size_bytes()),
                 dtype: d,
             },
+            (Wcr::BitAnd | Wcr::BitOr | Wcr::BitXor, d) if d.is_integer() || d == DType::Bool => {
+                op.identity(d)
+            }
             _ => return Err(self.err(node, unsupported(format!("a {op} reduction of {dtype}")))),
         };
         // NumPy starts a reduction with `initial` where one is given.

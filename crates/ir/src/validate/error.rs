@@ -3,6 +3,7 @@
 use crate::code::TypeError;
 use crate::placement::{Schedule, Side, Storage};
 use crate::state::ScopeError;
+use crate::{DType, Wcr};
 use std::fmt;
 use thiserror::Error;
 
@@ -527,6 +528,17 @@ pub enum EdgeError {
     WcrOnRead {
         /// The container.
         data: String,
+    },
+    /// A bitwise write-conflict resolution on a container of floats or
+    /// complex numbers, which have no bits to combine.
+    #[error("memlet of `{data}` combines {data_type} values with the bitwise `{wcr}`")]
+    BitwiseWcr {
+        /// The container.
+        data: String,
+        /// Its element type.
+        data_type: DType,
+        /// The resolution.
+        wcr: Wcr,
     },
     /// A connector whose type differs from the container's element type.
     #[error("connector `{conn}` has type {conn_type} but `{data}` holds {data_type}")]

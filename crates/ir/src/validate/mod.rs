@@ -1209,6 +1209,16 @@ impl<'a> Validator<'a, '_> {
             });
         }
 
+        if let Some(w @ (crate::Wcr::BitAnd | crate::Wcr::BitOr | crate::Wcr::BitXor)) = m.wcr
+            && (desc.dtype.is_float() || desc.dtype.is_complex())
+        {
+            errs.push(EdgeError::BitwiseWcr {
+                data: m.data.clone(),
+                data_type: desc.dtype,
+                wcr: w,
+            });
+        }
+
         // Connector types of tasklets and callbacks agree with the container.
         let typed_conn = |node: &Node, conn: &Option<String>, input: bool| -> Option<Connector> {
             let conn = conn.as_deref()?;
