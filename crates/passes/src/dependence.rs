@@ -159,6 +159,11 @@ impl RegionUse {
         self.symbols.get(s).copied().unwrap_or(0) > inner.symbols.get(s).copied().unwrap_or(0)
     }
 
+    /// How many accesses of `x` the walk counted.
+    pub fn count(&self, x: &str) -> usize {
+        self.per_container.get(x).copied().unwrap_or(0)
+    }
+
     /// Whether `self` accesses `x` more often than `inner`.
     pub fn container_outside(&self, inner: &RegionUse, x: &str) -> bool {
         let count = |u: &RegionUse| u.per_container.get(x).copied().unwrap_or(0);

@@ -47,7 +47,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// [module docs](self)); returns one line per fusion (`` `S2` with `S1` ``).
 pub fn fuse_independent_maps(sdfg: &mut Sdfg) -> Vec<String> {
     let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
-    let whole = RegionUse::of(&sdfg.body, &symbols);
+    // Accesses per container in the whole SDFG, kept current as states
+    // fuse: a fused state is a nested SDFG, which accesses its containers
+    // once more (outside and inside), and may fuse again with the next.
+    let mut counts = RegionUse::of(&sdfg.body, &symbols).into_per_container();
     let mut body = std::mem::take(&mut sdfg.body);
     let mut fused = Vec::new();
     body.for_each_region_mut(&mut |region| {
@@ -57,7 +60,7 @@ pub fn fuse_independent_maps(sdfg: &mut Sdfg) -> Vec<String> {
                 sdfg,
                 &region.blocks[k],
                 &region.blocks[k + 1],
-                &whole,
+                &counts,
                 &symbols,
             ) else {
                 k += 1;
@@ -66,6 +69,14 @@ pub fn fuse_independent_maps(sdfg: &mut Sdfg) -> Vec<String> {
             let second = region.blocks.remove(k + 1);
             let first = &mut region.blocks[k];
             let state = bind_renames(nest_in_map(sdfg, &first.label, plan.nesting), &plan.renames);
+            for (x, n) in &plan.replaced {
+                if let Some(c) = counts.get_mut(x) {
+                    *c = c.saturating_sub(*n);
+                }
+            }
+            for (x, n) in RegionUse::of_state(&first.label, &state, &symbols).into_per_container() {
+                *counts.entry(x).or_default() += n;
+            }
             first.kind = BlockKind::State(state);
             first.transition = second.transition;
             fused.push(format!("`{}` with `{}`", second.label, first.label));
@@ -80,6 +91,8 @@ struct Plan {
     nesting: Nesting,
     /// Every stripped map's parameters to the new map's.
     renames: BTreeMap<String, String>,
+    /// The accesses per container of the two states the fused one replaces.
+    replaced: BTreeMap<String, usize>,
 }
 
 /// The fusion of blocks `a` and `b` (consecutive), if they fuse.
@@ -87,7 +100,7 @@ fn plan(
     sdfg: &Sdfg,
     a: &ControlBlock,
     b: &ControlBlock,
-    whole: &RegionUse,
+    counts: &BTreeMap<String, usize>,
     symbols: &BTreeSet<String>,
 ) -> Option<Plan> {
     let (BlockKind::State(sa), BlockKind::State(sb)) = (&a.kind, &b.kind) else {
@@ -181,7 +194,7 @@ fn plan(
             sdfg.containers
                 .get(*x)
                 .is_some_and(|d| d.transient && !d.is_view() && privatizable(d))
-                && !whole.container_outside(&inside, x)
+                && counts.get(*x).copied().unwrap_or(0) <= inside.count(x)
         })
         .cloned()
         .collect();
@@ -213,5 +226,13 @@ fn plan(
             named_outside: BTreeSet::new(),
         },
         renames,
+        replaced: ua
+            .into_per_container()
+            .into_iter()
+            .chain(ub.into_per_container())
+            .fold(BTreeMap::new(), |mut m, (x, n)| {
+                *m.entry(x).or_default() += n;
+                m
+            }),
     })
 }

@@ -156,6 +156,32 @@ fn independent_maps_of_different_extents_fuse_over_their_bounding_box() {
 }
 
 #[test]
+fn a_chain_of_side_by_side_fusions_keeps_transients_read_later() {
+    // `np.tril(A, 1) - np.triu(A, 1)` of a (2, 5) array: four index fills
+    // (rows and columns of each), one map computing the result from all
+    // four after map fusion. The fills fuse side by side, then their fused
+    // state with the next; a fused state is a nested SDFG, accessing its
+    // containers once more, so the uses counted outside the pair must
+    // follow each fusion: the fills are read later and must stay arrays of
+    // the SDFG (a fuzz finding: they were taken private to the second
+    // fusion, leaving the reader invalid).
+    let sdfg = program(
+        "    out[:] = np.tril(A, 1) - np.triu(A, 1)\n",
+        "A: dc.float64[2, 5], out: dc.float64[2, 5]",
+    );
+    // (Map fusion alone: a second run of it fuses two of the fills, which
+    // the first left apart, so `fused`'s idempotence check is not for it.)
+    let mut mapped = sdfg.clone();
+    fuse_maps(&mut mapped);
+    let (out, lines) = fused_side_by_side(&mapped);
+    assert!(lines.len() >= 2, "{lines:?}");
+    assert_eq!(
+        transient_arrays(&out).len(),
+        transient_arrays(&mapped).len()
+    );
+}
+
+#[test]
 fn maps_sharing_what_one_writes_do_not_fuse_side_by_side() {
     // The second reads what the first writes.
     let sdfg = program(

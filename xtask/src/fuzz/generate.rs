@@ -4,7 +4,8 @@
 //! float64[N], y: float64[M], s: float64[1])`, and a body of statements of
 //! the kinds the corpus is made of: whole-array and sliced element-wise
 //! assignments with broadcasting, NumPy ufuncs and `np.where`, reductions
-//! (whole and along an axis), matrix-vector products, `range` loops with
+//! (whole and along an axis, counts, arg-extrema, einsum), scans, reversed
+//! views, triangles, matrix-vector products, `range` loops with
 //! element updates and recurrences, `dace.map` loops (with locals,
 //! conditions on data and inner loops), branches on symbols, and augmented
 //! assignments. Expressions nest a few levels (well
@@ -36,6 +37,9 @@ impl Expr {
             Expr::Call(f, a) => match *f {
                 "sqrt" => format!("np.sqrt(np.abs({}))", a.render()),
                 "exp" => format!("np.exp(-np.abs({}))", a.render()),
+                "log1p" => format!("np.log1p(np.abs({}))", a.render()),
+                "expm1" | "sinh" | "cosh" => format!("np.{f}(np.tanh({}))", a.render()),
+                "clip" => format!("np.clip({}, -1.5, 2.0)", a.render()),
                 f => format!("np.{f}({})", a.render()),
             },
             Expr::Max(a, b) => format!("np.maximum({}, {})", a.render(), b.render()),
@@ -60,7 +64,7 @@ fn expr(leaves: &'static [&'static str]) -> impl Strategy<Value = Expr> {
         prop_oneof![
             4 => (proptest::sample::select(&["+", "-", "*"][..]), inner.clone(), inner.clone())
                 .prop_map(|(op, a, b)| Expr::Binary(op, Box::new(a), Box::new(b))),
-            1 => (proptest::sample::select(&["sqrt", "exp", "abs", "sin", "tanh"][..]), inner.clone())
+            1 => (proptest::sample::select(&["sqrt", "exp", "abs", "sin", "tanh", "square", "sign", "cbrt", "log1p", "expm1", "sinh", "cosh", "clip", "trunc", "rint"][..]), inner.clone())
                 .prop_map(|(f, a)| Expr::Call(f, Box::new(a))),
             1 => (inner.clone(), inner.clone()).prop_map(|(a, b)| Expr::Max(Box::new(a), Box::new(b))),
             1 => (inner.clone(), inner.clone(), inner)
@@ -92,12 +96,61 @@ fn statement() -> impl Strategy<Value = Vec<String>> {
             "x[1:N - 1] = x[0:N - 2] * 0.5 + x[2:N] * {:.1}",
             f64::from(k) / 2.0
         )]),
-        proptest::sample::select(&["np.sum(A)", "np.max(B)", "np.mean(A)", "np.min(x)"][..])
-            .prop_map(|r| vec![format!("s[0] = {r}")]),
-        proptest::sample::select(&["np.sum(A, axis=0)", "np.max(B, axis=0)", "A[0, :] * 2.0"][..])
-            .prop_map(|r| vec![format!("y[:] = {r}")]),
-        proptest::sample::select(&["A @ y", "B @ y + x", "np.sum(A, axis=1)"][..])
-            .prop_map(|r| vec![format!("x[:] = {r}")]),
+        proptest::sample::select(
+            &[
+                "np.sum(A)",
+                "np.max(B)",
+                "np.mean(A)",
+                "np.min(x)",
+                "np.argmax(x) * 0.5",
+                "np.count_nonzero(A > 0.0) * 1.0",
+                "np.trace(A[0:2, 0:2])",
+                "np.einsum('ij,ij->', A, B)",
+                "np.any(B > 1.0) * 2.0"
+            ][..]
+        )
+        .prop_map(|r| vec![format!("s[0] = {r}")]),
+        proptest::sample::select(
+            &[
+                "np.sum(A, axis=0)",
+                "np.max(B, axis=0)",
+                "A[0, :] * 2.0",
+                "np.argmin(A, axis=0) * 1.0",
+                "np.flip(y)",
+                "y[::-1] + A[N - 1, :]"
+            ][..]
+        )
+        .prop_map(|r| vec![format!("y[:] = {r}")]),
+        proptest::sample::select(
+            &[
+                "A @ y",
+                "B @ y + x",
+                "np.sum(A, axis=1)",
+                "np.cumsum(x)",
+                "x[::-1]",
+                "np.einsum('ij,j->i', A, y)",
+                "np.concatenate((x[0:2], x[2:N] * 0.5))"
+            ][..]
+        )
+        .prop_map(|r| vec![format!("x[:] = {r}")]),
+        // Functions of whole matrices: scans, views and triangles.
+        (
+            proptest::sample::select(&["A", "B"][..]),
+            proptest::sample::select(
+                &[
+                    "np.cumsum(A, axis=0)",
+                    "np.flip(B, 1)",
+                    "np.tril(A)",
+                    "np.triu(B, 1)",
+                    "A[::-1, :]",
+                    "np.rot90(np.rot90(A))",
+                    "np.clip(B, -1.0, 1.0)",
+                    "np.fliplr(np.flipud(A))",
+                    "np.cumprod(np.sign(B), axis=1)"
+                ][..]
+            )
+        )
+            .prop_map(|(t, r)| vec![format!("{t}[:] = {r}")]),
         expr(AT_I).prop_map(|e| vec![
             "for i in range(N):".to_owned(),
             format!("    x[i] = {}", e.render()),

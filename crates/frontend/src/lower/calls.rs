@@ -1095,10 +1095,28 @@ impl<'m> Lowerer<'m> {
         let identity = match f {
             Intrinsic::Floor | Intrinsic::Ceil => t.is_integer() || t == DType::Bool,
             Intrinsic::Conj | Intrinsic::Real => !t.is_complex() && t.is_numeric(),
+            // NumPy's absolute value of a boolean is itself.
+            Intrinsic::Abs => t == DType::Bool,
             _ => false,
         };
         if identity && let [x] = &args[..] {
             return Ok(x.clone());
+        }
+        // The maximum and minimum of booleans are their `or` and `and`.
+        if t == DType::Bool
+            && let (Intrinsic::Max | Intrinsic::Min, [x, y]) = (f, &args[..])
+        {
+            let op = if f == Intrinsic::Max {
+                BinaryOp::Or
+            } else {
+                BinaryOp::And
+            };
+            return Ok(Elem::Binary(
+                op,
+                Box::new(x.clone()),
+                Box::new(y.clone()),
+                DType::Bool,
+            ));
         }
         // Transcendental functions of integers compute in a float, as in
         // NumPy (float32 for 16-bit integers; NumPy's float16 for 8-bit

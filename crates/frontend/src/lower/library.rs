@@ -319,6 +319,12 @@ impl<'m> Lowerer<'m> {
             return Err(self.err(node, unsupported("a reduction inside a `dace.map` body")));
         }
         let r = self.plain(node, x)?;
+        // The maximum and minimum of booleans are their `or` and `and`.
+        let op = match (op, r.dtype) {
+            (Wcr::Max, DType::Bool) => Wcr::BitOr,
+            (Wcr::Min, DType::Bool) => Wcr::BitAnd,
+            (op, _) => op,
+        };
         let shape = r.shape();
         let rank = shape.len();
         let axes: Vec<usize> = match axis {

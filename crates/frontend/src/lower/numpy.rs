@@ -30,8 +30,25 @@ impl<'m> Lowerer<'m> {
         let arg = |k: usize| args.get(k).copied().ok_or_else(|| missing.clone());
         let value = match (module, name) {
             ("np", "square") => {
+                // NumPy squares booleans as int8 (the ufunc has no bool loop).
                 let x = self.elem(arg(0)?)?;
+                let x = if x.dtype() == DType::Bool {
+                    x.cast(DType::Int8)
+                } else {
+                    x
+                };
                 self.binary(c, BinaryOp::Mul, x.clone(), x)?
+            }
+            ("np", "logical_xor") => {
+                let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
+                let (x, y) = (x.cast(DType::Bool), y.cast(DType::Bool));
+                let e = Elem::Binary(BinaryOp::Ne, Box::new(x), Box::new(y), DType::Bool);
+                if e.shape().is_none() {
+                    return Err(
+                        self.err(c, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                    );
+                }
+                e
             }
             ("np", "negative") => Elem::Unary(UnaryOp::Neg, Box::new(self.elem(arg(0)?)?)),
             ("np", "positive") => self.elem(arg(0)?)?,
@@ -943,6 +960,18 @@ impl<'m> Lowerer<'m> {
             }
         };
         let first = parts[0].shape().unwrap_or_default();
+        if !stack
+            && parts
+                .iter()
+                .any(|p| p.shape().is_some_and(|s| s.is_empty()))
+        {
+            // NumPy's words. (A slice written with length one, `x[0:1]`, is
+            // a scalar in DaCe: see "Where DaCe and NumPy differ".)
+            return Err(self.err(
+                c,
+                ErrorKind::Shape("zero-dimensional arrays cannot be concatenated".to_owned()),
+            ));
+        }
         let rank = first.len() + usize::from(stack);
         let axis = axis.unwrap_or(0);
         let axis = if axis < 0 { axis + rank as i64 } else { axis };
@@ -1322,8 +1351,24 @@ impl<'m> Lowerer<'m> {
             }
             operands.push(self.plain(c, x)?);
         }
+        // Of booleans, a product is an `and` and a sum an `or`, as NumPy's.
+        let boolean = operands.iter().all(|r| r.dtype == DType::Bool);
+        // Each letter's length in every operand that has it: einsum
+        // broadcasts a length of one against another, which a MatMul does
+        // not, so only equal lengths make one.
+        let same_lengths = letters.iter().all(|ch| {
+            let lens: Vec<SymExpr> = operands
+                .iter()
+                .zip(&subs)
+                .filter_map(|(r, s)| s.iter().position(|x| x == ch).map(|p| r.shape()[p].clone()))
+                .collect();
+            lens.windows(2).all(|w| w[0] == w[1])
+        });
         // A product of two matrices, or of a matrix and a vector.
-        if let ([a, b], [sa, sb]) = (&operands[..], &subs[..]) {
+        if !boolean
+            && same_lengths
+            && let ([a, b], [sa, sb]) = (&operands[..], &subs[..])
+        {
             let shared: Vec<char> = sa.iter().copied().filter(|ch| sb.contains(ch)).collect();
             if let [k] = shared[..]
                 && !out.contains(&k)
@@ -1372,7 +1417,14 @@ impl<'m> Lowerer<'m> {
                 .collect();
             product = Some(match product {
                 None => Elem::Ref(r),
-                Some(p) => self.binary(c, BinaryOp::Mul, p, Elem::Ref(r))?,
+                Some(p) => {
+                    let op = if boolean {
+                        BinaryOp::And
+                    } else {
+                        BinaryOp::Mul
+                    };
+                    self.binary(c, op, p, Elem::Ref(r))?
+                }
             });
         }
         let product = product.ok_or_else(|| bad(self, "no operands"))?;
@@ -1388,7 +1440,8 @@ impl<'m> Lowerer<'m> {
         let summed = (out.len()..letters.len())
             .map(|a| SymExpr::int(a as i64))
             .collect();
-        self.reduce(c, product, Wcr::Sum.into(), Some(summed), false, false)
+        let w = if boolean { Wcr::BitOr } else { Wcr::Sum };
+        self.reduce(c, product, w.into(), Some(summed), false, false)
     }
 
     /// An accumulation along `axis` (`np.cumsum`, `np.add.accumulate`): a
