@@ -356,6 +356,13 @@ impl Wcr {
     /// reductions start each thread's partial from it.
     pub fn identity(self, dtype: DType) -> Literal {
         let int = |v: i64| Literal::Int { value: v, dtype };
+        // The largest value of an unsigned type: every bit set.
+        let all_ones = |t: DType| match t {
+            DType::UInt8 => u8::MAX.into(),
+            DType::UInt16 => u16::MAX.into(),
+            DType::UInt32 => u32::MAX.into(),
+            _ => u64::MAX,
+        };
         let float = |v: f64| Literal::Float { value: v, dtype };
         match (self, dtype) {
             (Wcr::Sum, t) if t.is_float() => float(0.0),
@@ -378,12 +385,7 @@ impl Wcr {
                 Literal::UInt { value: 0, dtype }
             }
             (Wcr::BitAnd, t) if t.is_unsigned_integer() => Literal::UInt {
-                value: match t {
-                    DType::UInt8 => u8::MAX.into(),
-                    DType::UInt16 => u16::MAX.into(),
-                    DType::UInt32 => u32::MAX.into(),
-                    _ => u64::MAX,
-                },
+                value: all_ones(t),
                 dtype,
             },
             // Every bit set, of a signed integer: -1.
@@ -392,12 +394,7 @@ impl Wcr {
             (Wcr::Sum, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },
             (Wcr::Product, t) if t.is_unsigned_integer() => Literal::UInt { value: 1, dtype },
             (Wcr::Min, t) if t.is_unsigned_integer() => Literal::UInt {
-                value: match t {
-                    DType::UInt8 => u8::MAX.into(),
-                    DType::UInt16 => u16::MAX.into(),
-                    DType::UInt32 => u32::MAX.into(),
-                    _ => u64::MAX,
-                },
+                value: all_ones(t),
                 dtype,
             },
             (Wcr::Max, t) if t.is_unsigned_integer() => Literal::UInt { value: 0, dtype },

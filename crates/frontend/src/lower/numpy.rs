@@ -824,13 +824,35 @@ impl<'m> Lowerer<'m> {
         let step = self.binary(c, BinaryOp::Div, delta, f(Elem::Sym(div)))?;
         let k = self.iota(c, num.clone())?;
         let scaled = self.binary(c, BinaryOp::Mul, f(Elem::Ref(k.clone())), step)?;
-        let mut y = self.binary(c, BinaryOp::Add, scaled, f(start))?;
+        let y = self.binary(c, BinaryOp::Add, scaled, f(start.clone()))?;
+        // The first element is `start` itself (with `num == 1` and an
+        // endpoint the step is 0 / 0, and NumPy's result is `[start]`);
+        // the last is `stop` where there are two or more.
+        let at = |k: &ArrayRef, v: SymExpr| {
+            Elem::Binary(
+                BinaryOp::Eq,
+                Box::new(Elem::Ref(k.clone())),
+                Box::new(Elem::Sym(v)),
+                DType::Int64,
+            )
+        };
+        let mut y = Elem::Select(
+            Box::new(at(&k, SymExpr::int(0))),
+            Box::new(f(start)),
+            Box::new(y),
+            t,
+        );
         if endpoint {
             let last = Elem::Binary(
-                BinaryOp::Eq,
-                Box::new(Elem::Ref(k)),
-                Box::new(Elem::Sym(&num - 1)),
-                DType::Int64,
+                BinaryOp::And,
+                Box::new(at(&k, &num - 1)),
+                Box::new(Elem::Binary(
+                    BinaryOp::Gt,
+                    Box::new(Elem::Sym(num.clone())),
+                    Box::new(Elem::Lit(Literal::i64(1))),
+                    DType::Int64,
+                )),
+                DType::Bool,
             );
             y = Elem::Select(Box::new(last), Box::new(f(stop)), Box::new(y), t);
         }

@@ -16,7 +16,7 @@ def kernel(v: dc.float64[N], A: dc.float64[N, M], B: dc.float64[N, N], K: dc.int
            r: dc.float64[4, N], F: dc.float64[4, N, M], R: dc.float64[4, M, N],
            J: dc.float64[2 * N, M], S: dc.float64[2, N, M], H: dc.float64[N, 2 * M],
            V: dc.float64[2, N], C: dc.float64[N, 2], L: dc.float64[2, 3], G: dc.int64[2, 3],
-           P: dc.float64[N, M], Q: dc.float32[N, M], s: dc.float64[3, 9], T: dc.int32[2, N, M],
+           P: dc.float64[N, M], Q: dc.float32[N, M], s: dc.float64[3, 9], one: dc.float64[2], T: dc.int32[2, N, M],
            D: dc.float64[N + 1, N + 1], d: dc.float64[3, N - 1], t: dc.float64[3],
            O: dc.float64[N, M]):
     r[0] = v[::-1]
@@ -44,6 +44,8 @@ def kernel(v: dc.float64[N], A: dc.float64[N, M], B: dc.float64[N, N], K: dc.int
     s[0] = np.linspace(0.0, 1.0, 9)
     s[1] = np.linspace(-2.0, v[1], 9, endpoint=False)
     s[2] = np.linspace(1, 5, 9)
+    one[:1] = np.linspace(2.5, 7.0, 1)
+    one[1:] = np.linspace(-1.0, 3.0, 1, endpoint=False)
     T[0] = np.tril(K)
     T[1] = np.triu(K, 1) + np.tril(K, -2)
     D[:] = np.diag(v, 1) + np.diag(np.ones(N + 1))
@@ -71,7 +73,7 @@ def initialize(v: dc.float64[N], A: dc.float64[N, M], B: dc.float64[N, N], K: dc
 BENCHMARK = {
     "program": "kernel",
     "init": "initialize",
-    "outputs": ["r", "F", "R", "W", "J", "S", "H", "V", "C", "L", "G", "P", "Q", "s", "T", "D", "d",
+    "outputs": ["r", "F", "R", "W", "J", "S", "H", "V", "C", "L", "G", "P", "Q", "s", "one", "T", "D", "d",
                 "t", "O"],
     "presets": {"test": {"N": 6, "M": 6}},
     "tolerance": {"rtol": 1e-12, "atol": 1e-12, "norm_error": 1e-12},
