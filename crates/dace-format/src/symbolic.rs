@@ -17,6 +17,12 @@
 //! `Mod`) on negative operands, so it is refused by name instead of being
 //! read as the IR's modulo; the IR's modulo is written as sympy's `Mod`,
 //! which has Python's sign rule.
+//!
+//! The parser is separate from the IR's own (`SymExpr::parse`), which
+//! reads the IR's Python spelling: DaCe's grammar gives `%` another
+//! meaning, has quotients that are integers only under `floor` and
+//! `ceiling`, and names sympy's functions, so rewriting DaCe's text into
+//! the IR's would have to parse it anyway.
 
 use sdfg_ir::symbolic::{Atom, CondView};
 use sdfg_ir::{CmpOp, SymCond, SymExpr};
@@ -582,27 +588,16 @@ impl<'a> Parser<'a> {
     }
 
     fn call(&self, name: &str, at: usize, args: Vec<(usize, Val)>) -> Result<Val, SymbolicError> {
+        let count = args.len();
         let arity = |n: usize| -> Result<(), SymbolicError> {
-            if args.len() == n {
+            if count == n {
                 Ok(())
             } else {
-                Err(self.err(
-                    at,
-                    format!("`{name}` takes {n} arguments, got {}", args.len()),
-                ))
+                Err(self.err(at, format!("`{name}` takes {n} arguments, got {count}")))
             }
         };
-        let exprs = || -> Result<Vec<SymExpr>, SymbolicError> {
-            args.iter()
-                .map(|(a, v)| match v {
-                    Val::Expr(e) => Ok(e.clone()),
-                    Val::Cond(_) => Err(self.err(*a, "a condition where an integer is needed")),
-                    Val::Ratio(..) => Err(self.err(
-                        *a,
-                        "a true division `/` outside `floor` or `ceiling` (not an integer)",
-                    )),
-                })
-                .collect()
+        let exprs = |args: Vec<(usize, Val)>| -> Result<Vec<SymExpr>, SymbolicError> {
+            args.into_iter().map(|(a, v)| self.expr(v, a)).collect()
         };
         let conds = |args: Vec<(usize, Val)>| -> Result<Vec<SymCond>, SymbolicError> {
             args.into_iter().map(|(a, v)| self.cond(v, a)).collect()
@@ -614,12 +609,12 @@ impl<'a> Parser<'a> {
         match name {
             "int_floor" | "__int_floor" => {
                 arity(2)?;
-                let e = exprs()?;
+                let e = exprs(args)?;
                 Ok(Val::Expr(e[0].floor_div(&e[1])))
             }
             "int_ceil" => {
                 arity(2)?;
-                let e = exprs()?;
+                let e = exprs(args)?;
                 Ok(Val::Expr(ceil_div(&e[0], &e[1])))
             }
             "floor" | "ceiling" => {
@@ -634,7 +629,7 @@ impl<'a> Parser<'a> {
                 }))
             }
             "Min" | "min" | "Max" | "max" if !args.is_empty() => {
-                let e = exprs()?;
+                let e = exprs(args)?;
                 let v = if name.eq_ignore_ascii_case("min") {
                     SymExpr::min_all(e)
                 } else {
@@ -644,12 +639,12 @@ impl<'a> Parser<'a> {
             }
             "Abs" | "abs" => {
                 arity(1)?;
-                let e = exprs()?.remove(0);
+                let e = exprs(args)?.remove(0);
                 Ok(Val::Expr(e.clone().max(-e)))
             }
             "Mod" | "PyMod" | "FtnModulo" => {
                 arity(2)?;
-                let e = exprs()?;
+                let e = exprs(args)?;
                 Ok(Val::Expr(e[0].modulo(&e[1])))
             }
             "CMod" | "FtnMod" => Err(self.err(
@@ -669,7 +664,7 @@ impl<'a> Parser<'a> {
                     "Gt" | "StrictGreaterThan" => CmpOp::Gt,
                     _ => CmpOp::Ge,
                 };
-                compare(op, exprs()?)
+                compare(op, exprs(args)?)
             }
             "And" | "AND" => Ok(Val::Cond(SymCond::and_all(conds(args)?))),
             "Or" | "OR" => Ok(Val::Cond(SymCond::or_all(conds(args)?))),
