@@ -44,12 +44,19 @@
 //!   `target/dace-venv/bin/python` where it exists, else `python3`; without
 //!   an importable `dace` package the check says skipped (a failure with
 //!   `--require-dace`).
+//! - `dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]`: writes
+//!   every corpus kernel in DaCe's `.sdfg` format, as lowered and offloaded
+//!   for CUDA (into `target/dace-sdfg`), and has DaCe load, validate and
+//!   generate code for each file (`corpus/tools/dace_sdfg_check.py`); a
+//!   refusal DaCe's own pipeline shares on the same program is reported as
+//!   DaCe's limitation (`xtask/src/dace_sdfg.rs`).
 //! - `fuzz [--seconds N] [--seed S] [--target NAME]...`: the fuzzing
 //!   campaign ([`fuzz`]): generated programs, mutated corpus sources and
 //!   mutated corpus SDFGs through the whole pipeline for N seconds (default
 //!   60, shared by the targets); exits 1 on any finding, printing a
 //!   minimized reproducer (also in `target/fuzz/`).
 
+mod dace_sdfg;
 mod fuzz;
 
 use sdfg_harness::corpus::{self, Verdict};
@@ -58,7 +65,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]\n            write every corpus kernel in DaCe's .sdfg format (as lowered, and offloaded for CUDA) and have DaCe load, validate and generate code for it\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -92,6 +99,13 @@ fn main() -> ExitCode {
             }
         },
         Some("dace") => match dace_command(&args[1..]) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
+        Some("dace-sdfg") => match dace_sdfg::command(&args[1..], &workspace_root()) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {e}\n\n{USAGE}");

@@ -488,46 +488,16 @@ impl TaskletPrinter<'_> {
     }
 }
 
-/// The prelude function of an intrinsic.
+/// The prelude function of an intrinsic: the C++ library's name, and the
+/// prelude's own functions where the library has none with the IR's meaning.
 fn intrinsic(f: Intrinsic) -> &'static str {
     match f {
-        Intrinsic::Sqrt => "sqrt",
-        Intrinsic::Exp => "exp",
-        Intrinsic::Log => "log",
-        Intrinsic::Sin => "sin",
-        Intrinsic::Cos => "cos",
-        Intrinsic::Tan => "tan",
-        Intrinsic::Tanh => "tanh",
-        Intrinsic::Atan => "atan",
-        Intrinsic::Atan2 => "atan2",
-        Intrinsic::Pow => "pow",
-        Intrinsic::Abs => "abs",
         Intrinsic::Min => "minimum",
         Intrinsic::Max => "maximum",
-        Intrinsic::Floor => "floor",
-        Intrinsic::Ceil => "ceil",
-        Intrinsic::Real => "real",
-        Intrinsic::Imag => "imag",
-        Intrinsic::Conj => "conj",
         Intrinsic::Complex => "make_complex",
-        Intrinsic::IsNan => "isnan",
-        Intrinsic::Log2 => "log2",
-        Intrinsic::Log10 => "log10",
-        Intrinsic::Log1p => "log1p",
-        Intrinsic::Expm1 => "expm1",
-        Intrinsic::Exp2 => "exp2",
-        Intrinsic::Sinh => "sinh",
-        Intrinsic::Cosh => "cosh",
-        Intrinsic::Asin => "asin",
-        Intrinsic::Acos => "acos",
-        Intrinsic::Asinh => "asinh",
-        Intrinsic::Acosh => "acosh",
-        Intrinsic::Atanh => "atanh",
-        Intrinsic::Cbrt => "cbrt",
-        Intrinsic::Trunc => "trunc",
-        Intrinsic::Rint => "rint",
         Intrinsic::FrexpMantissa => "frexp_mantissa",
         Intrinsic::FrexpExponent => "frexp_exponent",
+        other => other.cpp_name().unwrap_or("unknown_intrinsic"),
     }
 }
 

@@ -19,4 +19,9 @@
 //! [`SymExpr`]: sdfg_ir::SymExpr
 //! [`SymCond`]: sdfg_ir::SymCond
 
+pub mod export;
+pub mod names;
+pub mod python;
 pub mod symbolic;
+
+pub use export::{ExportError, export, to_dace_string};

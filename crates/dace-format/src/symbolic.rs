@@ -57,21 +57,79 @@ pub fn parse_cond(text: &str) -> Result<SymCond, SymbolicError> {
     p.cond(v, 0)
 }
 
-/// Writes an integer expression in DaCe's spelling.
+/// Writes an integer expression in DaCe's Python spelling: symbols by
+/// their names, as in code blocks (loop statements, conditions) and
+/// interstate assignments, which DaCe reads with `pystr_to_symbolic`.
 pub fn write_expr(e: &SymExpr) -> String {
     let mut out = String::new();
-    expr_into(&mut out, e);
+    expr_into(&mut out, e, Spelling::Python);
     out
 }
 
 /// Writes a condition in DaCe's (Python) spelling.
 pub fn write_cond(c: &SymCond) -> String {
     let mut out = String::new();
-    cond_into(&mut out, c);
+    cond_into(&mut out, c, Spelling::Python);
     out
 }
 
-fn expr_into(out: &mut String, e: &SymExpr) {
+/// Writes the condition of a `for` loop over `var` with the variable
+/// alone on the left (`(i) < (N)`), the form DaCe's loop analysis reads
+/// the loop's end from; other conditions as [`write_cond`].
+pub fn write_loop_cond(c: &SymCond, var: &str) -> String {
+    if let CondView::Cmp(e, op) = c.view()
+        && let Some((k, rest)) = e.linear_in(var)
+        && let Some(k @ (1 | -1)) = k.as_int()
+        && let Some(bound) = SymExpr::exact(|| {
+            if k == 1 {
+                SymExpr::ZERO - rest.clone()
+            } else {
+                rest.clone()
+            }
+        })
+    {
+        // `var + rest op 0` is `var op -rest`; `-var + rest op 0` is `var op' rest`.
+        let op = if k == 1 { op } else { swapped(op) };
+        return format!("({var}) {} ({})", op.as_str(), write_expr(&bound));
+    }
+    write_cond(c)
+}
+
+/// The comparison that holds of `(b, a)` where `op` holds of `(a, b)`.
+fn swapped(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        other => other,
+    }
+}
+
+/// Writes an integer expression in the spelling of DaCe's symbolic
+/// properties (shapes, strides, subsets, volumes, symbol mappings), which
+/// DaCe 2.0 (files of `dace_version` 2.0.0a4 and later) reads with
+/// `deserialize_symbolic`: every symbol marked with `$` (`-1 + $N`).
+/// `None` where the expression reads a container (`A[i]`), which that
+/// spelling cannot hold.
+pub fn write_serialized_expr(e: &SymExpr) -> Option<String> {
+    if e.has_reads() {
+        return None;
+    }
+    let mut out = String::new();
+    expr_into(&mut out, e, Spelling::Serialized);
+    Some(out)
+}
+
+/// How symbols are written: DaCe has two spellings (see
+/// [`write_serialized_expr`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    Python,
+    Serialized,
+}
+
+fn expr_into(out: &mut String, e: &SymExpr, sp: Spelling) {
     let mut first = true;
     for term in e.terms() {
         let coeff = match (first, term.coeff()) {
@@ -99,10 +157,10 @@ fn expr_into(out: &mut String, e: &SymExpr) {
                 out.push('*');
             }
             if *power == 1 {
-                atom_into(out, atom);
+                atom_into(out, atom, sp);
             } else {
                 out.push('(');
-                atom_into(out, atom);
+                atom_into(out, atom, sp);
                 let _ = write!(out, ")**{power}");
             }
         }
@@ -117,28 +175,33 @@ fn expr_into(out: &mut String, e: &SymExpr) {
     }
 }
 
-fn list_into(out: &mut String, items: &[SymExpr]) {
+fn list_into(out: &mut String, items: &[SymExpr], sp: Spelling) {
     for (i, e) in items.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        expr_into(out, e);
+        expr_into(out, e, sp);
     }
 }
 
-fn atom_into(out: &mut String, atom: &Atom) {
+fn atom_into(out: &mut String, atom: &Atom, sp: Spelling) {
     let call = |out: &mut String, name: &str, args: &[SymExpr]| {
         out.push_str(name);
         out.push('(');
-        list_into(out, args);
+        list_into(out, args, sp);
         out.push(')');
     };
     match atom {
-        Atom::Symbol(name) => out.push_str(name),
+        Atom::Symbol(name) => {
+            if sp == Spelling::Serialized {
+                out.push('$');
+            }
+            out.push_str(name);
+        }
         Atom::Read(data, index) => {
             out.push_str(data);
             out.push('[');
-            list_into(out, index);
+            list_into(out, index, sp);
             out.push(']');
         }
         Atom::FloorDiv(ops) => call(out, "int_floor", ops.as_slice()),
@@ -146,9 +209,9 @@ fn atom_into(out: &mut String, atom: &Atom) {
         Atom::Pow(ops) => {
             let [base, exp] = ops.as_ref();
             out.push('(');
-            expr_into(out, base);
+            expr_into(out, base, sp);
             out.push_str(")**(");
-            expr_into(out, exp);
+            expr_into(out, exp, sp);
             out.push(')');
         }
         Atom::Min(args) => call(out, "Min", args),
@@ -156,29 +219,34 @@ fn atom_into(out: &mut String, atom: &Atom) {
     }
 }
 
-fn cond_into(out: &mut String, c: &SymCond) {
+fn cond_into(out: &mut String, c: &SymCond, sp: Spelling) {
     let join = |out: &mut String, ops: &[SymCond], word: &str| {
         for (i, op) in ops.iter().enumerate() {
             if i > 0 {
                 let _ = write!(out, " {word} ");
             }
             out.push('(');
-            cond_into(out, op);
+            cond_into(out, op, sp);
             out.push(')');
         }
     };
     match c.view() {
         CondView::Const(b) => out.push_str(if b { "True" } else { "False" }),
         CondView::Cmp(e, op) => {
+            // `(i) < (N)` rather than `(i - N) < 0`: the terms of each
+            // sign on their own side, as people (and DaCe) write it.
+            let (l, r) = e.split_signs();
             out.push('(');
-            expr_into(out, e);
-            let _ = write!(out, ") {} 0", op.as_str());
+            expr_into(out, &l, sp);
+            let _ = write!(out, ") {} (", op.as_str());
+            expr_into(out, &r, sp);
+            out.push(')');
         }
         CondView::Pair(l, op, r) => {
             out.push('(');
-            expr_into(out, l);
+            expr_into(out, l, sp);
             let _ = write!(out, ") {} (", op.as_str());
-            expr_into(out, r);
+            expr_into(out, r, sp);
             out.push(')');
         }
         CondView::And(ops) => join(out, ops, "and"),
@@ -540,6 +608,11 @@ impl<'a> Parser<'a> {
                 self.expect(")")?;
                 Ok(v)
             }
+            // DaCe 2.0's serialized spelling of a symbol (`$N`).
+            Tok::Punct("$") => match self.next() {
+                Tok::Ident(name) => Ok(Val::Expr(SymExpr::symbol(name))),
+                _ => Err(self.err(at, "expected a symbol's name after `$`")),
+            },
             Tok::Ident(name) => match name.as_str() {
                 "True" | "true" => Ok(Val::Cond(SymCond::TRUE)),
                 "False" | "false" => Ok(Val::Cond(SymCond::FALSE)),

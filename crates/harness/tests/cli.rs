@@ -775,3 +775,51 @@ fn compile_types_unannotated_parameters_from_signature_options() {
         );
     }
 }
+
+#[test]
+fn dace_format_is_written_by_compile_and_by_offload_to_a_dot_sdfg_file() {
+    let file = scratch(
+        "dace_out.py",
+        "import dace\nN = dace.symbol('N')\n\n@dace.program\ndef scale(A: dace.float64[N], alpha: dace.float64):\n    A[:] = alpha * A\n",
+    );
+    let f = file.to_str().unwrap();
+    let out = sdfgc(&["compile", f, "--emit", "dace-sdfg"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let host: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(host["type"], "SDFG");
+    assert_eq!(
+        host["attributes"]["arg_names"],
+        serde_json::json!(["A", "alpha"])
+    );
+    // `-o X.sdfg` writes DaCe's format; `-o X.json` this project's.
+    let dace = file.with_extension("sdfg");
+    let ours = file.with_extension("json");
+    for path in [&dace, &ours] {
+        let out = sdfgc(&[
+            "offload",
+            f,
+            "--backend",
+            "cuda",
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let offloaded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&dace).unwrap()).unwrap();
+    let text_of = offloaded.to_string();
+    assert!(text_of.contains("GPU_Global") && text_of.contains("GPU_Device"));
+    assert!(sdfg_ir::Sdfg::from_json(&std::fs::read_to_string(&ours).unwrap()).is_ok());
+}
+
+#[test]
+fn dace_format_refusals_name_the_element() {
+    let path = scratch(
+        "dace_refused.json",
+        &example_json("containers_and_callbacks"),
+    );
+    let out = sdfgc(&["compile", path.to_str().unwrap(), "--emit", "dace-sdfg"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("cannot be written in DaCe's format"), "{err}");
+}

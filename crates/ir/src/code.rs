@@ -306,6 +306,54 @@ impl Intrinsic {
         }
     }
 
+    /// The C++ standard library function with this meaning (`<cmath>`,
+    /// `<complex>`: `atan` for NumPy's `arctan`), which every C++ writer
+    /// (the emitter's prelude, DaCe's tasklet code) calls by this name.
+    /// `None` where there is none with the IR's meaning: NumPy's NaN-
+    /// propagating `minimum`/`maximum` (C++'s `fmin` drops a NaN), the
+    /// complex constructor and the two halves of `frexp`.
+    pub fn cpp_name(self) -> Option<&'static str> {
+        Some(match self {
+            Intrinsic::Sqrt => "sqrt",
+            Intrinsic::Exp => "exp",
+            Intrinsic::Log => "log",
+            Intrinsic::Sin => "sin",
+            Intrinsic::Cos => "cos",
+            Intrinsic::Tan => "tan",
+            Intrinsic::Tanh => "tanh",
+            Intrinsic::Atan => "atan",
+            Intrinsic::Atan2 => "atan2",
+            Intrinsic::Pow => "pow",
+            Intrinsic::Abs => "abs",
+            Intrinsic::Floor => "floor",
+            Intrinsic::Ceil => "ceil",
+            Intrinsic::Real => "real",
+            Intrinsic::Imag => "imag",
+            Intrinsic::Conj => "conj",
+            Intrinsic::IsNan => "isnan",
+            Intrinsic::Log2 => "log2",
+            Intrinsic::Log10 => "log10",
+            Intrinsic::Log1p => "log1p",
+            Intrinsic::Expm1 => "expm1",
+            Intrinsic::Exp2 => "exp2",
+            Intrinsic::Sinh => "sinh",
+            Intrinsic::Cosh => "cosh",
+            Intrinsic::Asin => "asin",
+            Intrinsic::Acos => "acos",
+            Intrinsic::Asinh => "asinh",
+            Intrinsic::Acosh => "acosh",
+            Intrinsic::Atanh => "atanh",
+            Intrinsic::Cbrt => "cbrt",
+            Intrinsic::Trunc => "trunc",
+            Intrinsic::Rint => "rint",
+            Intrinsic::Min
+            | Intrinsic::Max
+            | Intrinsic::Complex
+            | Intrinsic::FrexpMantissa
+            | Intrinsic::FrexpExponent => return None,
+        })
+    }
+
     /// The NumPy-style name (`"sqrt"`).
     pub fn name(self) -> &'static str {
         match self {

@@ -233,6 +233,45 @@ pub struct Tasklet {
     pub body: Vec<Stmt>,
 }
 
+impl Tasklet {
+    /// The names the tasklet's code sees, as the type checker binds them:
+    /// inputs as values or indexable pointers, outputs as assignable values
+    /// or indexed stores. `rank_of(connector, is_input)` is the number of
+    /// indices a pointer connector takes (the squeezed rank of its memlet),
+    /// which only the state knows. One definition, so that the validator
+    /// and every writer of tasklet code agree on it.
+    pub fn bindings(
+        &self,
+        rank_of: impl Fn(&str, bool) -> usize,
+    ) -> BTreeMap<String, crate::code::Binding> {
+        use crate::code::Binding;
+        let mut bindings = BTreeMap::new();
+        for c in &self.inputs {
+            let b = if c.pointer {
+                Binding::PointerIn {
+                    dtype: c.dtype,
+                    rank: rank_of(&c.name, true),
+                }
+            } else {
+                Binding::Value(c.dtype)
+            };
+            bindings.insert(c.name.clone(), b);
+        }
+        for c in &self.outputs {
+            let b = if c.pointer {
+                Binding::PointerOut {
+                    dtype: c.dtype,
+                    rank: rank_of(&c.name, false),
+                }
+            } else {
+                Binding::Output(c.dtype)
+            };
+            bindings.insert(c.name.clone(), b);
+        }
+        bindings
+    }
+}
+
 /// An SDFG nested as a node.
 ///
 /// Its non-transient containers are its connectors: each input connector is

@@ -84,7 +84,9 @@ enum Command {
         /// The accelerator (`sim`, `cuda`, `hip`).
         #[arg(long)]
         backend: String,
-        /// Where to write the offloaded SDFG (default: standard output).
+        /// Where to write the offloaded SDFG (default: standard output):
+        /// in DaCe's format where the name ends in `.sdfg`, as this
+        /// project's JSON otherwise.
         #[arg(short = 'o', long = "out")]
         out: Option<PathBuf>,
         /// Maps that stay on the host: `none`, `auto`, or labels separated by commas.
@@ -151,6 +153,9 @@ fn parse_memory(text: &str) -> Result<MemoryLimit, String> {
 enum Emit {
     /// The SDFG as JSON.
     SdfgJson,
+    /// The SDFG in DaCe's `.sdfg` format, for DaCe, its viewer and its
+    /// transformations (`docs/dace-format.md`).
+    DaceSdfg,
     /// The SDFG as Graphviz DOT.
     Dot,
     /// The offload report: every placement and copy with its reason.
@@ -239,6 +244,11 @@ fn load_program(
         .map_err(|e| e.to_string())
 }
 
+/// `sdfg` in DaCe's `.sdfg` format.
+fn dace_text(sdfg: &sdfg_ir::Sdfg) -> Result<String, String> {
+    sdfg_dace_format::to_dace_string(sdfg).map_err(|e| e.to_string())
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Offload {
@@ -257,7 +267,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 &sdfg_passes::Pass::TO_OFFLOAD,
             )
             .map_err(|e| e.to_string())?;
-            let json = sdfg.to_json();
+            // The output's format follows its extension: DaCe's for
+            // `.sdfg`, this project's JSON otherwise.
+            let dace = out
+                .as_ref()
+                .is_some_and(|p| p.extension().is_some_and(|e| e == "sdfg"));
+            let json = if dace {
+                dace_text(&sdfg)?
+            } else {
+                sdfg.to_json()
+            };
             match out {
                 Some(path) => std::fs::write(&path, json + "\n")
                     .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?,
@@ -333,6 +352,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             match emit {
                 Emit::SdfgJson => println!("{}", sdfg.to_json()),
+                Emit::DaceSdfg => println!("{}", dace_text(&sdfg)?),
                 Emit::Dot => print!("{}", sdfg_ir::dot::to_dot(&sdfg)),
                 Emit::Report => {
                     if report.ran.is_empty() {

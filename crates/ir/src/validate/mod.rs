@@ -46,7 +46,7 @@ pub use error::{
     BlockError, ContainerError, EdgeError, NodeError, SdfgError, ValidationError, ValidationErrors,
 };
 
-use crate::code::{Binding, TypeChecker, written_names};
+use crate::code::{TypeChecker, written_names};
 use crate::control::{BlockKind, ControlBlock, Transition};
 use crate::data::{DataDesc, DataKind};
 use crate::memlet::{Memlet, Subset};
@@ -827,29 +827,7 @@ impl<'a> Validator<'a, '_> {
         let rank_of = |conn: &str, input: bool| {
             Self::connector_memlet(cx, id, conn, input).map_or(0, |m| squeezed_rank(&m.subset))
         };
-        let mut bindings = BTreeMap::new();
-        for c in &t.inputs {
-            let b = if c.pointer {
-                Binding::PointerIn {
-                    dtype: c.dtype,
-                    rank: rank_of(&c.name, true),
-                }
-            } else {
-                Binding::Value(c.dtype)
-            };
-            bindings.insert(c.name.clone(), b);
-        }
-        for c in &t.outputs {
-            let b = if c.pointer {
-                Binding::PointerOut {
-                    dtype: c.dtype,
-                    rank: rank_of(&c.name, false),
-                }
-            } else {
-                Binding::Output(c.dtype)
-            };
-            bindings.insert(c.name.clone(), b);
-        }
+        let bindings = t.bindings(rank_of);
         let defined = self.defined_at(cx, id);
         let is_symbol = |s: &str| defined.contains(s);
         if let Err(e) = TypeChecker::new(bindings, &is_symbol).check_body(&t.body) {

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Loads SDFG files with the real DaCe: validated, and code generated?
+
+    python3 corpus/tools/dace_sdfg_check.py FILE.sdfg[=PROGRAM.py[:gpu]] ...
+
+This project writes its SDFGs in DaCe's ``.sdfg`` format
+(``sdfgc compile --emit dace-sdfg``, ``sdfgc offload -o OUT.sdfg``) so that
+a DaCe user can carry on in DaCe.  That promise is only kept if DaCe itself
+reads the files: for every file this script runs ``dace.SDFG.from_file``,
+DaCe's ``validate()`` and DaCe's code generation (``generate_code()``,
+which needs no GPU and no compiler, also for ``GPU_Device`` maps), and
+prints one JSON object per line:
+
+    {"file": ..., "status": "ok" | "load" | "validate" | "codegen",
+     "message": ..., "warnings": [...], "seconds": ...}
+
+Where a file names the program it was made from (``FILE.sdfg=PROGRAM.py``,
+with ``:gpu`` for a file offloaded to the GPU) and DaCe refuses the file,
+DaCe's own pipeline runs on that program too (``to_sdfg(simplify=True)``,
+then ``apply_gpu_transformations()`` for ``:gpu``, validation and code
+generation).  If DaCe refuses its own SDFG of the program at the same step
+with the same kind of error, the status is ``dace-limitation`` (with
+``dace_own`` holding DaCe's message): the file asks no more of DaCe than
+DaCe's own pipeline does.  Such a file does not count as failed.
+
+Exit status: 0 when every file passes, 1 when any fails, 2 on a usage
+problem, and 3 when the ``dace`` package cannot be imported (the check is
+then *skipped*, never passed).  DaCe 2.0.0b1 from PyPI is the version
+checked against (``pip install --pre dace==2.0.0b1``).
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+sys.dont_write_bytecode = True
+SKIPPED = 3
+
+
+def describe(error):
+    """One line: the error, and what caused it where DaCe wraps it (a
+    transformation's validation failing names the real problem there)."""
+    text = f"{type(error).__name__}: {error}"
+    cause = error.__cause__ or error.__context__
+    if cause is not None:
+        text += f" (cause: {type(cause).__name__}: {cause})"
+    return " ".join(text.split())[:900]
+
+
+def cause_of(message):
+    """The part of a `describe` line two failures must share to be one."""
+    if " (cause: " in message:
+        return message.split(" (cause: ", 1)[1]
+    return message.split(":", 1)[0]
+
+
+def steps(load):
+    """Runs `load()` (an SDFG), DaCe's validation and DaCe's code
+    generation: None, or the failing step and what DaCe said."""
+    stage = "load"
+    try:
+        sdfg = load()
+        stage = "validate"
+        sdfg.validate()
+        stage = "codegen"
+        with tempfile.TemporaryDirectory() as build:
+            sdfg.build_folder = build
+            sdfg.generate_code()
+    except Exception as error:  # noqa: BLE001 - every refusal is reported
+        return stage, describe(error)
+    return None
+
+
+def check(path, dace):
+    started = time.time()
+    record = {"file": path, "status": "ok", "message": "", "warnings": []}
+    with warnings.catch_warnings(record=True) as caught, \
+            contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("always")
+        failure = steps(lambda: dace.SDFG.from_file(path))
+    if failure is not None:
+        record["status"], record["message"] = failure
+    # Unknown properties are DaCe's own warning about the schema: worth
+    # seeing, and a test can require that there are none.
+    record["warnings"] = sorted({" ".join(str(w.message).split())[:200] for w in caught
+                                 if "Unused properties" in str(w.message)})
+    record["seconds"] = round(time.time() - started, 2)
+    return record
+
+
+def own_pipeline(program, gpu):
+    """DaCe's own SDFG of `program` (its BENCHMARK program, else `kernel`)
+    through the same steps: None, or the failing step and message."""
+    import importlib.util  # noqa: PLC0415
+
+    def load():
+        spec = importlib.util.spec_from_file_location("dace_sdfg_check_program", program)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        name = getattr(module, "BENCHMARK", {}).get("program", "kernel")
+        sdfg = getattr(module, name).to_sdfg(simplify=True)
+        if gpu:
+            sdfg.apply_gpu_transformations()
+        return sdfg
+
+    return steps(load)
+
+
+def main(argv):
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tools = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != tools]  # never the stand-in
+    # A part DaCe cannot read is an error, not a warning and a placeholder.
+    os.environ.setdefault("DACE_testing_deserialize_exception", "1")
+    try:
+        import dace  # noqa: PLC0415 - only here, so a missing DaCe is "skipped"
+    except ImportError as error:
+        print(f"skipped: the dace package cannot be imported ({error})")
+        return SKIPPED
+    entries = []
+    for arg in argv:
+        path, _, program = arg.partition("=")
+        program, _, target = program.partition(":")
+        entries.append((path, os.path.abspath(path), program and os.path.abspath(program),
+                        target == "gpu"))
+    # DaCe saves an SDFG it finds invalid under `_dacegraphs` of the
+    # working directory: a scratch one, not the caller's.
+    os.chdir(tempfile.mkdtemp(prefix="dace-sdfg-check-"))
+    failed = 0
+    for name, path, program, gpu in entries:
+        record = check(path, dace)
+        record["file"] = name
+        if record["status"] != "ok" and program:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                warnings.simplefilter("ignore")
+                own = own_pipeline(program, gpu)
+            record["dace_own"] = "ok" if own is None else f"{own[0]}: {own[1]}"
+            if own is not None and own[0] == record["status"] \
+                    and cause_of(own[1]) == cause_of(record["message"]):
+                record["status"] = "dace-limitation"
+        failed += record["status"] not in ("ok", "dace-limitation")
+        print(json.dumps(record), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,186 @@
+//! `cargo xtask dace-sdfg`: the corpus written in DaCe's `.sdfg` format and
+//! read by the real DaCe (issue #19).
+//!
+//! For every corpus kernel, this project's SDFG is exported twice: as the
+//! frontend lowers it (`host`) and offloaded for the CUDA accelerator
+//! (`cuda`, every pass up to offloading, as `sdfgc offload` runs them).
+//! `corpus/tools/dace_sdfg_check.py` then has DaCe load each file, validate
+//! it and generate code from it. A file DaCe refuses where DaCe's own
+//! pipeline on the same program fails the same way is reported as DaCe's
+//! limitation, with DaCe's message, and does not fail the command; any
+//! other refusal does. Without DaCe the check says skipped (a failure with
+//! `--require-dace`).
+
+use sdfg_harness::corpus;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The two exports of each kernel: its name in the table and whether it
+/// is offloaded for the CUDA accelerator.
+const VARIANTS: [(&str, bool); 2] = [("host", false), ("cuda", true)];
+
+/// Runs the command.
+pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> {
+    let mut require = false;
+    let mut kernels: Vec<String> = Vec::new();
+    let mut out = root.join("target/dace-sdfg");
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("`{a}` needs a value"));
+        match a.as_str() {
+            "--require-dace" => require = true,
+            "--kernel" => kernels.push(value()?),
+            "--out" => out = PathBuf::from(value()?),
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    let all = corpus::discover(&root.join("corpus/npbench"))
+        .map_err(|e| format!("cannot list the corpus: {e}"))?;
+    let selected: Vec<&corpus::KernelFile> = all
+        .iter()
+        .filter(|k| {
+            kernels.is_empty()
+                || kernels
+                    .iter()
+                    .any(|n| k.name == *n || k.name.ends_with(&format!("/{n}")))
+        })
+        .collect();
+    if selected.is_empty() {
+        return Err("no corpus kernel matches `--kernel`".to_owned());
+    }
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create `{}`: {e}", out.display()))?;
+    // (kernel, variant) -> status and message.
+    let mut results: BTreeMap<(String, &str), (String, String)> = BTreeMap::new();
+    let mut files: Vec<(String, &str, String)> = Vec::new();
+    for k in &selected {
+        for (variant, offload) in VARIANTS {
+            let stem = k.name.replace('/', "__");
+            let path = out.join(format!("{stem}.{variant}.sdfg"));
+            match export(&k.path, offload) {
+                Ok(text) => {
+                    std::fs::write(&path, text)
+                        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                    let target = if offload { ":gpu" } else { "" };
+                    files.push((
+                        k.name.clone(),
+                        variant,
+                        format!("{}={}{target}", path.display(), k.path.display()),
+                    ));
+                }
+                Err(e) => {
+                    results.insert((k.name.clone(), variant), ("export".to_owned(), e));
+                }
+            }
+        }
+    }
+    let python = crate::dace_python(root);
+    let script = root.join("corpus/tools/dace_sdfg_check.py");
+    let output = std::process::Command::new(&python)
+        .arg(&script)
+        .args(files.iter().map(|(_, _, arg)| arg))
+        .output()
+        .map_err(|e| format!("cannot run `{}`: {e}", python.display()))?;
+    if output.status.code() == Some(crate::DACE_SKIPPED) {
+        print!("{}", String::from_utf8_lossy(&output.stdout));
+        println!(
+            "({} files exported to {}; DaCe's check skipped, not passed)",
+            files.len(),
+            out.display()
+        );
+        return Ok(if require {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    for ((kernel, variant, _), record) in files.iter().zip(&records) {
+        let status = record["status"].as_str().unwrap_or("?").to_owned();
+        let mut message = record["message"].as_str().unwrap_or("").to_owned();
+        if let Some(own) = record["dace_own"].as_str() {
+            message = format!("{message}; DaCe's own pipeline: {own}");
+        }
+        results.insert((kernel.clone(), variant), (status, message));
+    }
+    if records.len() != files.len() {
+        eprint!("{}", String::from_utf8_lossy(&output.stderr));
+        return Err(format!(
+            "the check reported {} of {} files",
+            records.len(),
+            files.len()
+        ));
+    }
+    Ok(report(&selected, &results))
+}
+
+/// Prints the table and the notes; fails where DaCe refused a file its own
+/// pipeline does not refuse the same way.
+fn report(
+    kernels: &[&corpus::KernelFile],
+    results: &BTreeMap<(String, &str), (String, String)>,
+) -> ExitCode {
+    println!("{:<36} {:<16} {:<16}", "kernel", "host", "cuda");
+    let mut notes = Vec::new();
+    let mut failed = 0;
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for k in kernels {
+        let cell = |variant: &'static str| -> String {
+            results
+                .get(&(k.name.clone(), variant))
+                .map_or_else(|| "?".to_owned(), |(s, _)| s.clone())
+        };
+        println!("{:<36} {:<16} {:<16}", k.name, cell("host"), cell("cuda"));
+        for (variant, _) in VARIANTS {
+            if let Some((status, message)) = results.get(&(k.name.clone(), variant)) {
+                *counts.entry(status.as_str()).or_default() += 1;
+                if status != "ok" {
+                    notes.push(format!("{} ({variant}): {status}: {message}", k.name));
+                }
+                if status != "ok" && status != "dace-limitation" {
+                    failed += 1;
+                }
+            }
+        }
+    }
+    let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    println!("\n{}", summary.join(", "));
+    for n in &notes {
+        println!("- {n}");
+    }
+    if failed > 0 {
+        println!("\n{failed} files refused by DaCe");
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The DaCe text of the kernel in `path`: lowered, and offloaded for CUDA
+/// where `offload`.
+fn export(path: &Path, offload: bool) -> Result<String, String> {
+    let text = sdfg_harness::read_text(path).map_err(|e| e.to_string())?;
+    let module = sdfg_frontend::Module::parse(&path.display().to_string(), &text)
+        .map_err(|e| e.to_string())?;
+    let name = sdfg_harness::default_program(&module)
+        .ok_or_else(|| format!("`{}` names no program", path.display()))?;
+    let mut sdfg = module
+        .compile_with(&name, &BTreeMap::new())
+        .map_err(|e| e.to_string())?;
+    if offload {
+        let backend = sdfg_harness::backend("cuda")?;
+        sdfg = sdfg_passes::pipeline::run_owned(
+            sdfg,
+            Some(backend.accelerator()),
+            &sdfg_passes::PipelineOptions::default(),
+            &sdfg_passes::Pass::TO_OFFLOAD,
+        )
+        .map_err(|e| e.to_string())?
+        .0;
+    }
+    sdfg_dace_format::to_dace_string(&sdfg).map_err(|e| e.to_string())
+}
