@@ -1,15 +1,25 @@
-//! `cargo xtask dace-sdfg`: the corpus written in DaCe's `.sdfg` format and
-//! read by the real DaCe (issue #19).
+//! `cargo xtask dace-sdfg`: DaCe's `.sdfg` format both ways on the corpus,
+//! checked by the real DaCe (issue #19).
 //!
-//! For every corpus kernel, this project's SDFG is exported twice: as the
-//! frontend lowers it (`host`) and offloaded for the CUDA accelerator
-//! (`cuda`, every pass up to offloading, as `sdfgc offload` runs them).
-//! `corpus/tools/dace_sdfg_check.py` then has DaCe load each file, validate
-//! it and generate code from it. A file DaCe refuses where DaCe's own
-//! pipeline on the same program fails the same way is reported as DaCe's
-//! limitation, with DaCe's message, and does not fail the command; any
-//! other refusal does. Without DaCe the check says skipped (a failure with
-//! `--require-dace`).
+//! For every corpus kernel:
+//!
+//! - **ours**: this project's SDFG is exported twice, as the frontend
+//!   lowers it (`host`) and offloaded for the CUDA accelerator (`cuda`,
+//!   every pass up to offloading, as `sdfgc offload` runs them);
+//! - **DaCe's**: DaCe's own SDFG of the kernel (`to_sdfg(simplify=True)`,
+//!   written by `corpus/tools/dace_to_sdfg.py` into `target/dace-sdfg/own`)
+//!   goes through the corpus's `dace-import` stage: imported, validated,
+//!   simulated against NumPy, offloaded for CUDA, simulated on the device
+//!   against NumPy, and exported again.
+//!
+//! `corpus/tools/dace_sdfg_check.py` then has DaCe load every exported
+//! file, validate it and generate code from it. A file DaCe refuses where
+//! DaCe's own pipeline on the same program fails the same way is reported
+//! as DaCe's limitation, with DaCe's message, and does not fail the
+//! command; an import that refuses a construct by name is reported and
+//! does not fail it either. A wrong answer, an invalid import or any other
+//! refusal by DaCe does. Without DaCe the check says skipped (a failure
+//! with `--require-dace`).
 
 use sdfg_harness::corpus;
 use std::collections::BTreeMap;
@@ -19,6 +29,14 @@ use std::process::ExitCode;
 /// The two exports of each kernel: its name in the table and whether it
 /// is offloaded for the CUDA accelerator.
 const VARIANTS: [(&str, bool); 2] = [("host", false), ("cuda", true)];
+
+/// The column of DaCe's own SDFG, imported and offloaded.
+const IMPORTED: &str = "dace-import";
+
+/// Where DaCe's own SDFGs of the corpus are kept.
+pub(crate) fn own_dir(root: &Path) -> PathBuf {
+    root.join("target/dace-sdfg/own")
+}
 
 /// Runs the command.
 pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> {
@@ -75,6 +93,89 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
         }
     }
     let python = crate::dace_python(root);
+    // DaCe's own SDFGs, through the `dace-import` stage.
+    let own = own_dir(root);
+    let dumped = std::process::Command::new(&python)
+        .arg(root.join("corpus/tools/dace_to_sdfg.py"))
+        .arg(&own)
+        .args(selected.iter().map(|k| &k.path))
+        .output()
+        .map_err(|e| format!("cannot run `{}`: {e}", python.display()))?;
+    if dumped.status.code() != Some(crate::DACE_SKIPPED) {
+        for line in String::from_utf8_lossy(&dumped.stdout).lines() {
+            let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if record["status"] != "ok" {
+                let program = record["program"].as_str().unwrap_or("?");
+                if let Some(k) = selected
+                    .iter()
+                    .find(|k| k.path.to_string_lossy() == program)
+                {
+                    let message = record["message"].as_str().unwrap_or("").to_owned();
+                    results.insert(
+                        (k.name.clone(), IMPORTED),
+                        (
+                            "dace-failed".to_owned(),
+                            format!("DaCe's to_sdfg: {message}"),
+                        ),
+                    );
+                }
+            }
+        }
+        let numpy = corpus::python_available();
+        let tools = root.join("corpus/tools");
+        let references = root.join("target/sdfg-references");
+        let backend = sdfg_harness::backend("cuda")?;
+        let skip: Vec<&str> = corpus::stages(backend)
+            .into_iter()
+            .filter(|s| !["parse", "compile", "validate", IMPORTED].contains(s))
+            .collect();
+        let options = corpus::RunOptions {
+            preset: "test",
+            backend,
+            tools: &tools,
+            python: &numpy,
+            references: Some(&references),
+            device: Err("not needed"),
+            gpu: Err("not needed"),
+            repeat: 1,
+            skip: &skip,
+            disabled: &[],
+            dace_sdfgs: Some(&own),
+        };
+        for k in &selected {
+            if results.contains_key(&(k.name.clone(), IMPORTED)) {
+                continue;
+            }
+            let report = corpus::run_kernel(k, &options);
+            let verdict = report
+                .stages
+                .iter()
+                .find(|(s, _)| s == IMPORTED)
+                .map(|(_, st)| st.verdict.clone());
+            let offloaded = corpus::dace_offloaded_file(&own, &k.name);
+            match verdict {
+                Some(corpus::Verdict::Pass) => files.push((
+                    k.name.clone(),
+                    IMPORTED,
+                    format!("{}={}:gpu", offloaded.display(), k.path.display()),
+                )),
+                Some(corpus::Verdict::Fail(why)) => {
+                    results.insert((k.name.clone(), IMPORTED), ("failed".to_owned(), why));
+                }
+                Some(corpus::Verdict::Skip(why)) => {
+                    let status = if why.starts_with("refused") {
+                        "refused"
+                    } else {
+                        "skipped"
+                    };
+                    results.insert((k.name.clone(), IMPORTED), (status.to_owned(), why));
+                }
+                None => {}
+            }
+        }
+    }
     let script = root.join("corpus/tools/dace_sdfg_check.py");
     let output = std::process::Command::new(&python)
         .arg(&script)
@@ -124,7 +225,10 @@ fn report(
     kernels: &[&corpus::KernelFile],
     results: &BTreeMap<(String, &str), (String, String)>,
 ) -> ExitCode {
-    println!("{:<36} {:<16} {:<16}", "kernel", "host", "cuda");
+    println!(
+        "{:<32} {:<16} {:<16} {:<16}",
+        "kernel", "ours, host", "ours, cuda", "DaCe's, offloaded"
+    );
     let mut notes = Vec::new();
     let mut failed = 0;
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -134,14 +238,20 @@ fn report(
                 .get(&(k.name.clone(), variant))
                 .map_or_else(|| "?".to_owned(), |(s, _)| s.clone())
         };
-        println!("{:<36} {:<16} {:<16}", k.name, cell("host"), cell("cuda"));
-        for (variant, _) in VARIANTS {
+        println!(
+            "{:<32} {:<16} {:<16} {:<16}",
+            k.name,
+            cell("host"),
+            cell("cuda"),
+            cell(IMPORTED)
+        );
+        for variant in ["host", "cuda", IMPORTED] {
             if let Some((status, message)) = results.get(&(k.name.clone(), variant)) {
                 *counts.entry(status.as_str()).or_default() += 1;
                 if status != "ok" {
                     notes.push(format!("{} ({variant}): {status}: {message}", k.name));
                 }
-                if status != "ok" && status != "dace-limitation" {
+                if !["ok", "dace-limitation", "refused", "dace-failed"].contains(&status.as_str()) {
                     failed += 1;
                 }
             }
@@ -153,7 +263,7 @@ fn report(
         println!("- {n}");
     }
     if failed > 0 {
-        println!("\n{failed} files refused by DaCe");
+        println!("\n{failed} failures (wrong answers, invalid imports, or files DaCe refuses)");
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

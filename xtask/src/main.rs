@@ -289,6 +289,7 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
         gpu: Err("not needed"),
         repeat: 1,
         skip: &skip,
+        dace_sdfgs: None,
     };
     println!(
         "{:<28} {:>9} {:>9} {:>7} {:>11} {:>11}  note",
@@ -569,6 +570,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     } else {
         Err("not asked for".to_owned())
     };
+    let own = dace_sdfg::own_dir(&root);
     let options = corpus::RunOptions {
         disabled: &disabled,
         preset: &preset,
@@ -583,6 +585,8 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         },
         repeat,
         skip: &skip.iter().map(String::as_str).collect::<Vec<_>>(),
+        // DaCe's own SDFGs where `cargo xtask dace-sdfg` wrote them.
+        dace_sdfgs: own.is_dir().then_some(own.as_path()),
     };
     if is_code {
         println!("exec: {}", sdfg_exec::Device::describe(&emulated));

@@ -125,8 +125,22 @@ pub const DEFAULT_STORAGE_MARK: &str = "_meta_sdfg_default_storage";
 /// The property of a one-element array that is the IR's scalar (a scalar
 /// return value, which DaCe only takes as an array).
 pub const SCALAR_MARK: &str = "_meta_sdfg_scalar";
-/// The property recording that the SDFG's body ended with a `return`
-/// the export left out.
+/// The property holding the IR's `transient` flag of a container where
+/// the export writes another (return values, which DaCe wants
+/// non-transient).
+pub const TRANSIENT_MARK: &str = "_meta_sdfg_transient";
+/// The property of a tasklet mapping each output connector the export
+/// added to the output it copies (DaCe lets a connector feed one edge).
+pub const COPIES_MARK: &str = "_meta_sdfg_copies";
+/// The property of a tasklet listing its connectors, inputs then outputs,
+/// and of an interstate edge listing the symbols it assigns, in the IR's
+/// order where that is not DaCe's (sorted by name).
+pub const ORDER_MARK: &str = "_meta_sdfg_connector_order";
+/// The property of a nested SDFG mapping the names the export gave its
+/// return-value containers (`nested__return`) back to the IR's.
+pub const RENAMED_MARK: &str = "_meta_sdfg_renamed";
+/// The property holding the label of the `return` that ended the SDFG's
+/// body, which the export left out (`null` where there was none).
 pub const TRAILING_RETURN_MARK: &str = "_meta_sdfg_trailing_return";
 /// The property holding the IR's argument order, symbols included.
 pub const ARGUMENTS_MARK: &str = "_meta_sdfg_arguments";
@@ -163,11 +177,13 @@ impl Exporter<'_> {
         // code generator cannot take a ReturnBlock at the top level: it is
         // left out and recorded.
         let mut body = std::borrow::Cow::Borrowed(&s.body);
-        let trailing_return = matches!(
-            s.body.blocks.last(),
-            Some(b) if matches!(b.kind, BlockKind::Return) && s.body.blocks.len() > 1
-        );
-        if trailing_return {
+        let trailing_return = match s.body.blocks.last() {
+            Some(b) if matches!(b.kind, BlockKind::Return) && s.body.blocks.len() > 1 => {
+                Value::String(b.label.clone())
+            }
+            _ => Value::Null,
+        };
+        if !trailing_return.is_null() {
             body.to_mut().blocks.pop();
         }
         let (nodes, edges) = self.region(&body, &s.name)?;
@@ -275,6 +291,7 @@ impl Exporter<'_> {
             // callers allocate; the IR keeps them transient and copies
             // them out.
             attrs.insert("transient".into(), json!(false));
+            attrs.insert(TRANSIENT_MARK.into(), json!(d.transient));
         }
         Ok(json!({ "type": kind, "attributes": attrs }))
     }
@@ -358,9 +375,15 @@ impl Exporter<'_> {
                 .map(|a| (a.symbol.clone(), json!(write_expr(&a.value))))
                 .collect();
             let src = nodes.len() - 1;
+            let mut attributes = json!({ "assignments": assignments });
+            // DaCe's assignments are a dictionary (written sorted).
+            if step.windows(2).any(|w| w[0].symbol > w[1].symbol) {
+                let order: Vec<&str> = step.iter().map(|a| a.symbol.as_str()).collect();
+                attributes[ORDER_MARK] = json!(order);
+            }
             edges.push(json!({
                 "type": "Edge",
-                "attributes": {"data": {"type": "InterstateEdge", "attributes": {"assignments": assignments}}},
+                "attributes": {"data": {"type": "InterstateEdge", "attributes": attributes}},
                 "src": src.to_string(),
                 "dst": (src + 1).to_string(),
             }));
@@ -507,6 +530,41 @@ impl Exporter<'_> {
                 }
             }
         }
+        // DaCe's return values are `__return*` in nested SDFGs too: the
+        // IR's nested containers of those names are renamed.
+        let mut nested: BTreeMap<NodeId, (Sdfg, BTreeMap<String, String>)> = BTreeMap::new();
+        for (id, node) in s.nodes() {
+            let Node::NestedSdfg(n) = node else { continue };
+            let returns: Vec<&String> = n
+                .sdfg
+                .containers
+                .keys()
+                .filter(|c| is_return_value(c))
+                .collect();
+            if returns.is_empty() {
+                continue;
+            }
+            let mut inner = (*n.sdfg).clone();
+            let mut renames = BTreeMap::new();
+            for old in returns {
+                let mut new = format!("nested{old}");
+                while n.sdfg.containers.contains_key(&new)
+                    || n.inputs.contains(&new)
+                    || n.outputs.contains(&new)
+                {
+                    new.push('_');
+                }
+                if !crate::rename::rename_container(&mut inner, old, &new) {
+                    return Err(ExportError::Unsupported {
+                        at: at(),
+                        what: format!("the container `{old}` of the nested SDFG `{}`", n.label),
+                        why: "DaCe takes it for the nested SDFG's return value, and it is read in a symbolic expression, which the export does not rename".to_owned(),
+                    });
+                }
+                renames.insert(old.clone(), new);
+            }
+            nested.insert(id, (inner, renames));
+        }
         let mut scope_dict: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         let mut nodes = Vec::new();
         for (id, node) in s.nodes() {
@@ -517,21 +575,23 @@ impl Exporter<'_> {
             let key = parent.map_or("-1".to_owned(), |p| ids[&p].to_string());
             scope_dict.entry(key).or_default().push(ids[&id]);
             let extra = copies.get(&id).map_or(&[][..], Vec::as_slice);
-            let mut v = self.node(s, id, node, extra).map_err(|e| match e {
-                ExportError::Unsupported { what, why, .. } => ExportError::Unsupported {
-                    at: at(),
-                    what,
-                    why,
-                },
-                ExportError::Tasklet {
-                    tasklet, source, ..
-                } => ExportError::Tasklet {
-                    at: at(),
-                    tasklet,
-                    source,
-                },
-                other => other,
-            })?;
+            let mut v = self
+                .node(s, id, node, extra, nested.get(&id))
+                .map_err(|e| match e {
+                    ExportError::Unsupported { what, why, .. } => ExportError::Unsupported {
+                        at: at(),
+                        what,
+                        why,
+                    },
+                    ExportError::Tasklet {
+                        tasklet, source, ..
+                    } => ExportError::Tasklet {
+                        at: at(),
+                        tasklet,
+                        source,
+                    },
+                    other => other,
+                })?;
             let (scope_entry, scope_exit) = match node {
                 Node::MapEntry(_) => (parent.map(id_of), exits.get(&id).map(|x| id_of(*x))),
                 Node::MapExit(x) => (Some(id_of(x.entry)), Some(id_of(id))),
@@ -567,13 +627,23 @@ impl Exporter<'_> {
                 })?,
                 None => json!({"type": "Memlet", "attributes": {}}),
             };
+            let nested_conn = |n: NodeId, c: Option<String>| -> Option<String> {
+                let c = c?;
+                Some(
+                    nested
+                        .get(&n)
+                        .and_then(|(_, r)| r.get(&c))
+                        .cloned()
+                        .unwrap_or(c),
+                )
+            };
             edges.push(json!({
                 "type": "MultiConnectorEdge",
                 "attributes": {"data": memlet},
                 "src": ids[&src].to_string(),
                 "dst": ids[&dst].to_string(),
-                "src_connector": renamed.get(&edge).cloned().or_else(|| lib_conn(src, &e.src_conn)),
-                "dst_connector": lib_conn(dst, &e.dst_conn),
+                "src_connector": renamed.get(&edge).cloned().or_else(|| nested_conn(src, lib_conn(src, &e.src_conn))),
+                "dst_connector": nested_conn(dst, lib_conn(dst, &e.dst_conn)),
             }));
         }
         let mut state = json!({
@@ -590,12 +660,15 @@ impl Exporter<'_> {
 
     /// A node; `copies` are the extra output connectors of a tasklet, each
     /// a copy of one of its outputs (`(output, copy)`).
+    /// `renamed` is a nested SDFG's with its return-value containers
+    /// renamed, and the renames.
     fn node(
         &self,
         s: &State,
         id: NodeId,
         node: &Node,
         copies: &[(String, String)],
+        renamed: Option<&(Sdfg, BTreeMap<String, String>)>,
     ) -> Result<Value, ExportError> {
         let conns = |names: &mut dyn Iterator<Item = &str>| -> Map<String, Value> {
             names.map(|n| (n.to_owned(), Value::Null)).collect()
@@ -677,7 +750,11 @@ impl Exporter<'_> {
                     .iter()
                     .map(|c| c.name.as_str())
                     .chain(copies.iter().map(|(_, c)| c.as_str()));
-                json!({
+                let copied: Map<String, Value> = copies
+                    .iter()
+                    .map(|(output, copy)| (copy.clone(), json!(output)))
+                    .collect();
+                let mut v = json!({
                     "type": "Tasklet",
                     "label": t.label,
                     "attributes": {
@@ -686,30 +763,67 @@ impl Exporter<'_> {
                         "in_connectors": conns(&mut t.inputs.iter().map(|c| c.name.as_str())),
                         "out_connectors": conns(&mut { outputs }),
                     },
-                })
+                });
+                if !copied.is_empty() {
+                    v["attributes"][COPIES_MARK] = Value::Object(copied);
+                }
+                // DaCe's connectors are a dictionary (written sorted), the
+                // IR's a list in an order of its own.
+                let order: Vec<&str> = t
+                    .inputs
+                    .iter()
+                    .chain(&t.outputs)
+                    .map(|c| c.name.as_str())
+                    .collect();
+                let sorted =
+                    |cs: &[sdfg_ir::node::Connector]| cs.windows(2).all(|w| w[0].name < w[1].name);
+                if !sorted(&t.inputs) || !sorted(&t.outputs) {
+                    v["attributes"][ORDER_MARK] = json!(order);
+                }
+                v
             }
             Node::NestedSdfg(n) => {
+                let (sdfg, renames) = match renamed {
+                    Some((sdfg, renames)) => (sdfg, Some(renames)),
+                    None => (&*n.sdfg, None),
+                };
                 let inner = Exporter {
-                    sdfg: &n.sdfg,
+                    sdfg,
                     offloaded: self.offloaded,
                 }
                 .sdfg()?;
+                let name = |c: &String| -> String {
+                    renames
+                        .and_then(|r| r.get(c))
+                        .cloned()
+                        .unwrap_or_else(|| c.clone())
+                };
+                let inputs: Vec<String> = n.inputs.iter().map(name).collect();
+                let outputs: Vec<String> = n.outputs.iter().map(name).collect();
                 let mut mapping = Map::new();
                 for (k, v) in &n.symbol_mapping {
                     let what = || format!("the value of `{k}` in the nested SDFG `{}`", n.label);
                     mapping.insert(k.clone(), json!(self.sym(v, &what)?));
                 }
-                json!({
+                let mut v = json!({
                     "type": "NestedSDFG",
                     "label": n.label,
                     "attributes": {
                         "label": n.label,
                         "sdfg": inner,
                         "symbol_mapping": mapping,
-                        "in_connectors": conns(&mut n.inputs.iter().map(String::as_str)),
-                        "out_connectors": conns(&mut n.outputs.iter().map(String::as_str)),
+                        "in_connectors": conns(&mut inputs.iter().map(String::as_str)),
+                        "out_connectors": conns(&mut outputs.iter().map(String::as_str)),
                     },
-                })
+                });
+                if let Some(r) = renames {
+                    let back: Map<String, Value> = r
+                        .iter()
+                        .map(|(old, new)| (new.clone(), json!(old)))
+                        .collect();
+                    v["attributes"][RENAMED_MARK] = Value::Object(back);
+                }
+                v
             }
             Node::Library(l) => self.library(s, id, l)?,
             Node::Callback(c) => {

@@ -20,8 +20,11 @@
 //! [`SymCond`]: sdfg_ir::SymCond
 
 pub mod export;
+pub mod import;
 pub mod names;
 pub mod python;
+pub mod rename;
 pub mod symbolic;
 
 pub use export::{ExportError, export, to_dace_string};
+pub use import::{ImportError, from_dace_str, import};

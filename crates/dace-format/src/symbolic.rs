@@ -646,13 +646,15 @@ impl<'a> Parser<'a> {
         let Tok::Ident(name) = self.next() else {
             return Err(self.err(at, "expected a symbol's name"));
         };
-        if self.eat(",") {
-            // `dtype=dace.int64`: the IR's symbols are 64-bit integers.
-            if !self.eat_word("dtype") {
-                return Err(self.err(self.offset(), "expected `dtype=` in `symbol(...)`"));
+        // `dtype=dace.int64`, `nonnegative=True`, ...: assumptions sympy
+        // keeps about the symbol, which the IR's symbols (64-bit integers)
+        // do not need.
+        while self.eat(",") {
+            let at = self.offset();
+            if !matches!(self.next(), Tok::Ident(_)) || !self.eat("=") {
+                return Err(self.err(at, "expected `name=value` in `symbol(...)`"));
             }
-            self.expect("=")?;
-            while !matches!(self.peek(), Tok::Punct(")") | Tok::End) {
+            while !matches!(self.peek(), Tok::Punct(")" | ",") | Tok::End) {
                 self.next();
             }
         }

@@ -49,9 +49,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// The stages of every backend, in order.
-pub const STAGES: [&str; 8] = [
-    "parse", "compile", "validate", "json", "simulate", "offload", "device", "numpy",
+/// The stages of every backend, in order (`dace-import` last: DaCe's own
+/// SDFG of the kernel, see [`RunOptions::dace_sdfgs`]).
+pub const STAGES: [&str; 9] = [
+    "parse",
+    "compile",
+    "validate",
+    "json",
+    "simulate",
+    "offload",
+    "device",
+    "numpy",
+    "dace-import",
 ];
 
 /// The stages run for `backend`, in order: a code-generating backend adds
@@ -63,7 +72,7 @@ pub fn stages(backend: crate::Backend) -> Vec<&'static str> {
     if matches!(backend, crate::Backend::Code(_)) {
         out.extend(["lower", "emit", "cc", "exec", "gpu"]);
     }
-    out.push("numpy");
+    out.extend(["numpy", "dace-import"]);
     out
 }
 
@@ -228,6 +237,25 @@ pub struct RunOptions<'a> {
     pub skip: &'a [&'a str],
     /// Passes of the pipeline turned off (`--no-loop-to-map`).
     pub disabled: &'a [sdfg_passes::Pass],
+    /// A directory of DaCe's own SDFGs of the kernels
+    /// ([`dace_sdfg_file`], written by `corpus/tools/dace_to_sdfg.py`): the
+    /// `dace-import` stage imports the kernel's, validates and simulates
+    /// it against NumPy, offloads it for the backend and simulates that on
+    /// the device against NumPy too, and writes the offloaded SDFG back in
+    /// DaCe's format beside it ([`dace_offloaded_file`]). `None` skips the
+    /// stage.
+    pub dace_sdfgs: Option<&'a Path>,
+}
+
+/// Where DaCe's own SDFG of `kernel` (`category/name`) is kept in `dir`.
+pub fn dace_sdfg_file(dir: &Path, kernel: &str) -> PathBuf {
+    dir.join(format!("{}.dace.sdfg", kernel.replace('/', "__")))
+}
+
+/// Where the `dace-import` stage writes DaCe's own SDFG of `kernel` after
+/// this project offloaded it.
+pub fn dace_offloaded_file(dir: &Path, kernel: &str) -> PathBuf {
+    dir.join(format!("{}.dace.offloaded.sdfg", kernel.replace('/', "__")))
 }
 
 /// What the `exec` stage counted on the device beside what the simulator
@@ -279,6 +307,7 @@ fn prerequisite(stage: &str) -> Option<&'static str> {
         "exec" => "emit",
         "gpu" => "emit",
         "numpy" => "simulate",
+        "dace-import" => "validate",
         _ => return None,
     })
 }
@@ -868,6 +897,61 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             "NumPy",
             &md.tolerance,
         )
+    });
+    stage(&mut report, "dace-import", &mut || {
+        let Case::Corpus(kernel) = case else {
+            return Err(Verdict::Skip(
+                "DaCe's SDFGs are written for corpus kernels".to_owned(),
+            ));
+        };
+        let dir = options
+            .dace_sdfgs
+            .ok_or_else(|| Verdict::Skip("no DaCe SDFGs (DaCe is not installed)".to_owned()))?;
+        let file = dace_sdfg_file(dir, &kernel.name);
+        if !file.is_file() {
+            return Err(Verdict::Skip(format!(
+                "DaCe wrote no SDFG of this kernel ({})",
+                file.display()
+            )));
+        }
+        // A construct outside the supported subset is refused by name: a
+        // limit of the import, reported, not a wrong answer.
+        let sdfg = crate::load_sdfg(&file).map_err(|e| Verdict::Skip(format!("refused: {e}")))?;
+        sdfg_ir::validate(&sdfg).map_err(|e| fail(&format!("the import is invalid: {e}")))?;
+        let (_, init) = sdfgs
+            .as_ref()
+            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
+        let md = meta
+            .as_ref()
+            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
+        let reference = numpy(&meta)?.outputs;
+        let run = simulate(&sdfg, init.as_ref(), md, false, given.as_ref())
+            .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, imported: {e}")))?;
+        compare_outputs(
+            &md.outputs,
+            &run.outputs,
+            &reference,
+            "DaCe's SDFG, imported and simulated,",
+            "NumPy",
+            &md.tolerance,
+        )?;
+        let out = offload_for(&sdfg, options)
+            .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, offloaded: {e}")))?;
+        let run = simulate(&out, init.as_ref(), md, false, given.as_ref())
+            .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, offloaded: {e}")))?;
+        compare_outputs(
+            &md.outputs,
+            &run.outputs,
+            &reference,
+            "DaCe's SDFG, offloaded and simulated on the device,",
+            "NumPy",
+            &md.tolerance,
+        )?;
+        let text = sdfg_dace_format::to_dace_string(&out)
+            .map_err(|e| Verdict::Skip(format!("refused on export: {e}")))?;
+        let target = dace_offloaded_file(dir, &kernel.name);
+        std::fs::write(&target, text)
+            .map_err(|e| fail(&format!("cannot write `{}`: {e}", target.display())))
     });
     report
 }

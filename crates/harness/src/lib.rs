@@ -91,6 +91,21 @@ pub enum LoadError {
         /// What serde_json found.
         message: String,
     },
+    /// The file is a DaCe SDFG this project cannot read.
+    #[error("`{}`: {source}", path.display())]
+    Dace {
+        /// The file.
+        path: PathBuf,
+        /// What the import found, with its place in the file.
+        #[source]
+        source: sdfg_dace_format::ImportError,
+    },
+}
+
+/// Whether `path` names a DaCe SDFG file (`.sdfg`), which is read with
+/// DaCe's schema rather than this project's JSON.
+pub fn is_dace_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "sdfg")
 }
 
 /// Reads a text file (a Python program or an SDFG), naming the line and
@@ -113,9 +128,16 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
     })
 }
 
-/// Reads and parses an SDFG JSON file.
+/// Reads and parses an SDFG file: this project's JSON, or DaCe's format
+/// where the name ends in `.sdfg` ([`is_dace_file`]).
 pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
     let text = read_text(path)?;
+    if is_dace_file(path) {
+        return sdfg_dace_format::from_dace_str(&text).map_err(|source| LoadError::Dace {
+            path: path.to_owned(),
+            source,
+        });
+    }
     Sdfg::from_json(&text).map_err(|e| LoadError::Json {
         path: path.to_owned(),
         line: e.line(),

@@ -123,6 +123,7 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
         for backend in ["cuda", "hip"] {
             let options = RunOptions {
                 disabled: &[],
+                dace_sdfgs: None,
                 preset: "test",
                 backend: sdfg_harness::backend(backend).unwrap(),
                 tools: &tools,
@@ -151,6 +152,7 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
     // Without a device the stage says why, and nothing else changes.
     let options = RunOptions {
         disabled: &[],
+        dace_sdfgs: None,
         preset: "test",
         backend: sdfg_harness::backend("cuda").unwrap(),
         tools: &tools,
@@ -190,6 +192,7 @@ fn the_gpu_stage_times_the_program_and_numpy_through_the_device_interface() {
     let skip = ["exec"];
     let options = RunOptions {
         disabled: &[],
+        dace_sdfgs: None,
         preset: "test",
         backend: sdfg_harness::backend("cuda").unwrap(),
         tools: &tools,

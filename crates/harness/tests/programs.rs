@@ -51,6 +51,7 @@ fn options<'a>(
 ) -> RunOptions<'a> {
     RunOptions {
         disabled: &[],
+        dace_sdfgs: None,
         preset: "test",
         backend: sdfg_harness::backend(backend).unwrap(),
         tools,

@@ -199,7 +199,7 @@ fn load_program(
     program: Option<String>,
     signature: &[String],
 ) -> Result<sdfg_ir::Sdfg, String> {
-    if file.extension().is_some_and(|e| e == "json") {
+    if file.extension().is_some_and(|e| e == "json") || sdfg_harness::is_dace_file(file) {
         if program.is_some() || !signature.is_empty() {
             return Err(
                 "`--program` and `--signature` apply to a Python file, not to an SDFG".to_owned(),
@@ -267,11 +267,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 &sdfg_passes::Pass::TO_OFFLOAD,
             )
             .map_err(|e| e.to_string())?;
-            // The output's format follows its extension: DaCe's for
-            // `.sdfg`, this project's JSON otherwise.
-            let dace = out
-                .as_ref()
-                .is_some_and(|p| p.extension().is_some_and(|e| e == "sdfg"));
+            // The output's format follows its file's extension (DaCe's for
+            // `.sdfg`), or on standard output the input's: DaCe in, DaCe out.
+            let dace = match &out {
+                Some(p) => sdfg_harness::is_dace_file(p),
+                None => sdfg_harness::is_dace_file(&file),
+            };
             let json = if dace {
                 dace_text(&sdfg)?
             } else {

@@ -1,25 +1,4 @@
-//! Tasklet code written as the Python DaCe stores in its tasklets.
-//!
-//! DaCe keeps tasklet code as Python text and turns it into C++ with its
-//! own unparser (`dace.codegen.cppunparse`), which gives some operators a
-//! meaning of its own: `//` becomes `py_floor` (Python's floor), `%`
-//! becomes C's truncating remainder while the call `Mod(a, b)` becomes
-//! `py_mod` (Python's sign rule), `a ** k` becomes `ipow`, and `min`/`max`
-//! are `dace::math::min`/`max`, which do not propagate NaN. The writer
-//! picks, for each operation of the IR, the spelling whose C++ meaning
-//! is the IR's:
-//!
-//! - operands are typed explicitly where C++ would widen them: sums,
-//!   products and bit operations of types narrower than 32 bits (and of
-//!   booleans) are cast back to their type, as the IR's C++ emitter does,
-//!   and literals other than `int64`/`float64` carry their type
-//!   (`dace.float32(0.5)`);
-//! - modulo is `Mod(a, b)`; floor division `a // b`;
-//! - `min`/`max` of floats propagate NaN as NumPy's `minimum`/`maximum`
-//!   (the IR's meaning) with an explicit `isnan` test;
-//! - locals are declared with their type (`x: dace.float64 = ...`).
-//!
-//! The `frexp` halves have no DaCe spelling and are refused by name.
+//! Writing the IR's tasklet code as DaCe Python (see the parent module).
 
 use sdfg_ir::code::{BinaryOp, Expr, Intrinsic, Stmt, UnaryOp};
 use sdfg_ir::code::{Binding, TypeChecker};
@@ -27,24 +6,7 @@ use sdfg_ir::{DType, Literal};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The largest tasklet text the writer produces. NaN-propagating `min` and
-/// `max` repeat their operands, so deeply nested ones grow geometrically;
-/// past this size the tasklet is refused instead of written.
-pub const MAX_CODE_BYTES: usize = 1 << 20;
-
-/// Why tasklet code cannot be written as DaCe Python.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PythonError {
-    /// An operation DaCe's tasklet language has no spelling for.
-    #[error("DaCe's tasklet code has no spelling for `{0}`")]
-    Unsupported(&'static str),
-    /// The code does not type-check (the SDFG is invalid).
-    #[error("the code does not type-check: {0}")]
-    Type(String),
-    /// The written code would exceed [`MAX_CODE_BYTES`].
-    #[error("the written code exceeds {MAX_CODE_BYTES} bytes")]
-    TooLarge,
-}
+use super::{MAX_CODE_BYTES, PythonError};
 
 /// Writes a tasklet body as DaCe Python. `bindings` are the tasklet's
 /// connectors as the IR's type checker sees them; every other name is a
@@ -97,6 +59,12 @@ impl Writer {
             Stmt::Assign { target, value } => {
                 let v = self.expr(value)?;
                 let _ = writeln!(self.out, "{pad}{target} = {v}");
+            }
+            // A store through a pointer of rank 0 is DaCe's assignment to
+            // an output whose memlet is dynamic (written where assigned).
+            Stmt::Store { conn, index, value } if index.is_empty() => {
+                let v = self.expr(value)?;
+                let _ = writeln!(self.out, "{pad}{conn} = {v}");
             }
             Stmt::Store { conn, index, value } => {
                 let at = self.list(index)?;
@@ -240,8 +208,12 @@ impl Writer {
             return Ok(format!("{}({})", type_name(t), a.join(", ")));
         }
         let name = match func {
-            Intrinsic::FrexpMantissa => return Err(PythonError::Unsupported("frexp_mantissa")),
-            Intrinsic::FrexpExponent => return Err(PythonError::Unsupported("frexp_exponent")),
+            Intrinsic::FrexpMantissa => {
+                return Err(PythonError::Unsupported("frexp_mantissa".into()));
+            }
+            Intrinsic::FrexpExponent => {
+                return Err(PythonError::Unsupported("frexp_exponent".into()));
+            }
             // DaCe's unparser passes calls through: the C++ library's names.
             other => other.cpp_name().ok_or_else(|| {
                 PythonError::Type(format!(
@@ -316,7 +288,7 @@ fn float(v: f64) -> String {
     if v.is_nan() {
         "nan".to_owned()
     } else if v.is_infinite() {
-        (if v > 0.0 { "inf" } else { "(- inf)" }).to_owned()
+        (if v > 0.0 { "inf" } else { "(-inf)" }).to_owned()
     } else if v < 0.0 || (v == 0.0 && v.is_sign_negative()) {
         format!("({v:?})")
     } else {
@@ -425,7 +397,7 @@ mod tests {
         ];
         assert_eq!(
             write_tasklet(&body, b).unwrap(),
-            "t: dace.float64 = (- inf)\nif (x < t):\n    o = nan\nelse:\n    o = t\n"
+            "t: dace.float64 = (-inf)\nif (x < t):\n    o = nan\nelse:\n    o = t\n"
         );
     }
 
@@ -439,7 +411,7 @@ mod tests {
         )];
         assert_eq!(
             write_tasklet(&body, b),
-            Err(PythonError::Unsupported("frexp_mantissa"))
+            Err(PythonError::Unsupported("frexp_mantissa".into()))
         );
     }
 

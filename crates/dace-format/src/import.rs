@@ -1,0 +1,1230 @@
+//! DaCe's `.sdfg` files read into the IR's SDFG.
+//!
+//! The import reads the subset of DaCe's schema that DaCe 2.0 writes for
+//! NumPy-style programs with explicit control flow (`LoopRegion`,
+//! `ConditionalBlock`, jumps), and everything the export writes, which it
+//! gives back exactly: the marks the export leaves (`_meta_sdfg_*`, see
+//! [`crate::export`]) undo what it added. The mapping is the export's,
+//! read backwards:
+//!
+//! - control-flow regions must be chains (one edge out of each block but
+//!   the last): DaCe's explicit control flow, not a state machine;
+//!   interstate edges with conditions are refused, their assignments
+//!   become the transition of the block they leave;
+//! - tasklet code (Python) is read by [`crate::python::read_tasklet`], its
+//!   connectors typed from their memlets' containers;
+//! - library nodes by class path, with DaCe's connector names renamed;
+//! - symbolic properties in either of DaCe's spellings (`$N` or `N`).
+//!
+//! Everything else is refused by name with its place in the file: the
+//! JSON path of the element (`nodes[2].nodes[5]`) and what it is.
+
+use crate::export::{
+    ADDED_MARK, ARGUMENTS_MARK, COPIES_MARK, DEFAULT_STORAGE_MARK, ORDER_MARK, RENAMED_MARK,
+    SCALAR_MARK, TRAILING_RETURN_MARK, TRANSIENT_MARK,
+};
+use crate::names;
+use crate::python::{self, TaskletConnectors};
+use crate::symbolic::{parse_cond, parse_expr};
+use sdfg_ir::control::{
+    Assignment, BlockKind, ConditionalBlock, ControlBlock, LoopBlock, Region, Transition,
+};
+use sdfg_ir::node::{
+    AccessNode, Connector, Edge, LibraryNode, Map, MapEntry, MapExit, NestedSdfg, Tasklet,
+};
+use sdfg_ir::{
+    DType, DataDesc, DataKind, Layout, LibraryOp, Lifetime, Literal, Memlet, Node, NodeId, Range,
+    Sdfg, State, Storage, Subset, SymCond, SymExpr, Wcr,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a DaCe file cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct ImportError {
+    /// Where in the file: the JSON path of the element.
+    pub path: String,
+    /// What is wrong, naming the element.
+    pub message: String,
+}
+
+/// Reads the text of a DaCe `.sdfg` file.
+pub fn from_dace_str(text: &str) -> Result<Sdfg, ImportError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| ImportError {
+        path: "(file)".into(),
+        message: format!("not JSON: {e}"),
+    })?;
+    import(&value)
+}
+
+/// Reads a DaCe SDFG from its JSON value.
+pub fn import(value: &Value) -> Result<Sdfg, ImportError> {
+    sdfg(value, "")
+}
+
+fn err(path: &str, message: impl Into<String>) -> ImportError {
+    ImportError {
+        path: if path.is_empty() {
+            "(root)".into()
+        } else {
+            path.to_owned()
+        },
+        message: message.into(),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else if key.starts_with('[') {
+        format!("{path}{key}")
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn str_of<'a>(v: &'a Value, path: &str, key: &str) -> Result<&'a str, ImportError> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(path, format!("expected the string `{key}`")))
+}
+
+fn array_of<'a>(v: &'a Value, path: &str, key: &str) -> Result<&'a [Value], ImportError> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .ok_or_else(|| err(path, format!("expected the list `{key}`")))
+}
+
+fn flag(attrs: &Value, key: &str) -> bool {
+    attrs.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// A symbolic property: DaCe writes strings, and sometimes numbers.
+fn sym(v: &Value, path: &str) -> Result<SymExpr, ImportError> {
+    match v {
+        Value::String(s) => parse_expr(s).map_err(|e| err(path, e.to_string())),
+        Value::Number(n) => n
+            .as_i64()
+            .map(SymExpr::int)
+            .ok_or_else(|| err(path, format!("the number {n} is not a 64-bit integer"))),
+        other => Err(err(
+            path,
+            format!("expected a symbolic expression, found {other}"),
+        )),
+    }
+}
+
+fn syms(v: &Value, path: &str, key: &str) -> Result<Vec<SymExpr>, ImportError> {
+    array_of(v, path, key)?
+        .iter()
+        .enumerate()
+        .map(|(k, e)| sym(e, &join(path, &format!("{key}[{k}]"))))
+        .collect()
+}
+
+/// The text of a DaCe `CodeBlock` (`{"string_data": ..., "language": ...}`),
+/// which must be Python.
+fn code_text<'a>(v: &'a Value, path: &str) -> Result<&'a str, ImportError> {
+    let lang = v
+        .get("language")
+        .and_then(Value::as_str)
+        .unwrap_or("Python");
+    if lang != "Python" {
+        return Err(err(path, format!("code in {lang} (only Python is read)")));
+    }
+    v.get("string_data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(path, "expected a code block"))
+}
+
+fn sdfg(v: &Value, path: &str) -> Result<Sdfg, ImportError> {
+    if v.get("type").and_then(Value::as_str) != Some("SDFG") {
+        return Err(err(path, "expected an SDFG"));
+    }
+    let attrs = &v["attributes"];
+    let apath = join(path, "attributes");
+    let name = str_of(attrs, &apath, "name")?.to_owned();
+    let mut out = Sdfg::new(name);
+    if let Some(arrays) = attrs.get("_arrays").and_then(Value::as_object) {
+        for (n, d) in arrays {
+            let dpath = join(&apath, &format!("_arrays.{n}"));
+            out.containers.insert(n.clone(), data(d, &dpath, n)?);
+        }
+    }
+    if let Some(symbols) = attrs.get("symbols").and_then(Value::as_object) {
+        for (n, t) in symbols {
+            let t = t
+                .as_str()
+                .and_then(DType::from_name)
+                .filter(|t| t.is_integer());
+            let t = t.ok_or_else(|| err(&apath, format!("the symbol `{n}` has the type {}, and the IR's symbols are integers (DaCe keeps data-dependent values in symbols; the IR keeps them in containers)", symbols[n])))?;
+            out.symbols.insert(n.clone(), t);
+        }
+    }
+    let mut labels = Labels::default();
+    let mut body = region_chain(v, path, &mut labels, &out)?;
+    if let Some(label) = attrs.get(TRAILING_RETURN_MARK).and_then(Value::as_str) {
+        body.blocks
+            .push(ControlBlock::new(labels.take(label), BlockKind::Return));
+    }
+    // DaCe 2.0 declares a loop's variable with the loop, not among the
+    // SDFG's symbols.
+    let mut loop_variables = Vec::new();
+    for b in &body.blocks {
+        b.walk(&mut |b| {
+            if let BlockKind::Loop(l) = &b.kind
+                && let Some(v) = &l.variable
+            {
+                loop_variables.push(v.clone());
+            }
+        });
+    }
+    for v in loop_variables {
+        out.symbols.entry(v).or_insert(DType::Int64);
+    }
+    out.body = body;
+    out.arguments = match attrs.get(ARGUMENTS_MARK).and_then(Value::as_array) {
+        Some(args) => args
+            .iter()
+            .filter_map(|a| a.as_str().map(str::to_owned))
+            .collect(),
+        None => dace_arguments(attrs, &out),
+    };
+    Ok(out)
+}
+
+/// DaCe's calling convention where the file does not carry the IR's:
+/// `arg_names`, then the other non-transient containers and the free
+/// symbols (those no transition or loop assigns), by name.
+fn dace_arguments(attrs: &Value, sdfg: &Sdfg) -> Vec<String> {
+    let mut args: Vec<String> = attrs
+        .get("arg_names")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str().map(str::to_owned))
+        .collect();
+    for (n, d) in &sdfg.containers {
+        if !d.transient && !args.contains(n) {
+            args.push(n.clone());
+        }
+    }
+    let mut assigned = BTreeSet::new();
+    sdfg.walk_blocks(&mut |_, _, b| {
+        for a in &b.transition.assignments {
+            assigned.insert(a.symbol.clone());
+        }
+        if let BlockKind::Loop(l) = &b.kind
+            && let Some(v) = &l.variable
+        {
+            assigned.insert(v.clone());
+        }
+    });
+    for s in sdfg.symbols.keys() {
+        if !assigned.contains(s) && !args.contains(s) {
+            args.push(s.clone());
+        }
+    }
+    args
+}
+
+fn data(v: &Value, path: &str, name: &str) -> Result<DataDesc, ImportError> {
+    let kind = str_of(v, path, "type")?;
+    let attrs = &v["attributes"];
+    let apath = join(path, "attributes");
+    // DaCe leaves out properties at their default, `int32` for the type.
+    let dtype_name = match attrs.get("dtype") {
+        None => "int32",
+        Some(t) => t
+            .as_str()
+            .ok_or_else(|| err(&apath, format!("the element type {t} of `{name}`")))?,
+    };
+    let dtype = match dtype_name {
+        "bool" | "bool_" => DType::Bool,
+        other => DType::from_name(other)
+            .ok_or_else(|| err(&apath, format!("the element type `{other}` of `{name}`")))?,
+    };
+    let storage_name = attrs
+        .get("storage")
+        .and_then(Value::as_str)
+        .unwrap_or("Default");
+    let storage = if flag(attrs, DEFAULT_STORAGE_MARK) {
+        Storage::Default
+    } else {
+        names::storage_from(storage_name)
+            .ok_or_else(|| err(&apath, format!("the storage `{storage_name}` of `{name}`")))?
+    };
+    let mut transient = flag(attrs, "transient");
+    if let Some(t) = attrs.get(TRANSIENT_MARK).and_then(Value::as_bool) {
+        transient = t;
+    }
+    let lifetime = match attrs.get("lifetime").and_then(Value::as_str) {
+        Some(l) => names::lifetime_from(l)
+            .ok_or_else(|| err(&apath, format!("the lifetime `{l}` of `{name}`")))?,
+        // DaCe's default; the IR's arguments are the caller's.
+        None if !transient => Lifetime::External,
+        None => Lifetime::Scope,
+    };
+    let layout = || -> Result<Layout, ImportError> {
+        let shape = syms(attrs, &apath, "shape")?;
+        let strides = match attrs.get("strides") {
+            Some(_) => syms(attrs, &apath, "strides")?,
+            None => Layout::contiguous(shape.clone()).strides,
+        };
+        if strides.len() != shape.len() {
+            return Err(err(
+                &apath,
+                format!(
+                    "`{name}` has {} strides for {} dimensions",
+                    strides.len(),
+                    shape.len()
+                ),
+            ));
+        }
+        let total_size = match attrs.get("total_size") {
+            Some(t) => sym(t, &join(&apath, "total_size"))?,
+            None => Layout::contiguous(shape.clone()).total_size,
+        };
+        if let Some(offsets) = attrs.get("offset").and_then(Value::as_array) {
+            for (k, o) in offsets.iter().enumerate() {
+                let o = sym(o, &join(&apath, &format!("offset[{k}]")))?;
+                if o.as_int() != Some(0) {
+                    return Err(err(
+                        &apath,
+                        format!(
+                            "`{name}` has the index offset `{o}` in dimension {k}; the IR's arrays index from 0 (a start offset in elements is read)"
+                        ),
+                    ));
+                }
+            }
+        }
+        let offset = match attrs.get("start_offset") {
+            Some(o) => sym(o, &join(&apath, "start_offset"))?,
+            None => SymExpr::int(0),
+        };
+        Ok(Layout {
+            shape,
+            strides,
+            offset,
+            total_size,
+        })
+    };
+    let kind = match kind {
+        "Scalar" => DataKind::Scalar,
+        "Array" if flag(attrs, SCALAR_MARK) => DataKind::Scalar,
+        "Array" => DataKind::Array(layout()?),
+        "ArrayView" | "View" => DataKind::View(layout()?),
+        other => {
+            return Err(err(
+                path,
+                format!("`{name}` is a {other}, outside the supported subset"),
+            ));
+        }
+    };
+    Ok(DataDesc {
+        dtype,
+        transient,
+        storage,
+        lifetime,
+        kind,
+    })
+}
+
+/// Block labels must be unique in the IR's SDFG (nested SDFGs apart);
+/// DaCe's need not be.
+#[derive(Default)]
+struct Labels(BTreeSet<String>);
+
+impl Labels {
+    fn take(&mut self, label: &str) -> String {
+        let mut l = label.to_owned();
+        let mut k = 1;
+        while self.0.contains(&l) {
+            l = format!("{label}_{k}");
+            k += 1;
+        }
+        self.0.insert(l.clone());
+        l
+    }
+}
+
+/// The blocks of a region (`nodes`, `edges`, `start_block`) as a chain.
+fn region_chain(
+    v: &Value,
+    path: &str,
+    labels: &mut Labels,
+    sdfg: &Sdfg,
+) -> Result<Region, ImportError> {
+    let nodes = array_of(v, path, "nodes")?;
+    let edges = array_of(v, path, "edges")?;
+    let mut next: BTreeMap<usize, (usize, &Value, usize)> = BTreeMap::new();
+    let mut has_in = BTreeSet::new();
+    for (k, e) in edges.iter().enumerate() {
+        let epath = join(path, &format!("edges[{k}]"));
+        let end = |key: &str| -> Result<usize, ImportError> {
+            e.get(key)
+                .and_then(|x| {
+                    x.as_str()
+                        .and_then(|s| s.parse().ok())
+                        .or_else(|| x.as_u64().map(|n| n as usize))
+                })
+                .filter(|&i| i < nodes.len())
+                .ok_or_else(|| err(&epath, format!("`{key}` is not a block of the region")))
+        };
+        let (src, dst) = (end("src")?, end("dst")?);
+        if next
+            .insert(src, (dst, &e["attributes"]["data"], k))
+            .is_some()
+        {
+            return Err(err(
+                &epath,
+                format!(
+                    "block {src} has several successors: a state machine, outside the supported subset (DaCe's explicit control flow is read)"
+                ),
+            ));
+        }
+        if !has_in.insert(dst) {
+            return Err(err(
+                &epath,
+                format!(
+                    "block {dst} has several predecessors: a state machine, outside the supported subset"
+                ),
+            ));
+        }
+    }
+    let start = match v.get("start_block").and_then(Value::as_u64) {
+        Some(s) => s as usize,
+        None => (0..nodes.len()).find(|k| !has_in.contains(k)).unwrap_or(0),
+    };
+    let mut region = Region::default();
+    // Assignments of the edges since the last block of the IR's.
+    let mut pending: Vec<Assignment> = Vec::new();
+    let mut at = if nodes.is_empty() { None } else { Some(start) };
+    let mut seen = BTreeSet::new();
+    while let Some(k) = at {
+        if !seen.insert(k) {
+            return Err(err(path, "the region's edges form a cycle"));
+        }
+        let node = &nodes[k];
+        let bpath = join(path, &format!("nodes[{k}]"));
+        let added = flag(&node["attributes"], ADDED_MARK);
+        if !(added && (!region.blocks.is_empty() || pending.is_empty())) {
+            if let Some(last) = region.blocks.last_mut() {
+                last.transition.assignments.append(&mut pending);
+            }
+            let b = block(node, &bpath, labels, sdfg)?;
+            region.blocks.push(b);
+        }
+        at = match next.get(&k) {
+            Some(&(dst, edge, ek)) => {
+                let epath = join(path, &format!("edges[{ek}].attributes.data"));
+                pending.extend(interstate(edge, &epath)?);
+                Some(dst)
+            }
+            None => None,
+        };
+    }
+    if seen.len() != nodes.len() {
+        return Err(err(
+            path,
+            format!(
+                "{} of the region's {} blocks cannot be reached from its start",
+                nodes.len() - seen.len(),
+                nodes.len()
+            ),
+        ));
+    }
+    if let Some(last) = region.blocks.last_mut() {
+        last.transition.assignments.append(&mut pending);
+    } else if !pending.is_empty() {
+        return Err(err(
+            path,
+            "assignments on the edges of a region without blocks",
+        ));
+    }
+    Ok(region)
+}
+
+fn interstate(e: &Value, path: &str) -> Result<Vec<Assignment>, ImportError> {
+    let attrs = &e["attributes"];
+    if let Some(c) = attrs.get("condition") {
+        let text = code_text(c, &join(path, "condition"))?;
+        let cond = parse_cond(text).map_err(|x| err(path, x.to_string()))?;
+        if cond.as_bool() != Some(true) {
+            return Err(err(
+                path,
+                format!(
+                    "an interstate edge with the condition `{text}`: a state machine, outside the supported subset (conditions are read from ConditionalBlocks)"
+                ),
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(a) = attrs.get("assignments").and_then(Value::as_object) {
+        for (symbol, value) in a {
+            let text = value
+                .as_str()
+                .ok_or_else(|| err(path, format!("the assignment to `{symbol}` is not text")))?;
+            out.push(Assignment {
+                symbol: symbol.clone(),
+                value: parse_expr(text).map_err(|x| err(path, x.to_string()))?,
+            });
+        }
+    }
+    if let Some(order) = attrs.get(ORDER_MARK).and_then(Value::as_array) {
+        let rank = |a: &Assignment| order.iter().position(|o| o.as_str() == Some(&a.symbol));
+        out.sort_by_key(|a| rank(a));
+    }
+    Ok(out)
+}
+
+fn block(
+    v: &Value,
+    path: &str,
+    labels: &mut Labels,
+    sdfg: &Sdfg,
+) -> Result<ControlBlock, ImportError> {
+    let kind = str_of(v, path, "type")?;
+    let label = labels.take(v.get("label").and_then(Value::as_str).unwrap_or(kind));
+    let attrs = &v["attributes"];
+    let kind = match kind {
+        "SDFGState" => BlockKind::State(state(v, path, sdfg)?),
+        "LoopRegion" => {
+            if flag(attrs, "inverted") {
+                return Err(err(
+                    path,
+                    format!(
+                        "the loop `{label}` is inverted (a do-while loop): the IR's loops test their condition first"
+                    ),
+                ));
+            }
+            let apath = join(path, "attributes");
+            let variable = attrs
+                .get("loop_variable")
+                .and_then(Value::as_str)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned);
+            let statement = |key: &str| -> Result<Option<SymExpr>, ImportError> {
+                let Some(c) = attrs.get(key).filter(|c| !c.is_null()) else {
+                    return Ok(None);
+                };
+                let spath = join(&apath, key);
+                let text = code_text(c, &spath)?;
+                let (target, value) = text
+                    .split_once('=')
+                    .ok_or_else(|| err(&spath, format!("`{text}` is not an assignment")))?;
+                if Some(target.trim()) != variable.as_deref() {
+                    return Err(err(
+                        &spath,
+                        format!("`{text}` does not assign the loop variable"),
+                    ));
+                }
+                parse_expr(value.trim())
+                    .map(Some)
+                    .map_err(|x| err(&spath, x.to_string()))
+            };
+            let (init, update) = (statement("init_statement")?, statement("update_statement")?);
+            let cpath = join(&apath, "loop_condition");
+            let condition = match attrs.get("loop_condition").filter(|c| !c.is_null()) {
+                Some(c) => {
+                    parse_cond(code_text(c, &cpath)?).map_err(|x| err(&cpath, x.to_string()))?
+                }
+                None => SymCond::TRUE,
+            };
+            let body = region_chain(v, path, labels, sdfg)?;
+            BlockKind::Loop(LoopBlock {
+                variable,
+                init,
+                condition,
+                update,
+                body,
+            })
+        }
+        "ConditionalBlock" => {
+            let mut branches = Vec::new();
+            let mut otherwise = None;
+            let list = array_of(v, path, "branches")?;
+            for (k, b) in list.iter().enumerate() {
+                let bpath = join(path, &format!("branches[{k}]"));
+                let (cond, region) = match b.as_array().map(Vec::as_slice) {
+                    Some([c, r]) => (c, r),
+                    _ => return Err(err(&bpath, "expected a condition and a region")),
+                };
+                let region = region_chain(region, &join(&bpath, "[1]"), labels, sdfg)?;
+                if cond.is_null() {
+                    if k + 1 != list.len() {
+                        return Err(err(&bpath, "a branch without condition before the last"));
+                    }
+                    otherwise = Some(region);
+                } else {
+                    let cpath = join(&bpath, "[0]");
+                    let c = parse_cond(code_text(cond, &cpath)?)
+                        .map_err(|x| err(&cpath, x.to_string()))?;
+                    branches.push((c, region));
+                }
+            }
+            BlockKind::Conditional(ConditionalBlock {
+                branches,
+                otherwise,
+            })
+        }
+        "ControlFlowRegion" => {
+            return Err(err(
+                path,
+                "a control-flow region nested directly in another (DaCe's simplification inlines them)",
+            ));
+        }
+        "BreakBlock" => BlockKind::Break,
+        "ContinueBlock" => BlockKind::Continue,
+        "ReturnBlock" => BlockKind::Return,
+        other => {
+            return Err(err(
+                path,
+                format!("a {other}, outside the supported subset"),
+            ));
+        }
+    };
+    Ok(ControlBlock {
+        label,
+        kind,
+        transition: Transition::default(),
+    })
+}
+
+fn connectors(attrs: &Value, key: &str) -> BTreeSet<String> {
+    attrs
+        .get(key)
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// A parsed state edge before its connectors are renamed.
+struct RawEdge {
+    src: usize,
+    dst: usize,
+    src_conn: Option<String>,
+    dst_conn: Option<String>,
+    memlet: Option<Memlet>,
+    /// DaCe's `is_data_src` (true where absent).
+    data_is_src: bool,
+}
+
+fn state(v: &Value, path: &str, sdfg: &Sdfg) -> Result<State, ImportError> {
+    let nodes = array_of(v, path, "nodes")?;
+    let mut edges = Vec::new();
+    for (k, e) in array_of(v, path, "edges")?.iter().enumerate() {
+        let epath = join(path, &format!("edges[{k}]"));
+        let end = |key: &str| -> Result<usize, ImportError> {
+            e.get(key)
+                .and_then(|x| {
+                    x.as_str()
+                        .and_then(|s| s.parse().ok())
+                        .or_else(|| x.as_u64().map(|n| n as usize))
+                })
+                .filter(|&i| i < nodes.len())
+                .ok_or_else(|| err(&epath, format!("`{key}` is not a node of the state")))
+        };
+        let conn = |key: &str| e.get(key).and_then(Value::as_str).map(str::to_owned);
+        let mpath = join(&epath, "attributes.data");
+        edges.push(RawEdge {
+            src: end("src")?,
+            dst: end("dst")?,
+            src_conn: conn("src_connector"),
+            dst_conn: conn("dst_connector"),
+            memlet: memlet(&e["attributes"]["data"], &mpath, sdfg)?,
+            data_is_src: e["attributes"]["data"]["attributes"]
+                .get("is_data_src")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+        });
+    }
+    let mut s = State::new();
+    for (k, n) in nodes.iter().enumerate() {
+        let npath = join(path, &format!("nodes[{k}]"));
+        let node = node(n, &npath, k, &edges, sdfg)?;
+        s.add_node(node);
+    }
+    // Library connectors by DaCe's names, renamed to the IR's by direction;
+    // a tasklet's copied outputs back to the output they copy.
+    let mut copies: BTreeMap<usize, BTreeMap<String, String>> = BTreeMap::new();
+    for (k, n) in nodes.iter().enumerate() {
+        if let Some(m) = n["attributes"].get(COPIES_MARK).and_then(Value::as_object) {
+            copies.insert(
+                k,
+                m.iter()
+                    .filter_map(|(c, o)| o.as_str().map(|o| (c.clone(), o.to_owned())))
+                    .collect(),
+            );
+        }
+    }
+    let renamed: BTreeMap<usize, BTreeMap<String, String>> = nodes
+        .iter()
+        .enumerate()
+        .map(|(k, n)| (k, renames_of(&n["attributes"]).into_iter().collect()))
+        .collect();
+    for mut e in edges {
+        // A copy within one container: DaCe says with `is_data_src` which
+        // end the memlet's subset is; the IR's is always the source's.
+        if let (Some(Node::Access(a)), Some(Node::Access(b)), Some(m)) = (
+            s.node(NodeId::new(e.src)),
+            s.node(NodeId::new(e.dst)),
+            e.memlet.as_mut(),
+        ) && a.data == b.data
+            && !e.data_is_src
+            && let Some(other) = m.other_subset.take()
+        {
+            m.other_subset = Some(std::mem::replace(&mut m.subset, other));
+        }
+        let rename = |n: usize, c: Option<String>, input: bool| -> Option<String> {
+            match s.node(NodeId::new(n)) {
+                Some(Node::Library(l)) => library_connector(&l.op, c.as_deref(), input),
+                Some(Node::Tasklet(_)) if !input => {
+                    let c = c?;
+                    Some(copies.get(&n).and_then(|m| m.get(&c)).cloned().unwrap_or(c))
+                }
+                Some(Node::NestedSdfg(_)) => {
+                    let c = c?;
+                    Some(
+                        renamed
+                            .get(&n)
+                            .and_then(|m| m.get(&c))
+                            .cloned()
+                            .unwrap_or(c),
+                    )
+                }
+                _ => c,
+            }
+        };
+        let (src_conn, dst_conn) = (
+            rename(e.src, e.src_conn, false),
+            rename(e.dst, e.dst_conn, true),
+        );
+        let edge = match e.memlet {
+            Some(m) => Edge::new(src_conn.as_deref(), dst_conn.as_deref(), m),
+            None => Edge {
+                src_conn,
+                dst_conn,
+                memlet: None,
+            },
+        };
+        s.graph
+            .add_edge(NodeId::new(e.src), NodeId::new(e.dst), edge);
+    }
+    Ok(s)
+}
+
+/// The IR's name of a library node's connector DaCe calls `dace`.
+fn library_connector(op: &LibraryOp, dace: Option<&str>, input: bool) -> Option<String> {
+    let ours = if input {
+        op.in_connectors()
+    } else {
+        op.out_connectors()
+    };
+    let lib = names::library(op)?;
+    match dace {
+        // DaCe's Reduce has unnamed connectors.
+        None if ours.len() == 1 && lib.connectors.is_empty() => Some(ours[0].to_owned()),
+        None => None,
+        Some(d) => ours
+            .into_iter()
+            .find(|o| lib.dace_connector(o) == Some(d))
+            .map(str::to_owned)
+            .or_else(|| Some(d.to_owned())),
+    }
+}
+
+fn range_of(v: &Value, path: &str) -> Result<Subset, ImportError> {
+    if v.get("type").and_then(Value::as_str) != Some("Range") {
+        return Err(err(
+            path,
+            "expected a Range (index lists are outside the supported subset)",
+        ));
+    }
+    let mut ranges = Vec::new();
+    for (k, r) in array_of(v, path, "ranges")?.iter().enumerate() {
+        let rpath = join(path, &format!("ranges[{k}]"));
+        let tile = r.get("tile").map(|t| sym(t, &rpath)).transpose()?;
+        if tile.is_some_and(|t| t.as_int() != Some(1)) {
+            return Err(err(&rpath, "a tiled range"));
+        }
+        ranges.push(Range {
+            begin: sym(&r["start"], &join(&rpath, "start"))?,
+            end: sym(&r["end"], &join(&rpath, "end"))?,
+            step: match r.get("step") {
+                Some(s) => sym(s, &join(&rpath, "step"))?,
+                None => SymExpr::int(1),
+            },
+        });
+    }
+    Ok(Subset::new(ranges))
+}
+
+fn wcr_of(text: &str) -> Option<Wcr> {
+    let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let body = squeezed
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .strip_prefix("lambda")?;
+    let (params, expr) = body.split_once(':')?;
+    let (a, b) = params.split_once(',')?;
+    let expr = expr.trim_start_matches('(').trim_end_matches(')');
+    [
+        (Wcr::Sum, format!("{a}+{b}")),
+        (Wcr::Product, format!("{a}*{b}")),
+        (Wcr::Min, format!("min({a},{b}")),
+        (Wcr::Max, format!("max({a},{b}")),
+        (Wcr::BitAnd, format!("{a}&{b}")),
+        (Wcr::BitOr, format!("{a}|{b}")),
+        (Wcr::BitXor, format!("{a}^{b}")),
+    ]
+    .into_iter()
+    .find(|(_, form)| expr == form.as_str())
+    .map(|(w, _)| w)
+}
+
+fn memlet(v: &Value, path: &str, sdfg: &Sdfg) -> Result<Option<Memlet>, ImportError> {
+    let attrs = &v["attributes"];
+    let Some(data) = attrs.get("data").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    if !sdfg.containers.contains_key(data) {
+        return Err(err(
+            path,
+            format!("the memlet's container `{data}` is not declared"),
+        ));
+    }
+    let subset = range_of(&attrs["subset"], &join(path, "subset"))?;
+    let other_subset = match attrs.get("other_subset").filter(|o| !o.is_null()) {
+        Some(o) => Some(range_of(o, &join(path, "other_subset"))?),
+        None => None,
+    };
+    let volume = match attrs.get("volume") {
+        Some(x) => sym(x, &join(path, "volume"))?,
+        None => subset.num_elements(),
+    };
+    let wcr = match attrs.get("wcr").and_then(Value::as_str) {
+        Some(w) => Some(
+            wcr_of(w).ok_or_else(|| err(path, format!("the write-conflict resolution `{w}`")))?,
+        ),
+        None => None,
+    };
+    Ok(Some(Memlet {
+        data: data.to_owned(),
+        subset,
+        other_subset,
+        wcr,
+        volume,
+        dynamic: flag(attrs, "dynamic"),
+    }))
+}
+
+fn node(
+    v: &Value,
+    path: &str,
+    id: usize,
+    edges: &[RawEdge],
+    sdfg: &Sdfg,
+) -> Result<Node, ImportError> {
+    let kind = str_of(v, path, "type")?;
+    let attrs = &v["attributes"];
+    let apath = join(path, "attributes");
+    let label = || -> String {
+        attrs
+            .get("label")
+            .or_else(|| v.get("label"))
+            .and_then(Value::as_str)
+            .unwrap_or(kind)
+            .to_owned()
+    };
+    Ok(match kind {
+        "AccessNode" => Node::Access(AccessNode {
+            data: str_of(attrs, &apath, "data")?.to_owned(),
+        }),
+        "MapEntry" => {
+            let schedule_name = attrs
+                .get("schedule")
+                .and_then(Value::as_str)
+                .unwrap_or("Default");
+            let schedule = names::schedule_from(schedule_name)
+                .ok_or_else(|| err(&apath, format!("the schedule `{schedule_name}`")))?;
+            let params = array_of(attrs, &apath, "params")?
+                .iter()
+                .filter_map(|p| p.as_str().map(str::to_owned))
+                .collect::<Vec<_>>();
+            let ranges = range_of(&attrs["range"], &join(&apath, "range"))?.ranges;
+            if ranges.len() != params.len() {
+                return Err(err(
+                    &apath,
+                    "a map with as many ranges as parameters expected",
+                ));
+            }
+            Node::MapEntry(MapEntry {
+                map: Map {
+                    label: label(),
+                    params,
+                    ranges,
+                    schedule,
+                },
+                in_connectors: connectors(attrs, "in_connectors"),
+                out_connectors: connectors(attrs, "out_connectors"),
+            })
+        }
+        "MapExit" => {
+            let entry = v
+                .get("scope_entry")
+                .and_then(|x| {
+                    x.as_str()
+                        .and_then(|s| s.parse::<usize>().ok())
+                        .or_else(|| x.as_u64().map(|n| n as usize))
+                })
+                .ok_or_else(|| err(path, "a map exit without its entry (`scope_entry`)"))?;
+            Node::MapExit(MapExit {
+                entry: NodeId::new(entry),
+                label: v
+                    .get("label")
+                    .and_then(Value::as_str)
+                    .unwrap_or("map")
+                    .to_owned(),
+                in_connectors: connectors(attrs, "in_connectors"),
+                out_connectors: connectors(attrs, "out_connectors"),
+            })
+        }
+        "Tasklet" => tasklet(v, path, id, edges, sdfg)?,
+        "NestedSDFG" => {
+            let mut inner = sdfg_nested(&attrs["sdfg"], &join(&apath, "sdfg"))?;
+            let mut inputs = connectors(attrs, "in_connectors");
+            let mut outputs = connectors(attrs, "out_connectors");
+            for (new, old) in renames_of(attrs) {
+                if !crate::rename::rename_container(&mut inner, &new, &old) {
+                    return Err(err(
+                        &apath,
+                        format!("`{new}` cannot be renamed back to `{old}`"),
+                    ));
+                }
+                for set in [&mut inputs, &mut outputs] {
+                    if set.remove(&new) {
+                        set.insert(old.clone());
+                    }
+                }
+            }
+            let mut symbol_mapping = BTreeMap::new();
+            if let Some(m) = attrs.get("symbol_mapping").and_then(Value::as_object) {
+                for (k, x) in m {
+                    symbol_mapping.insert(
+                        k.clone(),
+                        sym(x, &join(&apath, &format!("symbol_mapping.{k}")))?,
+                    );
+                }
+            }
+            Node::NestedSdfg(NestedSdfg {
+                label: label(),
+                sdfg: Box::new(inner),
+                symbol_mapping,
+                inputs,
+                outputs,
+            })
+        }
+        "LibraryNode" => library(v, path, id, edges, sdfg)?,
+        other => {
+            return Err(err(
+                path,
+                format!("a {other} node, outside the supported subset"),
+            ));
+        }
+    })
+}
+
+/// The export's renames of a nested SDFG's containers, `(new, old)`.
+fn renames_of(attrs: &Value) -> Vec<(String, String)> {
+    attrs
+        .get(RENAMED_MARK)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(new, old)| old.as_str().map(|o| (new.clone(), o.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn sdfg_nested(v: &Value, path: &str) -> Result<Sdfg, ImportError> {
+    sdfg(v, path)
+}
+
+fn in_memlet<'a>(edges: &'a [RawEdge], id: usize, conn: Option<&str>) -> Option<&'a Memlet> {
+    edges
+        .iter()
+        .find(|e| e.dst == id && (conn.is_none() || e.dst_conn.as_deref() == conn))
+        .and_then(|e| e.memlet.as_ref())
+}
+
+fn out_memlet<'a>(edges: &'a [RawEdge], id: usize, conn: Option<&str>) -> Option<&'a Memlet> {
+    edges
+        .iter()
+        .find(|e| e.src == id && (conn.is_none() || e.src_conn.as_deref() == conn))
+        .and_then(|e| e.memlet.as_ref())
+}
+
+fn tasklet(
+    v: &Value,
+    path: &str,
+    id: usize,
+    edges: &[RawEdge],
+    sdfg: &Sdfg,
+) -> Result<Node, ImportError> {
+    let attrs = &v["attributes"];
+    let apath = join(path, "attributes");
+    let label = attrs
+        .get("label")
+        .or_else(|| v.get("label"))
+        .and_then(Value::as_str)
+        .unwrap_or("tasklet")
+        .to_owned();
+    let copies: BTreeMap<String, String> = attrs
+        .get(COPIES_MARK)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(c, o)| o.as_str().map(|o| (c.clone(), o.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let typed = |m: Option<&Memlet>, conn: &str| -> Result<(DType, usize), ImportError> {
+        let m = m.ok_or_else(|| {
+            err(
+                &apath,
+                format!("the connector `{conn}` of `{label}` has no memlet"),
+            )
+        })?;
+        let d = sdfg
+            .container(&m.data)
+            .ok_or_else(|| err(&apath, format!("`{}` is not declared", m.data)))?;
+        Ok((d.dtype, sdfg_ir::validate::squeezed_rank(&m.subset)))
+    };
+    let mut conns = TaskletConnectors::default();
+    for c in connectors(attrs, "in_connectors") {
+        let t = typed(in_memlet(edges, id, Some(&c)), &c)?;
+        conns.inputs.insert(c, t);
+    }
+    for c in connectors(attrs, "out_connectors") {
+        if copies.contains_key(&c) {
+            continue;
+        }
+        let m = out_memlet(edges, id, Some(&c));
+        let t = typed(m, &c)?;
+        if m.is_some_and(|m| m.dynamic) {
+            conns.dynamic.insert(c.clone());
+        }
+        conns.outputs.insert(c, t);
+    }
+    let cpath = join(&apath, "code");
+    let mut text = code_text(&attrs["code"], &cpath)?.to_owned();
+    // The export's copies are its last lines (`copy = output`).
+    for _ in 0..copies.len() {
+        let trimmed = text.trim_end_matches('\n');
+        let cut = trimmed.rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(cut);
+    }
+    let (body, pointers) = python::read_tasklet(&text, &conns)
+        .map_err(|e| err(&cpath, format!("tasklet `{label}`: {e}")))?;
+    let connector = |(name, (dtype, _)): (&String, &(DType, usize))| Connector {
+        name: name.clone(),
+        dtype: *dtype,
+        pointer: pointers.contains(name),
+    };
+    let mut inputs: Vec<Connector> = conns.inputs.iter().map(connector).collect();
+    let mut outputs: Vec<Connector> = conns.outputs.iter().map(connector).collect();
+    if let Some(order) = attrs.get(ORDER_MARK).and_then(Value::as_array) {
+        let rank = |c: &Connector| order.iter().position(|o| o.as_str() == Some(&c.name));
+        inputs.sort_by_key(|c| rank(c));
+        outputs.sort_by_key(|c| rank(c));
+    }
+    Ok(Node::Tasklet(Tasklet {
+        label,
+        inputs,
+        outputs,
+        body,
+    }))
+}
+
+/// A real number of type `dtype`, for alpha and beta.
+fn number(v: &Value, dtype: DType) -> Option<Literal> {
+    if dtype.is_float() {
+        return v.as_f64().map(|value| Literal::Float { value, dtype });
+    }
+    if dtype.is_signed_integer() {
+        return v.as_i64().map(|value| Literal::Int { value, dtype });
+    }
+    None
+}
+
+/// A reduction's identity from its text, as a literal of `dtype`.
+fn identity(text: &str, dtype: DType) -> Option<Literal> {
+    let t = text.trim();
+    if dtype == DType::Bool {
+        return match t {
+            "True" | "1" => Some(Literal::Bool(true)),
+            "False" | "0" => Some(Literal::Bool(false)),
+            _ => None,
+        };
+    }
+    if dtype.is_float() {
+        let value = match t {
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            "nan" => f64::NAN,
+            other => other.parse().ok()?,
+        };
+        return Some(Literal::Float { value, dtype });
+    }
+    if dtype.is_signed_integer() {
+        return t.parse().ok().map(|value| Literal::Int { value, dtype });
+    }
+    if dtype.is_unsigned_integer() {
+        return t.parse().ok().map(|value| Literal::UInt { value, dtype });
+    }
+    None
+}
+
+fn library(
+    v: &Value,
+    path: &str,
+    id: usize,
+    edges: &[RawEdge],
+    sdfg: &Sdfg,
+) -> Result<Node, ImportError> {
+    let attrs = &v["attributes"];
+    let apath = join(path, "attributes");
+    let classpath = str_of(v, path, "classpath")?;
+    let class = classpath.rsplit('.').next().unwrap_or(classpath);
+    let label = attrs
+        .get("label")
+        .or_else(|| attrs.get("name"))
+        .or_else(|| v.get("label"))
+        .and_then(Value::as_str)
+        .unwrap_or(class)
+        .to_owned();
+    let schedule_name = attrs
+        .get("schedule")
+        .and_then(Value::as_str)
+        .unwrap_or("Default");
+    let schedule = names::schedule_from(schedule_name)
+        .ok_or_else(|| err(&apath, format!("the schedule `{schedule_name}`")))?;
+    let dtype_of = |m: Option<&Memlet>| m.and_then(|m| sdfg.container(&m.data)).map(|d| d.dtype);
+    let out_dtype = dtype_of(out_memlet(edges, id, None)).unwrap_or(DType::Float64);
+    let scale = |key: &str, default: f64| -> Result<Literal, ImportError> {
+        match attrs.get(key) {
+            None => number(&serde_json::json!(default), out_dtype),
+            Some(x) => number(x, out_dtype),
+        }
+        .ok_or_else(|| {
+            err(
+                &apath,
+                format!("`{key}` of `{label}` is not a real number of type {out_dtype}"),
+            )
+        })
+    };
+    let refuse = |why: &str| err(path, format!("the library node `{label}` ({class}): {why}"));
+    let op = match class {
+        "MatMul" => {
+            let is = |key: &str, want: f64| attrs.get(key).is_none_or(|x| x.as_f64() == Some(want));
+            if !is("alpha", 1.0) || !is("beta", 0.0) {
+                return Err(refuse("a MatMul with alpha or beta"));
+            }
+            LibraryOp::MatMul
+        }
+        "Gemm" => LibraryOp::Gemm {
+            alpha: scale("alpha", 1.0)?,
+            beta: scale("beta", 0.0)?,
+            trans_a: flag(attrs, "transA"),
+            trans_b: flag(attrs, "transB"),
+            alpha_input: false,
+            beta_input: false,
+        },
+        "Gemv" => LibraryOp::Gemv {
+            alpha: scale("alpha", 1.0)?,
+            beta: scale("beta", 0.0)?,
+            trans_a: flag(attrs, "transA"),
+        },
+        "Dot" => LibraryOp::Dot,
+        "BatchedMatMul" => LibraryOp::BatchedMatMul,
+        "Transpose" => LibraryOp::Transpose,
+        "TensorTranspose" => LibraryOp::TensorTranspose {
+            axes: attrs
+                .get("axes")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_u64().map(|n| n as usize))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+        "Cholesky" => LibraryOp::Cholesky {
+            lower: attrs.get("lower").and_then(Value::as_bool).unwrap_or(true),
+        },
+        "Solve" => LibraryOp::Solve,
+        "Reduce" => {
+            let wcr_text = attrs.get("wcr").and_then(Value::as_str).unwrap_or("");
+            let op =
+                wcr_of(wcr_text).ok_or_else(|| refuse(&format!("the reduction `{wcr_text}`")))?;
+            let input = in_memlet(edges, id, None);
+            // DaCe numbers the axes over all dimensions of the input's
+            // subset, the IR without its index dimensions.
+            let axes = match attrs.get("axes").and_then(Value::as_array) {
+                None => None,
+                Some(list) => {
+                    let kept: Vec<usize> = input
+                        .map(|m| {
+                            m.subset
+                                .ranges
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, r)| !r.is_index())
+                                .map(|(k, _)| k)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let mut axes: Vec<usize> = list
+                        .iter()
+                        .filter_map(|x| x.as_u64().map(|n| n as usize))
+                        .filter_map(|a| kept.iter().position(|&k| k == a))
+                        .collect();
+                    axes.sort_unstable();
+                    axes.dedup();
+                    Some(axes)
+                }
+            };
+            let identity =
+                match attrs.get("identity") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(t)) => Some(identity(t, out_dtype).ok_or_else(|| {
+                        refuse(&format!("the identity `{t}` for type {out_dtype}"))
+                    })?),
+                    Some(Value::Number(n)) => {
+                        Some(identity(&n.to_string(), out_dtype).ok_or_else(|| {
+                            refuse(&format!("the identity `{n}` for type {out_dtype}"))
+                        })?)
+                    }
+                    Some(other) => return Err(refuse(&format!("the identity {other}"))),
+                };
+            LibraryOp::Reduce { op, axes, identity }
+        }
+        _ => {
+            return Err(err(
+                path,
+                format!(
+                    "the library node `{label}` of class `{classpath}`, outside the supported subset"
+                ),
+            ));
+        }
+    };
+    Ok(Node::Library(LibraryNode {
+        label,
+        op,
+        schedule,
+    }))
+}
