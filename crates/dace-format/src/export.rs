@@ -554,16 +554,16 @@ impl Exporter<'_> {
                 {
                     new.push('_');
                 }
-                if !crate::rename::rename_container(&mut inner, old, &new) {
-                    return Err(ExportError::Unsupported {
-                        at: at(),
-                        what: format!("the container `{old}` of the nested SDFG `{}`", n.label),
-                        why: "DaCe takes it for the nested SDFG's return value, and it is read in a symbolic expression, which the export does not rename".to_owned(),
-                    });
+                // Where a symbolic expression reads it, the name stays:
+                // DaCe only refuses a nested SDFG that also has
+                // `__return_<i>`, which its own expansions may add.
+                if crate::rename::rename_container(&mut inner, old, &new) {
+                    renames.insert(old.clone(), new);
                 }
-                renames.insert(old.clone(), new);
             }
-            nested.insert(id, (inner, renames));
+            if !renames.is_empty() {
+                nested.insert(id, (inner, renames));
+            }
         }
         let mut scope_dict: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         let mut nodes = Vec::new();
@@ -607,6 +607,22 @@ impl Exporter<'_> {
         }
         let mut edges = Vec::new();
         for (edge, src, dst, e) in s.edges() {
+            // DaCe passes a nested SDFG's array from the outer array's
+            // start, whatever the memlet's region; the IR passes the
+            // region. They agree where the region starts at 0.
+            for end in [src, dst] {
+                if let (Some(Node::NestedSdfg(n)), Some(m)) = (s.node(end), &e.memlet)
+                    && let Some(c) = if end == dst { &e.dst_conn } else { &e.src_conn }
+                    && n.sdfg.container(c).is_some_and(|d| d.layout().is_some())
+                    && m.subset.ranges.iter().any(|r| r.begin.as_int() != Some(0))
+                {
+                    return Err(ExportError::Unsupported {
+                        at: at(),
+                        what: format!("the memlet `{}[{}]` of the nested SDFG `{}`", m.data, m.subset, n.label),
+                        why: "DaCe passes a nested SDFG's array from the outer array's start, and this region starts elsewhere".to_owned(),
+                    });
+                }
+            }
             let lib_conn = |n: NodeId, c: &Option<String>| -> Option<String> {
                 let c = c.as_deref()?;
                 match s.node(n) {

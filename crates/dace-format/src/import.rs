@@ -4,7 +4,7 @@
 //! NumPy-style programs with explicit control flow (`LoopRegion`,
 //! `ConditionalBlock`, jumps), and everything the export writes, which it
 //! gives back exactly: the marks the export leaves (`_meta_sdfg_*`, see
-//! [`crate::export`]) undo what it added. The mapping is the export's,
+//! [`mod@crate::export`]) undo what it added. The mapping is the export's,
 //! read backwards:
 //!
 //! - control-flow regions must be chains (one edge out of each block but
@@ -666,6 +666,33 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg) -> Result<State, ImportError> {
         .map(|(k, n)| (k, renames_of(&n["attributes"]).into_iter().collect()))
         .collect();
     for mut e in edges {
+        // DaCe passes a nested SDFG's array the outer array from its
+        // start (its code generator applies no offset; the inner
+        // descriptor's strides and offsets index it), the memlet only
+        // bounding what is accessed, while the IR binds the memlet's
+        // region: the whole outer array is the region DaCe passes.
+        for (end, conn) in [(e.dst, e.dst_conn.clone()), (e.src, e.src_conn.clone())] {
+            if let (Some(Node::NestedSdfg(n)), Some(m), Some(c)) =
+                (s.node(NodeId::new(end)), e.memlet.as_mut(), conn)
+                && let Some(inner) = n.sdfg.containers.get(
+                    &renamed
+                        .get(&end)
+                        .and_then(|r| r.get(&c))
+                        .cloned()
+                        .unwrap_or(c),
+                )
+                && inner.layout().is_some()
+                && let Some(outer) = sdfg.container(&m.data)
+                && outer.layout().is_some()
+            {
+                // Where the region starts at the array's start, both
+                // readings agree.
+                if m.subset.ranges.iter().any(|r| r.begin.as_int() != Some(0)) {
+                    m.subset = Subset::full(&outer.shape());
+                    m.volume = m.subset.num_elements();
+                }
+            }
+        }
         // A copy within one container: DaCe says with `is_data_src` which
         // end the memlet's subset is; the IR's is always the source's.
         if let (Some(Node::Access(a)), Some(Node::Access(b)), Some(m)) = (

@@ -3,14 +3,24 @@
 //! DaCe's users hand over SDFGs (GT4Py, DaCe's Fortran frontend, DaCe's
 //! own transformations), so reading and writing DaCe's schema is what lets
 //! them use this project's offload pass without writing Python for it.
-//! This crate grows toward that (issue #19); so far it holds the layer
-//! every other part of the format is built on:
+//! The crate has, in layers:
 //!
 //! - [`symbolic`]: DaCe's symbolic strings (sympy syntax as DaCe writes it:
-//!   `symbol($N, dtype=dace.int64)`, `int_floor`, `Min`, `Max`, `Mod`,
+//!   `symbol($N, dtype=dace.int64)`, `$N`, `int_floor`, `Min`, `Max`, `Mod`,
 //!   `ceiling`, ...) read into the IR's canonical [`SymExpr`] and
-//!   [`SymCond`], and written back in the spelling DaCe's
-//!   `pystr_to_symbolic` reads with the same meaning.
+//!   [`SymCond`], and written back in the spellings DaCe reads with the
+//!   same meaning;
+//! - [`python`]: tasklet code, which DaCe stores as Python, written from
+//!   and read into the IR's typed statements;
+//! - [`names`]: the vocabulary both directions share (storage, schedule
+//!   and lifetime names, library classes and their connectors, reductions);
+//! - [`mod@export`] and [`mod@import`]: whole SDFGs, whose round trip is exact
+//!   (the export's `_meta_sdfg_*` marks undo what it had to add);
+//! - [`rename`]: renaming a container, for the names DaCe treats as return
+//!   values.
+//!
+//! `docs/dace-format.md` has the mapping, the refusals and the results
+//! against DaCe itself.
 //!
 //! Anything outside the supported subset is refused by name, never
 //! guessed: a C remainder (`%`, `CMod`), whose sign rule differs from

@@ -26,18 +26,18 @@ struct Cli {
 enum Command {
     /// Validate an SDFG JSON file: prints every error; silent when valid.
     Validate {
-        /// The SDFG, as written by `Sdfg::to_json`.
+        /// The SDFG, as written by `Sdfg::to_json` (or a DaCe `.sdfg` file).
         file: PathBuf,
     },
     /// Print an SDFG JSON file as Graphviz DOT.
     Dot {
-        /// The SDFG, as written by `Sdfg::to_json`.
+        /// The SDFG, as written by `Sdfg::to_json` (or a DaCe `.sdfg` file).
         file: PathBuf,
     },
     /// Compile a DaCe-style Python program (or an SDFG JSON file) to an SDFG.
     Compile {
-        /// The Python file, or an SDFG as written by `Sdfg::to_json`
-        /// (`.json`), which goes through the same passes.
+        /// The Python file, or an SDFG: this project's JSON (`.json`) or
+        /// DaCe's (`.sdfg`), which goes through the same passes.
         file: PathBuf,
         /// The `@dace.program` to compile (default: the file's only program,
         /// or the one its `BENCHMARK` names).
@@ -79,7 +79,9 @@ enum Command {
     /// runs them. Offloading its own output again changes nothing
     /// (idempotence), which this makes checkable on any SDFG.
     Offload {
-        /// The SDFG, as written by `Sdfg::to_json` (or a Python program).
+        /// The SDFG, as written by `Sdfg::to_json`, a DaCe `.sdfg` file
+        /// (written back in DaCe's format on standard output), or a Python
+        /// program.
         file: PathBuf,
         /// The accelerator (`sim`, `cuda`, `hip`).
         #[arg(long)]
@@ -100,7 +102,7 @@ enum Command {
     /// deterministically (see `sdfg_sim::deterministic_fill`). Every
     /// non-transient container is written to `OUTPUTS/x.npy` after the run.
     Run {
-        /// The SDFG, as written by `Sdfg::to_json`.
+        /// The SDFG, as written by `Sdfg::to_json` (or a DaCe `.sdfg` file).
         file: PathBuf,
         /// Symbol values, e.g. `N=10,M=20`.
         #[arg(long, default_value = "")]

@@ -1,0 +1,141 @@
+//! The import's refusals: each names the element and its place in the
+//! file. (That it reads what DaCe writes, and gives back what the export
+//! wrote, is tested on the corpus in `crates/harness/tests/dace_format.rs`
+//! and `dace_fixture.rs`.)
+
+use sdfg_dace_format::{export, from_dace_str, import};
+use serde_json::{Value, json};
+
+fn axpy() -> Value {
+    export(&sdfg_ir::examples::axpy().unwrap()).unwrap()
+}
+
+fn first_state(v: &mut Value) -> &mut Value {
+    v["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|b| b["type"] == "SDFGState")
+        .unwrap()
+}
+
+fn refusal(v: &Value) -> String {
+    import(v).unwrap_err().to_string()
+}
+
+#[test]
+fn the_example_imports() {
+    let sdfg = import(&axpy()).unwrap();
+    sdfg_ir::validate(&sdfg).unwrap();
+}
+
+#[test]
+fn not_json_and_not_an_sdfg_are_errors() {
+    assert!(
+        from_dace_str("{")
+            .unwrap_err()
+            .to_string()
+            .contains("not JSON")
+    );
+    let err = import(&json!({"type": "SDFGState"}))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("expected an SDFG"), "{err}");
+}
+
+#[test]
+fn a_state_machine_edge_with_a_condition_is_refused() {
+    let mut v = axpy();
+    v["nodes"].as_array_mut().unwrap().push(json!({
+        "type": "SDFGState", "label": "other", "nodes": [], "edges": [], "attributes": {}
+    }));
+    let last = v["nodes"].as_array().unwrap().len() - 1;
+    v["edges"].as_array_mut().unwrap().push(json!({
+        "type": "Edge", "src": (last - 1).to_string(), "dst": last.to_string(),
+        "attributes": {"data": {"type": "InterstateEdge", "attributes": {
+            "condition": {"string_data": "N > 3", "language": "Python"}}}}
+    }));
+    let err = refusal(&v);
+    assert!(err.contains("the condition `N > 3`"), "{err}");
+    assert!(err.contains("edges["), "names the edge: {err}");
+}
+
+#[test]
+fn cpp_tasklets_and_unknown_nodes_are_refused_by_name() {
+    let mut v = axpy();
+    let state = first_state(&mut v);
+    let tasklet = state["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|n| n["type"] == "Tasklet")
+        .unwrap();
+    tasklet["attributes"]["code"]["language"] = json!("CPP");
+    let err = refusal(&v);
+    assert!(err.contains("code in CPP"), "{err}");
+    assert!(err.contains("nodes["), "names the node: {err}");
+
+    let mut v = axpy();
+    first_state(&mut v)["nodes"][0]["type"] = json!("Consume");
+    assert!(refusal(&v).contains("a Consume node"));
+}
+
+#[test]
+fn data_outside_the_subset_is_refused_naming_the_container() {
+    let mut v = axpy();
+    let arrays = v["attributes"]["_arrays"].as_object_mut().unwrap();
+    let (name, desc) = arrays
+        .iter_mut()
+        .find(|(_, d)| d["type"] == "Array")
+        .unwrap();
+    let name = name.clone();
+    desc["attributes"]["offset"] = json!(["1"]);
+    let err = refusal(&v);
+    assert!(
+        err.contains(&format!("`{name}` has the index offset")),
+        "{err}"
+    );
+
+    let mut v = axpy();
+    v["attributes"]["symbols"]["x_index"] = json!("float64");
+    let err = refusal(&v);
+    assert!(err.contains("`x_index` has the type \"float64\""), "{err}");
+}
+
+#[test]
+fn an_inverted_loop_is_refused() {
+    let mut sdfg = sdfg_ir::examples::jacobi_1d().unwrap();
+    sdfg.name = "inverted".into();
+    let mut v = export(&sdfg).unwrap();
+    let l = v["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|b| b["type"] == "LoopRegion")
+        .unwrap();
+    l["attributes"]["inverted"] = json!(true);
+    assert!(refusal(&v).contains("inverted (a do-while loop)"));
+}
+
+#[test]
+fn an_unknown_library_node_and_reduction_are_refused() {
+    let v = export(&sdfg_ir::examples::linear_algebra().unwrap()).unwrap();
+    let text = v.to_string();
+    let changed: Value = serde_json::from_str(&text.replace(
+        "dace.libraries.blas.nodes.matmul.MatMul",
+        "dace.libraries.blas.nodes.ger.Ger",
+    ))
+    .unwrap();
+    assert!(text.contains("dace.libraries.blas.nodes.matmul.MatMul"));
+    assert!(refusal(&changed).contains("of class `dace.libraries.blas.nodes.ger.Ger`"));
+    let mut w = axpy();
+    let state = first_state(&mut w);
+    let edge = state["edges"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .next()
+        .unwrap();
+    edge["attributes"]["data"]["attributes"]["wcr"] = json!("(lambda x, y: (x - y))");
+    assert!(refusal(&w).contains("the write-conflict resolution `(lambda x, y: (x - y))`"));
+}
