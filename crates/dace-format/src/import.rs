@@ -153,18 +153,86 @@ fn sdfg(v: &Value, path: &str) -> Result<Sdfg, ImportError> {
             out.containers.insert(n.clone(), data(d, &dpath, n)?);
         }
     }
+    let mut labels = Labels::default();
     if let Some(symbols) = attrs.get("symbols").and_then(Value::as_object) {
         for (n, t) in symbols {
-            let t = t
-                .as_str()
-                .and_then(DType::from_name)
-                .filter(|t| t.is_integer());
-            let t = t.ok_or_else(|| err(&apath, format!("the symbol `{n}` has the type {}, and the IR's symbols are integers (DaCe keeps data-dependent values in symbols; the IR keeps them in containers)", symbols[n])))?;
-            out.symbols.insert(n.clone(), t);
+            match t.as_str().and_then(DType::from_name) {
+                Some(t) if t.is_integer() => {
+                    out.symbols.insert(n.clone(), t);
+                }
+                _ => {
+                    let name = t.as_str().map_or_else(|| t.to_string(), str::to_owned);
+                    labels.data_symbols.insert(n.clone(), name);
+                }
+            }
         }
     }
-    let mut labels = Labels::default();
     let mut body = region_chain(v, path, &mut labels, &out)?;
+    read_scalars_by_name(&mut body, &out);
+    if !labels.data_symbols.is_empty() {
+        // A data symbol used anywhere but where it was replaced is left
+        // undefined: refused by name, not left to the validator.
+        let mut used = BTreeSet::new();
+        let probe = Sdfg {
+            body: body.clone(),
+            ..out.clone()
+        };
+        probe.walk_blocks(&mut |_, _, b| {
+            used.extend(b.transition.reads());
+            for a in &b.transition.assignments {
+                used.extend(a.value.free_symbols());
+            }
+            match &b.kind {
+                BlockKind::Loop(l) => {
+                    used.extend(l.condition.free_symbols());
+                    used.extend(
+                        l.init
+                            .iter()
+                            .chain(&l.update)
+                            .flat_map(SymExpr::free_symbols),
+                    );
+                }
+                BlockKind::Conditional(c) => {
+                    used.extend(c.branches.iter().flat_map(|(c, _)| c.free_symbols()));
+                }
+                BlockKind::State(s) => {
+                    for (_, n) in s.nodes() {
+                        match n {
+                            Node::Tasklet(t) => {
+                                let mut names = Vec::new();
+                                code_names(&t.body, &mut names);
+                                used.extend(names);
+                            }
+                            Node::NestedSdfg(nested) => {
+                                used.extend(
+                                    nested
+                                        .symbol_mapping
+                                        .values()
+                                        .flat_map(SymExpr::free_symbols),
+                                );
+                            }
+                            Node::MapEntry(m) => {
+                                used.extend(m.map.ranges.iter().flat_map(Range::free_symbols));
+                            }
+                            _ => {}
+                        }
+                    }
+                    for (_, _, _, e) in s.edges() {
+                        if let Some(m) = &e.memlet {
+                            used.extend(m.free_symbols());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        });
+        for c in out.containers.values() {
+            used.extend(c.free_symbols());
+        }
+        if let Some((n, t)) = labels.data_symbols.iter().find(|(n, _)| used.contains(*n)) {
+            return Err(data_symbol_refusal(&apath, n, t));
+        }
+    }
     if let Some(label) = attrs.get(TRAILING_RETURN_MARK).and_then(Value::as_str) {
         body.blocks
             .push(ControlBlock::new(labels.take(label), BlockKind::Return));
@@ -333,21 +401,106 @@ fn data(v: &Value, path: &str, name: &str) -> Result<DataDesc, ImportError> {
 }
 
 /// Block labels must be unique in the IR's SDFG (nested SDFGs apart);
-/// DaCe's need not be.
+/// DaCe's need not be. Also what the walk knows of the SDFG's symbols that
+/// are not integers ([`DataSymbols`]).
 #[derive(Default)]
-struct Labels(BTreeSet<String>);
+struct Labels {
+    taken: BTreeSet<String>,
+    data_symbols: DataSymbols,
+}
 
 impl Labels {
     fn take(&mut self, label: &str) -> String {
         let mut l = label.to_owned();
         let mut k = 1;
-        while self.0.contains(&l) {
+        while self.taken.contains(&l) {
             l = format!("{label}_{k}");
             k += 1;
         }
-        self.0.insert(l.clone());
+        self.taken.insert(l.clone());
         l
     }
+}
+
+/// DaCe's symbols that hold data, not integers: `I_index = I[j, k]` on an
+/// interstate edge, read by the condition of the conditional block the
+/// edge enters (DaCe's spelling of `if I[j, k]:`), by their type names.
+/// The IR's symbols are integers, but its conditions read containers, so
+/// such a symbol is replaced by the value it is assigned in the condition
+/// of the block its edge enters, which reads the same data at the same
+/// point. Any other use is refused.
+type DataSymbols = BTreeMap<String, String>;
+
+/// DaCe's control flow reads an integer scalar container by its name
+/// (`(n < maxiter)`); the IR's symbolic expressions read containers with
+/// an index (`maxiter[0]`). Names of such containers that are not symbols
+/// become reads.
+fn read_scalars_by_name(body: &mut Region, sdfg: &Sdfg) {
+    let map: BTreeMap<String, SymExpr> = sdfg
+        .containers
+        .iter()
+        .filter(|(n, d)| {
+            matches!(d.kind, DataKind::Scalar)
+                && (d.dtype.is_integer() || d.dtype == DType::Bool)
+                && !sdfg.symbols.contains_key(*n)
+        })
+        .map(|(n, _)| (n.clone(), SymExpr::read(n.clone(), vec![SymExpr::int(0)])))
+        .collect();
+    if map.is_empty() {
+        return;
+    }
+    body.for_each_region_mut(&mut |region| {
+        for b in &mut region.blocks {
+            for a in &mut b.transition.assignments {
+                a.value = a.value.subs(&map);
+            }
+            match &mut b.kind {
+                BlockKind::Loop(l) => {
+                    l.condition = l.condition.subs(&map);
+                    l.init = l.init.as_ref().map(|e| e.subs(&map));
+                    l.update = l.update.as_ref().map(|e| e.subs(&map));
+                }
+                BlockKind::Conditional(c) => {
+                    for (cond, _) in &mut c.branches {
+                        *cond = cond.subs(&map);
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
+/// Every name tasklet code reads.
+fn code_names(body: &[sdfg_ir::code::Stmt], out: &mut Vec<String>) {
+    use sdfg_ir::code::{Stmt, expr_names};
+    for s in body {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => expr_names(value, out),
+            Stmt::Store { index, value, .. } => {
+                index.iter().for_each(|i| expr_names(i, out));
+                expr_names(value, out);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                expr_names(cond, out);
+                code_names(then, out);
+                code_names(otherwise, out);
+            }
+        }
+    }
+}
+
+fn data_symbol_refusal(path: &str, name: &str, dtype: &str) -> ImportError {
+    err(
+        path,
+        format!(
+            "the symbol `{name}` has the type {dtype}, and the IR's symbols are integers: DaCe keeps a data-dependent value in it, which the import reads only where the condition of the block its assignment enters tests it (the IR keeps such values in containers)"
+        ),
+    )
 }
 
 /// The blocks of a region (`nodes`, `edges`, `start_block`) as a chain.
@@ -401,6 +554,8 @@ fn region_chain(
     let mut region = Region::default();
     // Assignments of the edges since the last block of the IR's.
     let mut pending: Vec<Assignment> = Vec::new();
+    // Data symbols the next block's conditions read (`DataSymbols`).
+    let mut replace: Vec<(String, SymExpr)> = Vec::new();
     let mut at = if nodes.is_empty() { None } else { Some(start) };
     let mut seen = BTreeSet::new();
     while let Some(k) = at {
@@ -414,13 +569,29 @@ fn region_chain(
             if let Some(last) = region.blocks.last_mut() {
                 last.transition.assignments.append(&mut pending);
             }
-            let b = block(node, &bpath, labels, sdfg)?;
+            let mut b = block(node, &bpath, labels, sdfg)?;
+            if !replace.is_empty() {
+                let BlockKind::Conditional(c) = &mut b.kind else {
+                    let (n, _) = &replace[0];
+                    return Err(data_symbol_refusal(&bpath, n, &labels.data_symbols[n]));
+                };
+                let map: BTreeMap<String, SymExpr> = replace.drain(..).collect();
+                for (cond, _) in &mut c.branches {
+                    *cond = cond.subs(&map);
+                }
+            }
             region.blocks.push(b);
         }
         at = match next.get(&k) {
             Some(&(dst, edge, ek)) => {
                 let epath = join(path, &format!("edges[{ek}].attributes.data"));
-                pending.extend(interstate(edge, &epath)?);
+                for a in interstate(edge, &epath)? {
+                    if labels.data_symbols.contains_key(&a.symbol) {
+                        replace.push((a.symbol, a.value));
+                    } else {
+                        pending.push(a);
+                    }
+                }
                 Some(dst)
             }
             None => None,
@@ -435,6 +606,9 @@ fn region_chain(
                 nodes.len()
             ),
         ));
+    }
+    if let Some((n, _)) = replace.first() {
+        return Err(data_symbol_refusal(path, n, &labels.data_symbols[n]));
     }
     if let Some(last) = region.blocks.last_mut() {
         last.transition.assignments.append(&mut pending);
@@ -881,6 +1055,15 @@ fn node(
                 .iter()
                 .filter_map(|p| p.as_str().map(str::to_owned))
                 .collect::<Vec<_>>();
+            if let Some(p) = params.iter().find(|p| sdfg.symbols.contains_key(*p)) {
+                return Err(err(
+                    path,
+                    format!(
+                        "the parameter `{p}` of the map `{}` is also a symbol of the SDFG: DaCe lets it shadow the symbol inside the map, the IR does not",
+                        label()
+                    ),
+                ));
+            }
             let ranges = range_of(&attrs["range"], &join(&apath, "range"))?.ranges;
             if ranges.len() != params.len() {
                 return Err(err(

@@ -95,11 +95,49 @@ fn data_outside_the_subset_is_refused_naming_the_container() {
         err.contains(&format!("`{name}` has the index offset")),
         "{err}"
     );
+}
 
-    let mut v = axpy();
+/// `v` with a block appended after its last one, entered by an edge
+/// assigning `x_index = x[0]`, a symbol of type `float64` (DaCe's
+/// spelling of a data-dependent value).
+fn with_data_symbol(mut v: Value, block: Value) -> Value {
     v["attributes"]["symbols"]["x_index"] = json!("float64");
-    let err = refusal(&v);
-    assert!(err.contains("`x_index` has the type \"float64\""), "{err}");
+    let nodes = v["nodes"].as_array_mut().unwrap();
+    nodes.push(block);
+    let last = nodes.len() - 1;
+    v["edges"].as_array_mut().unwrap().push(json!({
+        "type": "Edge", "src": (last - 1).to_string(), "dst": last.to_string(),
+        "attributes": {"data": {"type": "InterstateEdge", "attributes": {
+            "assignments": {"x_index": "x[0]"}}}}
+    }));
+    v
+}
+
+#[test]
+fn a_data_symbol_is_read_where_the_next_condition_tests_it_and_refused_elsewhere() {
+    let branch = json!({
+        "type": "ControlFlowRegion", "label": "then", "attributes": {}, "edges": [],
+        "nodes": [{"type": "SDFGState", "label": "inside", "nodes": [], "edges": [], "attributes": {}}],
+    });
+    let conditional = json!({
+        "type": "ConditionalBlock", "label": "if_x", "attributes": {},
+        "branches": [[{"string_data": "x_index", "language": "Python"}, branch]],
+    });
+    let sdfg = import(&with_data_symbol(axpy(), conditional)).unwrap();
+    assert!(!sdfg.symbols.contains_key("x_index"));
+    let Some(sdfg_ir::BlockKind::Conditional(c)) = sdfg.body.blocks.last().map(|b| &b.kind) else {
+        panic!("the conditional block");
+    };
+    assert!(
+        c.branches[0].0.reads().contains("x"),
+        "{:?}",
+        c.branches[0].0
+    );
+
+    let state =
+        json!({"type": "SDFGState", "label": "after", "nodes": [], "edges": [], "attributes": {}});
+    let err = refusal(&with_data_symbol(axpy(), state));
+    assert!(err.contains("`x_index` has the type float64"), "{err}");
 }
 
 #[test]
