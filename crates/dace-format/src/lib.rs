@@ -38,3 +38,27 @@ pub mod symbolic;
 
 pub use export::{ExportError, export, to_dace_string};
 pub use import::{ImportError, from_dace_str, import};
+
+/// Reads a DaCe `.sdfgz` file: the `.sdfg` text, gzip-compressed, as
+/// DaCe's `SDFG.save(..., compress=True)` writes it.
+pub fn from_dace_gz(bytes: &[u8]) -> Result<sdfg_ir::Sdfg, ImportError> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_string(&mut text)
+        .map_err(|e| ImportError {
+            path: "(file)".into(),
+            message: format!("not a gzip-compressed SDFG: {e}"),
+        })?;
+    from_dace_str(&text)
+}
+
+/// Writes `sdfg` as a DaCe `.sdfgz` file (the `.sdfg` text, gzip-compressed).
+pub fn to_dace_gz(sdfg: &sdfg_ir::Sdfg) -> Result<Vec<u8>, ExportError> {
+    use std::io::Write;
+    let text = to_dace_string(sdfg)?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing into a vector cannot fail.
+    let _ = gz.write_all(text.as_bytes());
+    Ok(gz.finish().unwrap_or_default())
+}

@@ -177,3 +177,16 @@ fn an_unknown_library_node_and_reduction_are_refused() {
     edge["attributes"]["data"]["attributes"]["wcr"] = json!("(lambda x, y: (x - y))");
     assert!(refusal(&w).contains("the write-conflict resolution `(lambda x, y: (x - y))`"));
 }
+
+#[test]
+fn compressed_files_read_back_and_other_bytes_are_refused() {
+    let sdfg = sdfg_ir::examples::jacobi_1d().unwrap();
+    let bytes = sdfg_dace_format::to_dace_gz(&sdfg).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip's magic number");
+    assert_eq!(sdfg_dace_format::from_dace_gz(&bytes).unwrap(), sdfg);
+    let err = sdfg_dace_format::from_dace_gz(b"{\"type\": \"SDFG\"}").unwrap_err();
+    assert!(
+        err.to_string().contains("not a gzip-compressed SDFG"),
+        "{err}"
+    );
+}

@@ -906,7 +906,12 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         };
         let dir = options
             .dace_sdfgs
-            .ok_or_else(|| Verdict::Skip("no DaCe SDFGs (DaCe is not installed)".to_owned()))?;
+            .ok_or_else(|| {
+                Verdict::Skip(
+                    "no DaCe SDFGs of the corpus (`cargo xtask dace-sdfg` writes them where DaCe is installed)"
+                        .to_owned(),
+                )
+            })?;
         let file = dace_sdfg_file(dir, &kernel.name);
         if !file.is_file() {
             return Err(Verdict::Skip(format!(

@@ -102,10 +102,17 @@ pub enum LoadError {
     },
 }
 
-/// Whether `path` names a DaCe SDFG file (`.sdfg`), which is read with
-/// DaCe's schema rather than this project's JSON.
+/// Whether `path` names a DaCe SDFG file (`.sdfg`, or `.sdfgz`
+/// compressed), which is read with DaCe's schema rather than this
+/// project's JSON.
 pub fn is_dace_file(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "sdfg")
+    path.extension()
+        .is_some_and(|e| e == "sdfg" || e == "sdfgz")
+}
+
+/// Whether `path` names a compressed DaCe SDFG file (`.sdfgz`).
+pub fn is_compressed_dace_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "sdfgz")
 }
 
 /// Reads a text file (a Python program or an SDFG), naming the line and
@@ -129,8 +136,18 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
 }
 
 /// Reads and parses an SDFG file: this project's JSON, or DaCe's format
-/// where the name ends in `.sdfg` ([`is_dace_file`]).
+/// where the name ends in `.sdfg` or `.sdfgz` ([`is_dace_file`]).
 pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
+    if is_compressed_dace_file(path) {
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        return sdfg_dace_format::from_dace_gz(&bytes).map_err(|source| LoadError::Dace {
+            path: path.to_owned(),
+            source,
+        });
+    }
     let text = read_text(path)?;
     if is_dace_file(path) {
         return sdfg_dace_format::from_dace_str(&text).map_err(|source| LoadError::Dace {

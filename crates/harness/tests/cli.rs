@@ -805,6 +805,19 @@ fn dace_format_is_written_by_compile_and_by_offload_to_a_dot_sdfg_file() {
         ]);
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
+    // `.sdfgz`: DaCe's compressed format, read back by every command.
+    let compressed = file.with_extension("sdfgz");
+    let out = sdfgc(&[
+        "offload",
+        f,
+        "--backend",
+        "cuda",
+        "-o",
+        compressed.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = sdfgc(&["validate", compressed.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
     let offloaded: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&dace).unwrap()).unwrap();
     let text_of = offloaded.to_string();

@@ -87,8 +87,8 @@ enum Command {
         #[arg(long)]
         backend: String,
         /// Where to write the offloaded SDFG (default: standard output):
-        /// in DaCe's format where the name ends in `.sdfg`, as this
-        /// project's JSON otherwise.
+        /// in DaCe's format where the name ends in `.sdfg` (`.sdfgz`
+        /// gzip-compressed), as this project's JSON otherwise.
         #[arg(short = 'o', long = "out")]
         out: Option<PathBuf>,
         /// Maps that stay on the host: `none`, `auto`, or labels separated by commas.
@@ -275,6 +275,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 Some(p) => sdfg_harness::is_dace_file(p),
                 None => sdfg_harness::is_dace_file(&file),
             };
+            if let Some(path) = out
+                .as_ref()
+                .filter(|p| sdfg_harness::is_compressed_dace_file(p))
+            {
+                let bytes = sdfg_dace_format::to_dace_gz(&sdfg).map_err(|e| e.to_string())?;
+                std::fs::write(path, bytes)
+                    .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let json = if dace {
                 dace_text(&sdfg)?
             } else {
