@@ -232,4 +232,11 @@ fn code_outside_the_subset_is_refused_with_its_line() {
         assert!(err.contains("line "), "{code:?}: {err}");
     }
     assert!(read_tasklet("o = (", &conns).is_err());
+    // Nesting deep enough to overflow a recursive parser is refused first.
+    let deep = format!("o = {}a{}\n", "(".repeat(200_000), ")".repeat(200_000));
+    let err = read_tasklet(&deep, &conns).unwrap_err().to_string();
+    assert!(err.contains("nested more than"), "{err}");
+    // As deep as the reader takes still parses (on a test thread's stack).
+    let nested = format!("o = {}a{}\n", "(".repeat(250), ")".repeat(250));
+    assert!(read_tasklet(&nested, &conns).is_ok());
 }

@@ -34,6 +34,25 @@ pub type ReadTasklet = (Vec<Stmt>, BTreeSet<String>);
 /// Reads DaCe Python tasklet code. Names that are neither connectors nor
 /// locals are symbols (`int64`).
 pub fn read_tasklet(code: &str, conns: &TaskletConnectors) -> Result<ReadTasklet, PythonError> {
+    // The parser and its syntax tree recurse: text nested deeper than the
+    // reader takes is refused before it is parsed, not on the stack.
+    const MAX_BRACKETS: usize = 2 * MAX_DEPTH;
+    let mut depth = 0usize;
+    for (line, text) in code.lines().enumerate() {
+        for c in text.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth > MAX_BRACKETS {
+                return Err(PythonError::Construct {
+                    line: line + 1,
+                    what: format!("code nested more than {MAX_BRACKETS} brackets deep"),
+                });
+            }
+        }
+    }
     let parsed =
         ruff_python_parser::parse_module(code).map_err(|e| PythonError::Syntax(e.to_string()))?;
     let body = parsed.into_syntax().body;
