@@ -908,15 +908,7 @@ impl Exporter<'_> {
                 let kept: Vec<usize> = s
                     .in_edges(id)
                     .find_map(|(_, _, e)| e.memlet.as_ref())
-                    .map(|m| {
-                        m.subset
-                            .ranges
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, r)| !r.is_index())
-                            .map(|(k, _)| k)
-                            .collect()
-                    })
+                    .map(|m| names::kept_dimensions(&m.subset))
                     .unwrap_or_default();
                 let axes = match axes {
                     None => None,

@@ -97,6 +97,18 @@ fn array_of<'a>(v: &'a Value, path: &str, key: &str) -> Result<&'a [Value], Impo
         .ok_or_else(|| err(path, format!("expected the list `{key}`")))
 }
 
+/// The position `v[key]` names among `len` blocks or nodes: DaCe writes it
+/// as a string (`"3"`), sometimes as a number.
+fn index_of(v: &Value, key: &str, len: usize) -> Option<usize> {
+    v.get(key)
+        .and_then(|x| {
+            x.as_str()
+                .and_then(|s| s.parse().ok())
+                .or_else(|| x.as_u64().and_then(|n| usize::try_from(n).ok()))
+        })
+        .filter(|&i| i < len)
+}
+
 fn flag(attrs: &Value, key: &str) -> bool {
     attrs.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
@@ -516,14 +528,8 @@ fn region_chain(
     let mut has_in = BTreeSet::new();
     for (k, e) in edges.iter().enumerate() {
         let epath = join(path, &format!("edges[{k}]"));
-        let end = |key: &str| -> Result<usize, ImportError> {
-            e.get(key)
-                .and_then(|x| {
-                    x.as_str()
-                        .and_then(|s| s.parse().ok())
-                        .or_else(|| x.as_u64().map(|n| n as usize))
-                })
-                .filter(|&i| i < nodes.len())
+        let end = |key: &str| {
+            index_of(e, key, nodes.len())
                 .ok_or_else(|| err(&epath, format!("`{key}` is not a block of the region")))
         };
         let (src, dst) = (end("src")?, end("dst")?);
@@ -791,14 +797,8 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg) -> Result<State, ImportError> {
     let mut edges = Vec::new();
     for (k, e) in array_of(v, path, "edges")?.iter().enumerate() {
         let epath = join(path, &format!("edges[{k}]"));
-        let end = |key: &str| -> Result<usize, ImportError> {
-            e.get(key)
-                .and_then(|x| {
-                    x.as_str()
-                        .and_then(|s| s.parse().ok())
-                        .or_else(|| x.as_u64().map(|n| n as usize))
-                })
-                .filter(|&i| i < nodes.len())
+        let end = |key: &str| {
+            index_of(e, key, nodes.len())
                 .ok_or_else(|| err(&epath, format!("`{key}` is not a node of the state")))
         };
         let conn = |key: &str| e.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -1083,13 +1083,7 @@ fn node(
             })
         }
         "MapExit" => {
-            let entry = v
-                .get("scope_entry")
-                .and_then(|x| {
-                    x.as_str()
-                        .and_then(|s| s.parse::<usize>().ok())
-                        .or_else(|| x.as_u64().map(|n| n as usize))
-                })
+            let entry = index_of(v, "scope_entry", u32::MAX as usize)
                 .ok_or_else(|| err(path, "a map exit without its entry (`scope_entry`)"))?;
             Node::MapExit(MapExit {
                 entry: NodeId::new(entry),
@@ -1387,16 +1381,8 @@ fn library(
             let axes = match attrs.get("axes").and_then(Value::as_array) {
                 None => None,
                 Some(list) => {
-                    let kept: Vec<usize> = input
-                        .map(|m| {
-                            m.subset
-                                .ranges
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, r)| !r.is_index())
-                                .map(|(k, _)| k)
-                                .collect()
-                        })
+                    let kept = input
+                        .map(|m| names::kept_dimensions(&m.subset))
                         .unwrap_or_default();
                     let mut axes: Vec<usize> = list
                         .iter()

@@ -159,6 +159,18 @@ impl DaceLibrary {
     }
 }
 
+/// The dimensions of `subset` that are not single indices, in order: the
+/// IR numbers a reduction's axes among these, DaCe among all of them.
+pub fn kept_dimensions(subset: &sdfg_ir::Subset) -> Vec<usize> {
+    subset
+        .ranges
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.is_index())
+        .map(|(k, _)| k)
+        .collect()
+}
+
 /// The lambda DaCe stores for a write-conflict resolution, in the
 /// spelling DaCe itself writes (`(lambda x, y: (x + y))`), which DaCe's
 /// `detect_reduction_type` recognizes.
