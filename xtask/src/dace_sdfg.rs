@@ -17,7 +17,8 @@
 //! DaCe's own pipeline on the same program fails the same way is reported
 //! as DaCe's limitation, with DaCe's message, and does not fail the
 //! command; an import that refuses a construct by name is reported and
-//! does not fail it either. A wrong answer, an invalid import or any other
+//! does not fail it either (as DaCe's limitation where DaCe cannot build
+//! the refused file itself: `dace_sdfg_check.py --build`). A wrong answer, an invalid import or any other
 //! refusal by DaCe does. Without DaCe the check says skipped (a failure
 //! with `--require-dace`).
 
@@ -177,6 +178,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
         }
     }
     let script = root.join("corpus/tools/dace_sdfg_check.py");
+    refusals_daces_build_fails(&python, &script, &own, &mut results)?;
     let output = std::process::Command::new(&python)
         .arg(&script)
         .args(files.iter().map(|(_, _, arg)| arg))
@@ -217,6 +219,63 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
         ));
     }
     Ok(report(&selected, &results))
+}
+
+/// The import refuses some of DaCe's own SDFGs because DaCe cannot build
+/// them either (a tasklet assigning one value through a memlet of many
+/// elements, which DaCe's code generator makes a pointer assignment): each
+/// refused file is built by DaCe (`dace_sdfg_check.py --build`), and where
+/// DaCe's build fails too, the refusal is DaCe's limitation, reported with
+/// both messages. A refusal of a file DaCe builds stays a refusal.
+fn refusals_daces_build_fails(
+    python: &Path,
+    script: &Path,
+    own: &Path,
+    results: &mut BTreeMap<(String, &str), (String, String)>,
+) -> Result<(), String> {
+    let refused: Vec<String> = results
+        .iter()
+        .filter(|((_, variant), (status, _))| *variant == IMPORTED && status == "refused")
+        .map(|((kernel, _), _)| kernel.clone())
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let files: Vec<PathBuf> = refused
+        .iter()
+        .map(|k| corpus::dace_sdfg_file(own, k))
+        .collect();
+    let output = std::process::Command::new(python)
+        .arg(script)
+        .arg("--build")
+        .args(&files)
+        .output()
+        .map_err(|e| format!("cannot run `{}`: {e}", python.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let records = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
+    for (kernel, record) in refused.iter().zip(records) {
+        let status = record["status"].as_str().unwrap_or("?");
+        let message = record["message"].as_str().unwrap_or("");
+        if let Some(entry) = results.get_mut(&(kernel.clone(), IMPORTED)) {
+            // Only the compiler's refusal is DaCe's limitation; DaCe
+            // refusing the file earlier, or a missing CMake, is noted.
+            let verdict = if status == "build" {
+                "dace-limitation"
+            } else {
+                "refused"
+            };
+            *entry = (
+                verdict.to_owned(),
+                format!(
+                    "{}; DaCe's own build of the file: {status}: {message}",
+                    entry.1
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Prints the table and the notes; fails where DaCe refused a file its own

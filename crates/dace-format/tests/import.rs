@@ -114,7 +114,7 @@ fn with_data_symbol(mut v: Value, block: Value) -> Value {
 }
 
 #[test]
-fn a_data_symbol_is_read_where_the_next_condition_tests_it_and_refused_elsewhere() {
+fn a_data_symbol_is_read_where_the_next_condition_tests_it_and_promoted_elsewhere() {
     let branch = json!({
         "type": "ControlFlowRegion", "label": "then", "attributes": {}, "edges": [],
         "nodes": [{"type": "SDFGState", "label": "inside", "nodes": [], "edges": [], "attributes": {}}],
@@ -134,10 +134,43 @@ fn a_data_symbol_is_read_where_the_next_condition_tests_it_and_refused_elsewhere
         c.branches[0].0
     );
 
+    // Entering a state, the value is kept in a container of its type,
+    // which a state before the next block computes.
     let state =
         json!({"type": "SDFGState", "label": "after", "nodes": [], "edges": [], "attributes": {}});
-    let err = refusal(&with_data_symbol(axpy(), state));
-    assert!(err.contains("`x_index` has the type float64"), "{err}");
+    let sdfg = import(&with_data_symbol(axpy(), state)).unwrap();
+    sdfg_ir::validate(&sdfg).unwrap();
+    assert!(!sdfg.symbols.contains_key("x_index"));
+    assert_eq!(sdfg.containers["x_index"].dtype, sdfg_ir::DType::Float64);
+    assert!(sdfg.containers["x_index"].transient);
+    let labels: Vec<&str> = sdfg.body.blocks.iter().map(|b| b.label.as_str()).collect();
+    assert_eq!(labels[labels.len() - 2..], ["assign_x_index", "after"]);
+}
+
+#[test]
+fn a_symbol_sizing_a_map_that_the_symbolic_layer_cannot_hold_is_refused_by_name() {
+    // `N = (N >> 1) | 1` is outside the symbolic layer, so `N` would have
+    // to be kept in a container, and it sizes the map and the arrays.
+    let mut v = axpy();
+    v["nodes"].as_array_mut().unwrap().insert(
+        0,
+        json!({"type": "SDFGState", "label": "first", "nodes": [], "edges": [], "attributes": {}}),
+    );
+    for e in v["edges"].as_array_mut().unwrap() {
+        for end in ["src", "dst"] {
+            let k: usize = e[end].as_str().unwrap().parse().unwrap();
+            e[end] = json!((k + 1).to_string());
+        }
+    }
+    v["start_block"] = json!(0);
+    v["edges"].as_array_mut().unwrap().push(json!({
+        "type": "Edge", "src": "0", "dst": "1",
+        "attributes": {"data": {"type": "InterstateEdge", "attributes": {
+            "assignments": {"N": "(((N) >> (1)) | (1))"}}}}
+    }));
+    let err = refusal(&v);
+    assert!(err.contains("the symbol `N` of type int64"), "{err}");
+    assert!(err.contains("sizes a map, a memlet"), "{err}");
 }
 
 #[test]
@@ -174,8 +207,58 @@ fn an_unknown_library_node_and_reduction_are_refused() {
         .iter_mut()
         .next()
         .unwrap();
-    edge["attributes"]["data"]["attributes"]["wcr"] = json!("(lambda x, y: (x - y))");
-    assert!(refusal(&w).contains("the write-conflict resolution `(lambda x, y: (x - y))`"));
+    edge["attributes"]["data"]["attributes"]["wcr"] = json!("(lambda x, y: (x / y))");
+    assert!(refusal(&w).contains("the write-conflict resolution `(lambda x, y: (x / y))`"));
+}
+
+#[test]
+fn a_subtracting_write_conflict_resolution_is_a_sum_of_the_negated_value() {
+    // DaCe's `A[...] -= value` over a map: the tasklet's output edge and
+    // the map exit's carry `(lambda x, y: (x - y))`.
+    let mut v = axpy();
+    let state = first_state(&mut v);
+    let nodes = state["nodes"].as_array().unwrap().clone();
+    let tasklet = nodes.iter().position(|n| n["type"] == "Tasklet").unwrap();
+    let exit = nodes.iter().position(|n| n["type"] == "MapExit").unwrap();
+    let mut marked = 0;
+    for e in state["edges"].as_array_mut().unwrap() {
+        let src: usize = e["src"].as_str().unwrap().parse().unwrap();
+        if src == tasklet || src == exit {
+            e["attributes"]["data"]["attributes"]["wcr"] = json!("(lambda x, y: (x - y))");
+            marked += 1;
+        }
+    }
+    assert_eq!(marked, 2);
+    let sdfg = import(&v).unwrap();
+    sdfg_ir::validate(&sdfg).unwrap();
+    let sdfg_ir::BlockKind::State(s) = &sdfg.body.blocks[0].kind else {
+        panic!("a state")
+    };
+    let wcrs: Vec<_> = s
+        .edges()
+        .filter_map(|(_, _, _, e)| e.memlet.as_ref()?.wcr)
+        .collect();
+    assert_eq!(wcrs, [sdfg_ir::Wcr::Sum, sdfg_ir::Wcr::Sum]);
+    let body = s
+        .nodes()
+        .find_map(|(_, n)| match n {
+            sdfg_ir::Node::Tasklet(t) => Some(&t.body),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        matches!(
+            &body[0],
+            sdfg_ir::code::Stmt::Assign {
+                value: sdfg_ir::code::Expr::Unary {
+                    op: sdfg_ir::code::UnaryOp::Neg,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{body:?}"
+    );
 }
 
 #[test]

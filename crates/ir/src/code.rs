@@ -1028,6 +1028,82 @@ pub fn expr_names(e: &Expr, out: &mut Vec<String>) {
     }
 }
 
+/// Renames the variables `names` maps in tasklet code, where they are read
+/// (`Var`) and where they index (`Load` and `Store` indices): what a pass
+/// needs when the symbols a body reads change name (map fusion's second
+/// map's parameters, a map parameter an import gives a fresh name). Locals
+/// and connectors of those names are renamed too: callers pass only names
+/// the code reads as symbols.
+pub fn rename_vars(body: &mut [Stmt], names: &BTreeMap<String, String>) {
+    fn expr(e: &mut Expr, names: &BTreeMap<String, String>) {
+        match e {
+            Expr::Lit(_) => {}
+            Expr::Var(v) => {
+                if let Some(n) = names.get(v) {
+                    *v = n.clone();
+                }
+            }
+            Expr::Load { index, .. } => index.iter_mut().for_each(|i| expr(i, names)),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => expr(arg, names),
+            Expr::Binary { lhs, rhs, .. } => {
+                expr(lhs, names);
+                expr(rhs, names);
+            }
+            Expr::Call { args, .. } => args.iter_mut().for_each(|a| expr(a, names)),
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                expr(cond, names);
+                expr(then, names);
+                expr(otherwise, names);
+            }
+        }
+    }
+    for s in body {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => expr(value, names),
+            Stmt::Store { index, value, .. } => {
+                index.iter_mut().for_each(|i| expr(i, names));
+                expr(value, names);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                expr(cond, names);
+                rename_vars(then, names);
+                rename_vars(otherwise, names);
+            }
+        }
+    }
+}
+
+/// Names of locals, connectors and symbols a body reads (`expr_names` of
+/// every expression in it, store indices included), for analyses.
+pub fn body_names(body: &[Stmt], out: &mut Vec<String>) {
+    for s in body {
+        match s {
+            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => expr_names(value, out),
+            Stmt::Store { index, value, .. } => {
+                index.iter().for_each(|i| expr_names(i, out));
+                expr_names(value, out);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                expr_names(cond, out);
+                body_names(then, out);
+                body_names(otherwise, out);
+            }
+        }
+    }
+}
+
 /// Output connectors a body writes (by assignment or store), in order of first write.
 pub fn written_names(body: &[Stmt], out: &mut Vec<String>) {
     for s in body {

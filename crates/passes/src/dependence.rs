@@ -35,7 +35,7 @@
 //! Anything else is a possible dependence: the test errs on the side of
 //! keeping a loop, never of a wrong map.
 
-use sdfg_ir::code::{Stmt, expr_names};
+use sdfg_ir::code::body_names;
 use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
 use sdfg_ir::{
     BlockKind, ControlBlock, LoopBlock, Memlet, Node, Range, Region, State, Subset, SymExpr,
@@ -326,7 +326,7 @@ impl RegionUse {
                 }
                 Node::Tasklet(t) => {
                     let mut names = Vec::new();
-                    stmt_names(&t.body, &mut names);
+                    body_names(&t.body, &mut names);
                     self.name_symbols(names.into_iter().filter(|n| symbols.contains(n)));
                 }
                 Node::NestedSdfg(n) => {
@@ -461,28 +461,6 @@ fn own_subset<'m>(m: &'m Memlet, x: &str) -> Option<&'m Subset> {
         Some(&m.subset)
     } else {
         m.other_subset.as_ref()
-    }
-}
-
-/// Names a tasklet body reads or writes.
-fn stmt_names(body: &[Stmt], out: &mut Vec<String>) {
-    for s in body {
-        match s {
-            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => expr_names(value, out),
-            Stmt::Store { index, value, .. } => {
-                index.iter().for_each(|i| expr_names(i, out));
-                expr_names(value, out);
-            }
-            Stmt::If {
-                cond,
-                then,
-                otherwise,
-            } => {
-                expr_names(cond, out);
-                stmt_names(then, out);
-                stmt_names(otherwise, out);
-            }
-        }
     }
 }
 

@@ -32,7 +32,7 @@
 
 use crate::dependence::{RegionUse, independent, state_accesses};
 use crate::nest::single_map;
-use sdfg_ir::code::{Expr, Stmt};
+use sdfg_ir::code::rename_vars;
 use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
 use sdfg_ir::{
     BlockKind, ControlBlock, DataDesc, Edge, Memlet, Node, NodeId, Region, Sdfg, State, Subset,
@@ -313,55 +313,6 @@ fn renamed(m: &Memlet, renames: &BTreeMap<String, SymExpr>) -> Memlet {
     m
 }
 
-/// Renames variables of tasklet code (the second map's parameters).
-fn rename_expr(e: &mut Expr, names: &BTreeMap<String, String>) {
-    match e {
-        Expr::Lit(_) => {}
-        Expr::Var(v) => {
-            if let Some(n) = names.get(v) {
-                *v = n.clone();
-            }
-        }
-        Expr::Load { index, .. } => index.iter_mut().for_each(|i| rename_expr(i, names)),
-        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => rename_expr(arg, names),
-        Expr::Binary { lhs, rhs, .. } => {
-            rename_expr(lhs, names);
-            rename_expr(rhs, names);
-        }
-        Expr::Call { args, .. } => args.iter_mut().for_each(|a| rename_expr(a, names)),
-        Expr::Select {
-            cond,
-            then,
-            otherwise,
-        } => {
-            rename_expr(cond, names);
-            rename_expr(then, names);
-            rename_expr(otherwise, names);
-        }
-    }
-}
-
-fn rename_body(body: &mut [Stmt], names: &BTreeMap<String, String>) {
-    for s in body {
-        match s {
-            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => rename_expr(value, names),
-            Stmt::Store { index, value, .. } => {
-                index.iter_mut().for_each(|i| rename_expr(i, names));
-                rename_expr(value, names);
-            }
-            Stmt::If {
-                cond,
-                then,
-                otherwise,
-            } => {
-                rename_expr(cond, names);
-                rename_body(then, names);
-                rename_body(otherwise, names);
-            }
-        }
-    }
-}
-
 /// A connector name of `node` not taken yet, from `base` (`IN_A`, `IN_A_1`, ...).
 fn fresh_connector(taken: &BTreeSet<String>, base: &str) -> String {
     if !taken.contains(base) {
@@ -432,7 +383,7 @@ fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<Str
         }
         let mut n = n.clone();
         match &mut n {
-            Node::Tasklet(t) => rename_body(&mut t.body, &plan.names),
+            Node::Tasklet(t) => rename_vars(&mut t.body, &plan.names),
             Node::MapEntry(e) => {
                 for r in &mut e.map.ranges {
                     *r = r.subs(&plan.renames);

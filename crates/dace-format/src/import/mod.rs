@@ -14,10 +14,17 @@
 //! - tasklet code (Python) is read by [`crate::python::read_tasklet`], its
 //!   connectors typed from their memlets' containers;
 //! - library nodes by class path, with DaCe's connector names renamed;
-//! - symbolic properties in either of DaCe's spellings (`$N` or `N`).
+//! - symbolic properties in either of DaCe's spellings (`$N` or `N`);
+//! - DaCe's symbols that hold values the IR's integer symbols cannot
+//!   (`float64`, `complex128`, bitwise updates) are kept in containers,
+//!   and map parameters that shadow symbols are renamed (`import/symbols.rs`);
+//! - a subtracting write-conflict resolution is a sum of the negated
+//!   value.
 //!
 //! Everything else is refused by name with its place in the file: the
 //! JSON path of the element (`nodes[2].nodes[5]`) and what it is.
+
+mod symbols;
 
 use crate::export::{
     ADDED_MARK, ARGUMENTS_MARK, COPIES_MARK, DEFAULT_STORAGE_MARK, ORDER_MARK, RENAMED_MARK,
@@ -152,6 +159,28 @@ fn code_text<'a>(v: &'a Value, path: &str) -> Result<&'a str, ImportError> {
 }
 
 fn sdfg(v: &Value, path: &str) -> Result<Sdfg, ImportError> {
+    // A symbol is promoted to a container where reading it as a symbol
+    // fails (`symbols`): each attempt that fails for that reason names the
+    // symbols to promote, and the set only grows, within the SDFG's symbols.
+    let mut promoted = BTreeSet::new();
+    loop {
+        let mut requests = BTreeSet::new();
+        match sdfg_with(v, path, &promoted, &mut requests) {
+            Err(_) if !requests.is_subset(&promoted) => promoted.extend(requests),
+            result => return result,
+        }
+    }
+}
+
+/// Reads one SDFG with the symbols `promoted` kept in containers; where a
+/// symbol has to be promoted to read the file, adds it to `requests` (and
+/// fails).
+fn sdfg_with(
+    v: &Value,
+    path: &str,
+    promoted: &BTreeSet<String>,
+    requests: &mut BTreeSet<String>,
+) -> Result<Sdfg, ImportError> {
     if v.get("type").and_then(Value::as_str) != Some("SDFG") {
         return Err(err(path, "expected an SDFG"));
     }
@@ -168,86 +197,58 @@ fn sdfg(v: &Value, path: &str) -> Result<Sdfg, ImportError> {
     let mut labels = Labels::default();
     if let Some(symbols) = attrs.get("symbols").and_then(Value::as_object) {
         for (n, t) in symbols {
-            match t.as_str().and_then(DType::from_name) {
+            let type_name = t.as_str().map_or_else(|| t.to_string(), str::to_owned);
+            let dtype = match type_name.as_str() {
+                "bool" | "bool_" => Some(DType::Bool),
+                other => DType::from_name(other),
+            };
+            match dtype {
+                Some(dtype) if promoted.contains(n) => {
+                    // Transient where an edge assigns it (set below).
+                    out.containers.insert(
+                        n.clone(),
+                        DataDesc::scalar(dtype).with_lifetime(Lifetime::External),
+                    );
+                    labels.promoted.insert(n.clone());
+                }
                 Some(t) if t.is_integer() => {
                     out.symbols.insert(n.clone(), t);
                 }
                 _ => {
-                    let name = t.as_str().map_or_else(|| t.to_string(), str::to_owned);
-                    labels.data_symbols.insert(n.clone(), name);
+                    labels.data_symbols.insert(n.clone(), type_name);
                 }
+            }
+            if dtype.is_some() {
+                labels.promotable.insert(n.clone());
             }
         }
     }
-    let mut body = region_chain(v, path, &mut labels, &out)?;
-    read_scalars_by_name(&mut body, &out);
-    if !labels.data_symbols.is_empty() {
-        // A data symbol used anywhere but where it was replaced is left
-        // undefined: refused by name, not left to the validator.
-        let mut used = BTreeSet::new();
-        let probe = Sdfg {
-            body: body.clone(),
-            ..out.clone()
-        };
-        probe.walk_blocks(&mut |_, _, b| {
-            used.extend(b.transition.reads());
-            for a in &b.transition.assignments {
-                used.extend(a.value.free_symbols());
-            }
-            match &b.kind {
-                BlockKind::Loop(l) => {
-                    used.extend(l.condition.free_symbols());
-                    used.extend(
-                        l.init
-                            .iter()
-                            .chain(&l.update)
-                            .flat_map(SymExpr::free_symbols),
-                    );
-                }
-                BlockKind::Conditional(c) => {
-                    used.extend(c.branches.iter().flat_map(|(c, _)| c.free_symbols()));
-                }
-                BlockKind::State(s) => {
-                    for (_, n) in s.nodes() {
-                        match n {
-                            Node::Tasklet(t) => {
-                                let mut names = Vec::new();
-                                code_names(&t.body, &mut names);
-                                used.extend(names);
-                            }
-                            Node::NestedSdfg(nested) => {
-                                used.extend(
-                                    nested
-                                        .symbol_mapping
-                                        .values()
-                                        .flat_map(SymExpr::free_symbols),
-                                );
-                            }
-                            Node::MapEntry(m) => {
-                                used.extend(m.map.ranges.iter().flat_map(Range::free_symbols));
-                            }
-                            _ => {}
-                        }
-                    }
-                    for (_, _, _, e) in s.edges() {
-                        if let Some(m) = &e.memlet {
-                            used.extend(m.free_symbols());
-                        }
-                    }
-                }
-                _ => {}
-            }
-        });
-        for c in out.containers.values() {
-            used.extend(c.free_symbols());
-        }
-        if let Some((n, t)) = labels.data_symbols.iter().find(|(n, _)| used.contains(*n)) {
-            return Err(data_symbol_refusal(&apath, n, t));
-        }
+    let result = sdfg_body(v, path, &apath, attrs, &mut labels, out);
+    requests.append(&mut labels.requests);
+    result
+}
+
+/// The rest of [`sdfg_with`]: the control flow, the arguments, and the
+/// checks of the symbols the IR keeps elsewhere.
+fn sdfg_body(
+    v: &Value,
+    path: &str,
+    apath: &str,
+    attrs: &Value,
+    labels: &mut Labels,
+    mut out: Sdfg,
+) -> Result<Sdfg, ImportError> {
+    let mut body = region_chain(v, path, labels, &out)?;
+    for (n, d) in std::mem::take(&mut labels.new_containers) {
+        out.containers.insert(n, d);
     }
-    if let Some(label) = attrs.get(TRAILING_RETURN_MARK).and_then(Value::as_str) {
-        body.blocks
-            .push(ControlBlock::new(labels.take(label), BlockKind::Return));
+    for n in &labels.promoted {
+        if let Some(d) = out.containers.get_mut(n)
+            && labels.assigned.contains(n)
+        {
+            d.transient = true;
+            d.lifetime = Lifetime::Scope;
+        }
     }
     // DaCe 2.0 declares a loop's variable with the loop, not among the
     // SDFG's symbols.
@@ -264,6 +265,61 @@ fn sdfg(v: &Value, path: &str) -> Result<Sdfg, ImportError> {
     for v in loop_variables {
         out.symbols.entry(v).or_insert(DType::Int64);
     }
+    let mut failure = None;
+    body.for_each_region_mut(&mut |region| {
+        for b in &mut region.blocks {
+            if let BlockKind::State(s) = &mut b.kind
+                && failure.is_none()
+                && let Err(e) = symbols::rename_shadowing_parameters(s, &out)
+            {
+                failure = Some(err(apath, format!("in the state `{}`: {e}", b.label)));
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    read_scalars_by_name(&mut body, &out);
+    // Names the IR does not hold as symbols, used where only symbols can
+    // be: a data symbol there is promoted (the next attempt), a promoted
+    // one is refused.
+    let used = symbolic_uses(&body, &out);
+    for (n, t) in &labels.data_symbols {
+        if used.contains(n) {
+            if labels.promotable.contains(n) {
+                labels.requests.insert(n.clone());
+            }
+            return Err(data_symbol_refusal(apath, n, t));
+        }
+    }
+    for n in &labels.promoted {
+        if used.contains(n) {
+            let t = out.containers.get(n).map_or(DType::Int64, |d| d.dtype);
+            return Err(err(
+                apath,
+                format!(
+                    "the symbol `{n}` of type {t} holds a value the symbolic layer cannot (a {}), and sizes a map, a memlet or a nested SDFG's symbol: the IR keeps such a value in a container, which cannot size them",
+                    if t.is_integer() {
+                        "bitwise or non-polynomial expression"
+                    } else {
+                        "non-integer"
+                    },
+                ),
+            ));
+        }
+        if !path.is_empty() && !labels.assigned.contains(n) {
+            return Err(err(
+                apath,
+                format!(
+                    "the nested SDFG's symbol `{n}` holds data and is passed in by its symbol mapping: the IR keeps such a value in a container, which a symbol mapping cannot pass"
+                ),
+            ));
+        }
+    }
+    if let Some(label) = attrs.get(TRAILING_RETURN_MARK).and_then(Value::as_str) {
+        body.blocks
+            .push(ControlBlock::new(labels.take(label), BlockKind::Return));
+    }
     out.body = body;
     out.arguments = match attrs.get(ARGUMENTS_MARK).and_then(Value::as_array) {
         Some(args) => args
@@ -273,6 +329,75 @@ fn sdfg(v: &Value, path: &str) -> Result<Sdfg, ImportError> {
         None => dace_arguments(attrs, &out),
     };
     Ok(out)
+}
+
+/// The names control flow, map ranges, memlets, nested SDFGs' symbol
+/// mappings, containers' shapes and tasklet code read as symbols (tasklet
+/// code: the names that are neither its connectors nor its locals).
+fn symbolic_uses(body: &Region, sdfg: &Sdfg) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    let walk = |b: &ControlBlock, used: &mut BTreeSet<String>| {
+        used.extend(b.transition.reads());
+        for a in &b.transition.assignments {
+            used.extend(a.value.free_symbols());
+        }
+        match &b.kind {
+            BlockKind::Loop(l) => {
+                used.extend(l.condition.free_symbols());
+                used.extend(
+                    l.init
+                        .iter()
+                        .chain(&l.update)
+                        .flat_map(SymExpr::free_symbols),
+                );
+            }
+            BlockKind::Conditional(c) => {
+                used.extend(c.branches.iter().flat_map(|(c, _)| c.free_symbols()));
+            }
+            BlockKind::State(s) => {
+                for (_, n) in s.nodes() {
+                    match n {
+                        Node::Tasklet(t) => {
+                            let mut names = Vec::new();
+                            sdfg_ir::code::body_names(&t.body, &mut names);
+                            let bound: BTreeSet<&str> = t
+                                .inputs
+                                .iter()
+                                .chain(&t.outputs)
+                                .map(|c| c.name.as_str())
+                                .collect();
+                            used.extend(names.into_iter().filter(|n| !bound.contains(n.as_str())));
+                        }
+                        Node::NestedSdfg(nested) => {
+                            used.extend(
+                                nested
+                                    .symbol_mapping
+                                    .values()
+                                    .flat_map(SymExpr::free_symbols),
+                            );
+                        }
+                        Node::MapEntry(m) => {
+                            used.extend(m.map.ranges.iter().flat_map(Range::free_symbols));
+                        }
+                        _ => {}
+                    }
+                }
+                for (_, _, _, e) in s.edges() {
+                    if let Some(m) = &e.memlet {
+                        used.extend(m.free_symbols());
+                    }
+                }
+            }
+            _ => {}
+        }
+    };
+    for b in &body.blocks {
+        b.walk(&mut |b| walk(b, &mut used));
+    }
+    for c in sdfg.containers.values() {
+        used.extend(c.free_symbols());
+    }
+    used
 }
 
 /// DaCe's calling convention where the file does not carry the IR's:
@@ -412,13 +537,25 @@ fn data(v: &Value, path: &str, name: &str) -> Result<DataDesc, ImportError> {
     })
 }
 
-/// Block labels must be unique in the IR's SDFG (nested SDFGs apart);
-/// DaCe's need not be. Also what the walk knows of the SDFG's symbols that
-/// are not integers ([`DataSymbols`]).
+/// What the walk over one SDFG's control flow carries: the block labels
+/// taken (they must be unique in the IR's SDFG, nested SDFGs apart;
+/// DaCe's need not be), and what it knows and learns of the SDFG's
+/// symbols that the IR does not hold as symbols (`symbols`).
 #[derive(Default)]
 struct Labels {
     taken: BTreeSet<String>,
+    /// Symbols substituted where they are read ([`DataSymbols`]).
     data_symbols: DataSymbols,
+    /// Symbols kept in scalar containers of their names.
+    promoted: BTreeSet<String>,
+    /// The promoted symbols some interstate edge assigns.
+    assigned: BTreeSet<String>,
+    /// Symbols of a type the IR has, which could be promoted.
+    promotable: BTreeSet<String>,
+    /// Symbols this attempt found it has to promote.
+    requests: BTreeSet<String>,
+    /// Containers the walk adds (computed conditions).
+    new_containers: BTreeMap<String, DataDesc>,
 }
 
 impl Labels {
@@ -432,6 +569,57 @@ impl Labels {
         self.taken.insert(l.clone());
         l
     }
+
+    /// A name for a new container of `sdfg`, from `base`.
+    fn container_name(&self, base: &str, sdfg: &Sdfg) -> String {
+        symbols::fresh(base, |n| {
+            sdfg.containers.contains_key(n)
+                || sdfg.symbols.contains_key(n)
+                || self.new_containers.contains_key(n)
+                || self.data_symbols.contains_key(n)
+        })
+    }
+
+    /// A block computing the DaCe condition `text` into the `bool`
+    /// container `target` (a new label each time).
+    fn condition_block(
+        &mut self,
+        text: &str,
+        target: &str,
+        label: &str,
+        sdfg: &Sdfg,
+        path: &str,
+    ) -> Result<ControlBlock, ImportError> {
+        let label = self.take(&format!("{label}_condition"));
+        let state = symbols::condition_state(&label, text, target, sdfg)
+            .map_err(|e| err(path, format!("the condition `{text}`: {e}")))?;
+        Ok(ControlBlock::new(label, BlockKind::State(state)))
+    }
+
+    /// A DaCe condition: read symbolically where the symbolic layer can
+    /// (integer symbols, and promoted integer or boolean symbols, which
+    /// become reads); else the new `bool` container a block computing it
+    /// ([`Self::condition_block`]) is to write before the test, and the
+    /// condition reading that container.
+    fn condition(&mut self, text: &str, label: &str, sdfg: &Sdfg) -> (Option<String>, SymCond) {
+        // A name that is a container (a promoted symbol, or a scalar DaCe
+        // reads by name) holding neither an integer nor a truth value
+        // cannot be compared symbolically.
+        if let Ok(c) = parse_cond(text)
+            && !c.free_symbols().iter().any(|n| {
+                sdfg.containers
+                    .get(n)
+                    .is_some_and(|d| !(d.dtype.is_integer() || d.dtype == DType::Bool))
+            })
+        {
+            return (None, c);
+        }
+        let name = self.container_name(&format!("{label}_cond"), sdfg);
+        self.new_containers
+            .insert(name.clone(), DataDesc::scalar(DType::Bool).into_transient());
+        let c = symbols::truth_of(&name);
+        (Some(name), c)
+    }
 }
 
 /// DaCe's symbols that hold data, not integers: `I_index = I[j, k]` on an
@@ -440,7 +628,8 @@ impl Labels {
 /// The IR's symbols are integers, but its conditions read containers, so
 /// such a symbol is replaced by the value it is assigned in the condition
 /// of the block its edge enters, which reads the same data at the same
-/// point. Any other use is refused.
+/// point. Where it is used anywhere else, it is promoted to a container
+/// (`symbols`).
 type DataSymbols = BTreeMap<String, String>;
 
 /// DaCe's control flow reads an integer scalar container by its name
@@ -481,29 +670,6 @@ fn read_scalars_by_name(body: &mut Region, sdfg: &Sdfg) {
             }
         }
     });
-}
-
-/// Every name tasklet code reads.
-fn code_names(body: &[sdfg_ir::code::Stmt], out: &mut Vec<String>) {
-    use sdfg_ir::code::{Stmt, expr_names};
-    for s in body {
-        match s {
-            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => expr_names(value, out),
-            Stmt::Store { index, value, .. } => {
-                index.iter().for_each(|i| expr_names(i, out));
-                expr_names(value, out);
-            }
-            Stmt::If {
-                cond,
-                then,
-                otherwise,
-            } => {
-                expr_names(cond, out);
-                code_names(then, out);
-                code_names(otherwise, out);
-            }
-        }
-    }
 }
 
 fn data_symbol_refusal(path: &str, name: &str, dtype: &str) -> ImportError {
@@ -575,29 +741,89 @@ fn region_chain(
             if let Some(last) = region.blocks.last_mut() {
                 last.transition.assignments.append(&mut pending);
             }
-            let mut b = block(node, &bpath, labels, sdfg)?;
+            let (before, mut b) = block(node, &bpath, labels, sdfg)?;
             if !replace.is_empty() {
                 let BlockKind::Conditional(c) = &mut b.kind else {
-                    let (n, _) = &replace[0];
-                    return Err(data_symbol_refusal(&bpath, n, &labels.data_symbols[n]));
+                    return Err(unsubstituted(&bpath, &replace, labels));
                 };
                 let map: BTreeMap<String, SymExpr> = replace.drain(..).collect();
                 for (cond, _) in &mut c.branches {
                     *cond = cond.subs(&map);
                 }
             }
+            region.blocks.extend(before);
             region.blocks.push(b);
         }
         at = match next.get(&k) {
             Some(&(dst, edge, ek)) => {
                 let epath = join(path, &format!("edges[{ek}].attributes.data"));
-                for a in interstate(edge, &epath)? {
-                    if labels.data_symbols.contains_key(&a.symbol) {
-                        replace.push((a.symbol, a.value));
+                let mut computed = Vec::new();
+                let mut plain = Vec::new();
+                for (symbol, text) in interstate(edge, &epath)? {
+                    if labels.promoted.contains(&symbol) {
+                        computed.push((symbol, text));
+                        continue;
+                    }
+                    let value = parse_expr(&text).map_err(|x| {
+                        if labels.promotable.contains(&symbol) {
+                            labels.requests.insert(symbol.clone());
+                        }
+                        err(&epath, x.to_string())
+                    })?;
+                    if labels.data_symbols.contains_key(&symbol) {
+                        replace.push((symbol, value));
                     } else {
-                        pending.push(a);
+                        plain.push(Assignment { symbol, value });
                     }
                 }
+                if !computed.is_empty() {
+                    // The edge's other assignments follow the state that
+                    // computes the promoted ones, and must not read them.
+                    let names: BTreeSet<&str> = computed.iter().map(|(n, _)| n.as_str()).collect();
+                    let reads_new = |e: &SymExpr| {
+                        e.free_symbols()
+                            .iter()
+                            .chain(&e.reads())
+                            .find(|n| names.contains(n.as_str()))
+                            .cloned()
+                    };
+                    if let Some((a, n)) = plain
+                        .iter()
+                        .map(|a| (&a.symbol, &a.value))
+                        .chain(replace.iter().map(|(s, v)| (s, v)))
+                        .find_map(|(a, v)| reads_new(v).map(|n| (a, n)))
+                    {
+                        return Err(err(
+                            &epath,
+                            format!(
+                                "the assignment to `{a}` reads `{n}`, which the same edge assigns and the IR keeps in a container: DaCe reads the value from before the edge"
+                            ),
+                        ));
+                    }
+                    if let Some(last) = region.blocks.last_mut() {
+                        last.transition.assignments.append(&mut pending);
+                    }
+                    let label = labels.take(&format!(
+                        "assign_{}",
+                        names.iter().copied().collect::<Vec<_>>().join("_")
+                    ));
+                    let state =
+                        symbols::assignment_state(&label, &computed, sdfg).map_err(|e| {
+                            let written: Vec<String> = computed
+                                .iter()
+                                .map(|(n, t)| format!("`{n} = {t}`"))
+                                .collect();
+                            err(
+                                &epath,
+                                format!("the assignment {}: {e}", written.join(", ")),
+                            )
+                        })?;
+                    labels.assigned.extend(computed.into_iter().map(|(n, _)| n));
+                    region
+                        .blocks
+                        .push(ControlBlock::new(label, BlockKind::State(state)));
+                }
+                pending.append(&mut plain);
                 Some(dst)
             }
             None => None,
@@ -613,8 +839,8 @@ fn region_chain(
             ),
         ));
     }
-    if let Some((n, _)) = replace.first() {
-        return Err(data_symbol_refusal(path, n, &labels.data_symbols[n]));
+    if !replace.is_empty() {
+        return Err(unsubstituted(path, &replace, labels));
     }
     if let Some(last) = region.blocks.last_mut() {
         last.transition.assignments.append(&mut pending);
@@ -627,7 +853,21 @@ fn region_chain(
     Ok(region)
 }
 
-fn interstate(e: &Value, path: &str) -> Result<Vec<Assignment>, ImportError> {
+/// Data symbols assigned on an edge whose next block does not test them:
+/// promoted on the next attempt where their type allows.
+fn unsubstituted(path: &str, replace: &[(String, SymExpr)], labels: &mut Labels) -> ImportError {
+    for (n, _) in replace {
+        if labels.promotable.contains(n) {
+            labels.requests.insert(n.clone());
+        }
+    }
+    let n = &replace[0].0;
+    data_symbol_refusal(path, n, &labels.data_symbols[n])
+}
+
+/// The assignments of an interstate edge, `(symbol, DaCe's text)`, in the
+/// IR's order where the export recorded it.
+fn interstate(e: &Value, path: &str) -> Result<Vec<(String, String)>, ImportError> {
     let attrs = &e["attributes"];
     if let Some(c) = attrs.get("condition") {
         let text = code_text(c, &join(path, "condition"))?;
@@ -647,30 +887,30 @@ fn interstate(e: &Value, path: &str) -> Result<Vec<Assignment>, ImportError> {
             let text = value
                 .as_str()
                 .ok_or_else(|| err(path, format!("the assignment to `{symbol}` is not text")))?;
-            out.push(Assignment {
-                symbol: symbol.clone(),
-                value: parse_expr(text).map_err(|x| err(path, x.to_string()))?,
-            });
+            out.push((symbol.clone(), text.to_owned()));
         }
     }
     if let Some(order) = attrs.get(ORDER_MARK).and_then(Value::as_array) {
-        let rank = |a: &Assignment| order.iter().position(|o| o.as_str() == Some(&a.symbol));
+        let rank = |a: &(String, String)| order.iter().position(|o| o.as_str() == Some(&a.0));
         out.sort_by_key(|a| rank(a));
     }
     Ok(out)
 }
 
+/// A DaCe block, and the blocks to run before it: those computing the
+/// conditions it tests that the symbolic layer cannot read (`symbols`).
 fn block(
     v: &Value,
     path: &str,
     labels: &mut Labels,
     sdfg: &Sdfg,
-) -> Result<ControlBlock, ImportError> {
+) -> Result<(Vec<ControlBlock>, ControlBlock), ImportError> {
     let kind = str_of(v, path, "type")?;
     let label = labels.take(v.get("label").and_then(Value::as_str).unwrap_or(kind));
     let attrs = &v["attributes"];
+    let mut before = Vec::new();
     let kind = match kind {
-        "SDFGState" => BlockKind::State(state(v, path, sdfg)?),
+        "SDFGState" => BlockKind::State(state(v, path, sdfg, &labels.promoted)?),
         "LoopRegion" => {
             if flag(attrs, "inverted") {
                 return Err(err(
@@ -707,13 +947,43 @@ fn block(
             };
             let (init, update) = (statement("init_statement")?, statement("update_statement")?);
             let cpath = join(&apath, "loop_condition");
-            let condition = match attrs.get("loop_condition").filter(|c| !c.is_null()) {
+            let (computed, condition) = match attrs.get("loop_condition").filter(|c| !c.is_null()) {
                 Some(c) => {
-                    parse_cond(code_text(c, &cpath)?).map_err(|x| err(&cpath, x.to_string()))?
+                    let text = code_text(c, &cpath)?;
+                    let (computed, cond) = labels.condition(text, &label, sdfg);
+                    (computed.map(|t| (text, t)), cond)
                 }
-                None => SymCond::TRUE,
+                None => (None, SymCond::TRUE),
             };
-            let body = region_chain(v, path, labels, sdfg)?;
+            let mut body = region_chain(v, path, labels, sdfg)?;
+            if let Some((text, target)) = computed {
+                // Computed before the loop, and again where an iteration
+                // ends: at the end of the body and before its `continue`s.
+                if variable.is_some() || init.is_some() || update.is_some() {
+                    return Err(err(
+                        &cpath,
+                        format!(
+                            "the condition `{text}` of the loop `{label}`, which has a loop variable, is outside the symbolic layer (computed conditions are read for `while` loops)"
+                        ),
+                    ));
+                }
+                before.push(labels.condition_block(text, &target, &label, sdfg, &cpath)?);
+                let mut failure = None;
+                symbols::before_continues(&mut body, &mut || match labels
+                    .condition_block(text, &target, &label, sdfg, &cpath)
+                {
+                    Ok(b) => b,
+                    Err(e) => {
+                        failure = Some(e);
+                        ControlBlock::new(String::new(), BlockKind::Break)
+                    }
+                });
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+                body.blocks
+                    .push(labels.condition_block(text, &target, &label, sdfg, &cpath)?);
+            }
             BlockKind::Loop(LoopBlock {
                 variable,
                 init,
@@ -740,8 +1010,11 @@ fn block(
                     otherwise = Some(region);
                 } else {
                     let cpath = join(&bpath, "[0]");
-                    let c = parse_cond(code_text(cond, &cpath)?)
-                        .map_err(|x| err(&cpath, x.to_string()))?;
+                    let text = code_text(cond, &cpath)?;
+                    let (computed, c) = labels.condition(text, &label, sdfg);
+                    if let Some(target) = computed {
+                        before.push(labels.condition_block(text, &target, &label, sdfg, &cpath)?);
+                    }
                     branches.push((c, region));
                 }
             }
@@ -766,11 +1039,14 @@ fn block(
             ));
         }
     };
-    Ok(ControlBlock {
-        label,
-        kind,
-        transition: Transition::default(),
-    })
+    Ok((
+        before,
+        ControlBlock {
+            label,
+            kind,
+            transition: Transition::default(),
+        },
+    ))
 }
 
 fn connectors(attrs: &Value, key: &str) -> BTreeSet<String> {
@@ -790,9 +1066,17 @@ struct RawEdge {
     memlet: Option<Memlet>,
     /// DaCe's `is_data_src` (true where absent).
     data_is_src: bool,
+    /// A subtracting write-conflict resolution, read as a sum of the
+    /// negated value ([`negate_output`]).
+    negate: bool,
 }
 
-fn state(v: &Value, path: &str, sdfg: &Sdfg) -> Result<State, ImportError> {
+fn state(
+    v: &Value,
+    path: &str,
+    sdfg: &Sdfg,
+    promoted: &BTreeSet<String>,
+) -> Result<State, ImportError> {
     let nodes = array_of(v, path, "nodes")?;
     let mut edges = Vec::new();
     for (k, e) in array_of(v, path, "edges")?.iter().enumerate() {
@@ -803,22 +1087,40 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg) -> Result<State, ImportError> {
         };
         let conn = |key: &str| e.get(key).and_then(Value::as_str).map(str::to_owned);
         let mpath = join(&epath, "attributes.data");
+        let (memlet, negate) = memlet(&e["attributes"]["data"], &mpath, sdfg)?;
+        let src = end("src")?;
+        let source = nodes[src].get("type").and_then(Value::as_str).unwrap_or("");
+        if negate && !matches!(source, "Tasklet" | "MapExit") {
+            return Err(err(
+                &mpath,
+                format!(
+                    "a subtracting write-conflict resolution (`lambda x, y: x - y`) on an edge out of the {source} `{}`: the import reads it as a sum of the negated value, which only a tasklet's output can negate",
+                    nodes[src]
+                        .get("label")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                ),
+            ));
+        }
         edges.push(RawEdge {
-            src: end("src")?,
+            src,
             dst: end("dst")?,
             src_conn: conn("src_connector"),
             dst_conn: conn("dst_connector"),
-            memlet: memlet(&e["attributes"]["data"], &mpath, sdfg)?,
+            memlet,
             data_is_src: e["attributes"]["data"]["attributes"]
                 .get("is_data_src")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+            negate,
         });
     }
     let mut s = State::new();
+    // Tasklets' reads of promoted symbols: (tasklet, connector, container).
+    let mut symbol_reads = Vec::new();
     for (k, n) in nodes.iter().enumerate() {
         let npath = join(path, &format!("nodes[{k}]"));
-        let node = node(n, &npath, k, &edges, sdfg)?;
+        let node = node(n, &npath, k, &edges, sdfg, promoted, &mut symbol_reads)?;
         s.add_node(node);
     }
     // Library connectors by DaCe's names, renamed to the IR's by direction;
@@ -914,6 +1216,12 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg) -> Result<State, ImportError> {
         s.graph
             .add_edge(NodeId::new(e.src), NodeId::new(e.dst), edge);
     }
+    symbols::connect_reads(&mut s, sdfg, &symbol_reads).map_err(|e| {
+        err(
+            path,
+            format!("reading the symbols the IR keeps in containers: {e}"),
+        )
+    })?;
     Ok(s)
 }
 
@@ -963,7 +1271,9 @@ fn range_of(v: &Value, path: &str) -> Result<Subset, ImportError> {
     Ok(Subset::new(ranges))
 }
 
-fn wcr_of(text: &str) -> Option<Wcr> {
+/// The parameters and the body of DaCe's write-conflict lambda
+/// (`(lambda x, y: (x + y))`), without spaces or outer parentheses.
+fn wcr_lambda(text: &str) -> Option<(String, String, String)> {
     let squeezed: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let body = squeezed
         .trim_start_matches('(')
@@ -972,6 +1282,11 @@ fn wcr_of(text: &str) -> Option<Wcr> {
     let (params, expr) = body.split_once(':')?;
     let (a, b) = params.split_once(',')?;
     let expr = expr.trim_start_matches('(').trim_end_matches(')');
+    Some((a.to_owned(), b.to_owned(), expr.to_owned()))
+}
+
+fn wcr_of(text: &str) -> Option<Wcr> {
+    let (a, b, expr) = wcr_lambda(text)?;
     [
         (Wcr::Sum, format!("{a}+{b}")),
         (Wcr::Product, format!("{a}*{b}")),
@@ -986,10 +1301,19 @@ fn wcr_of(text: &str) -> Option<Wcr> {
     .map(|(w, _)| w)
 }
 
-fn memlet(v: &Value, path: &str, sdfg: &Sdfg) -> Result<Option<Memlet>, ImportError> {
+/// DaCe's `(lambda x, y: (x - y))`: the old value minus the new one, which
+/// DaCe's frontend writes for `A[...] -= value` broadcast over a map.
+fn is_subtraction(text: &str) -> bool {
+    wcr_lambda(text).is_some_and(|(a, b, expr)| expr == format!("{a}-{b}"))
+}
+
+/// An edge's memlet (none for an empty one), and whether its
+/// write-conflict resolution subtracts (read as a sum of the negated
+/// value: the edge's writer negates it).
+fn memlet(v: &Value, path: &str, sdfg: &Sdfg) -> Result<(Option<Memlet>, bool), ImportError> {
     let attrs = &v["attributes"];
     let Some(data) = attrs.get("data").and_then(Value::as_str) else {
-        return Ok(None);
+        return Ok((None, false));
     };
     if !sdfg.containers.contains_key(data) {
         return Err(err(
@@ -1006,20 +1330,28 @@ fn memlet(v: &Value, path: &str, sdfg: &Sdfg) -> Result<Option<Memlet>, ImportEr
         Some(x) => sym(x, &join(path, "volume"))?,
         None => subset.num_elements(),
     };
-    let wcr = match attrs.get("wcr").and_then(Value::as_str) {
-        Some(w) => Some(
-            wcr_of(w).ok_or_else(|| err(path, format!("the write-conflict resolution `{w}`")))?,
+    let (wcr, negate) = match attrs.get("wcr").and_then(Value::as_str) {
+        Some(w) if is_subtraction(w) => (Some(Wcr::Sum), true),
+        Some(w) => (
+            Some(
+                wcr_of(w)
+                    .ok_or_else(|| err(path, format!("the write-conflict resolution `{w}`")))?,
+            ),
+            false,
         ),
-        None => None,
+        None => (None, false),
     };
-    Ok(Some(Memlet {
-        data: data.to_owned(),
-        subset,
-        other_subset,
-        wcr,
-        volume,
-        dynamic: flag(attrs, "dynamic"),
-    }))
+    Ok((
+        Some(Memlet {
+            data: data.to_owned(),
+            subset,
+            other_subset,
+            wcr,
+            volume,
+            dynamic: flag(attrs, "dynamic"),
+        }),
+        negate,
+    ))
 }
 
 fn node(
@@ -1028,6 +1360,8 @@ fn node(
     id: usize,
     edges: &[RawEdge],
     sdfg: &Sdfg,
+    promoted: &BTreeSet<String>,
+    symbol_reads: &mut Vec<(NodeId, String, String)>,
 ) -> Result<Node, ImportError> {
     let kind = str_of(v, path, "type")?;
     let attrs = &v["attributes"];
@@ -1055,15 +1389,6 @@ fn node(
                 .iter()
                 .filter_map(|p| p.as_str().map(str::to_owned))
                 .collect::<Vec<_>>();
-            if let Some(p) = params.iter().find(|p| sdfg.symbols.contains_key(*p)) {
-                return Err(err(
-                    path,
-                    format!(
-                        "the parameter `{p}` of the map `{}` is also a symbol of the SDFG: DaCe lets it shadow the symbol inside the map, the IR does not",
-                        label()
-                    ),
-                ));
-            }
             let ranges = range_of(&attrs["range"], &join(&apath, "range"))?.ranges;
             if ranges.len() != params.len() {
                 return Err(err(
@@ -1096,7 +1421,7 @@ fn node(
                 out_connectors: connectors(attrs, "out_connectors"),
             })
         }
-        "Tasklet" => tasklet(v, path, id, edges, sdfg)?,
+        "Tasklet" => tasklet(v, path, id, edges, sdfg, promoted, symbol_reads)?,
         "NestedSDFG" => {
             let mut inner = sdfg_nested(&attrs["sdfg"], &join(&apath, "sdfg"))?;
             let mut inputs = connectors(attrs, "in_connectors");
@@ -1178,6 +1503,8 @@ fn tasklet(
     id: usize,
     edges: &[RawEdge],
     sdfg: &Sdfg,
+    promoted: &BTreeSet<String>,
+    symbol_reads: &mut Vec<(NodeId, String, String)>,
 ) -> Result<Node, ImportError> {
     let attrs = &v["attributes"];
     let apath = join(path, "attributes");
@@ -1232,8 +1559,68 @@ fn tasklet(
         let cut = trimmed.rfind('\n').map_or(0, |i| i + 1);
         text.truncate(cut);
     }
-    let (body, pointers) = python::read_tasklet(&text, &conns)
+    // Symbols kept in containers are read through connectors of their
+    // own (fed by `symbols::connect_reads`).
+    let named = symbols::identifiers(&text);
+    let mut renames = BTreeMap::new();
+    for &name in &named {
+        if promoted.contains(name)
+            && !conns.inputs.contains_key(name)
+            && !conns.outputs.contains_key(name)
+            && let Some(d) = sdfg.container(name)
+        {
+            let conn = symbols::input_connector(name, |n| {
+                sdfg.containers.contains_key(n)
+                    || sdfg.symbols.contains_key(n)
+                    || named.contains(n)
+                    || conns.inputs.contains_key(n)
+                    || conns.outputs.contains_key(n)
+            });
+            conns.inputs.insert(conn.clone(), (d.dtype, 0));
+            symbol_reads.push((NodeId::new(id), conn.clone(), name.to_owned()));
+            renames.insert(name.to_owned(), conn);
+        }
+    }
+    if !renames.is_empty() {
+        text = symbols::rename_identifiers(&text, &renames);
+    }
+    let (mut body, pointers) = python::read_tasklet(&text, &conns)
         .map_err(|e| err(&cpath, format!("tasklet `{label}`: {e}")))?;
+    for out in conns.outputs.keys() {
+        let Some(e) = edges
+            .iter()
+            .find(|e| e.src == id && e.src_conn.as_deref() == Some(out))
+        else {
+            continue;
+        };
+        let Some(m) = &e.memlet else { continue };
+        // DaCe gives a connector whose memlet has several elements a
+        // pointer type; code assigning it a value does not compile there.
+        if !pointers.contains(out) && m.subset.num_elements().as_int() != Some(1) && !m.dynamic {
+            return Err(err(
+                &cpath,
+                format!(
+                    "the tasklet `{label}` assigns one value to its output `{out}`, whose memlet `{}[{}]` has {} elements: DaCe's code generator makes that connector a pointer, and the assignment does not compile (DaCe cannot build this SDFG either)",
+                    m.data,
+                    m.subset,
+                    m.subset.num_elements()
+                ),
+            ));
+        }
+        if e.negate {
+            let dtype = conns.outputs[out].0;
+            if dtype == DType::Bool {
+                return Err(err(
+                    &cpath,
+                    format!(
+                        "the tasklet `{label}` writes booleans to `{}` with a subtracting write-conflict resolution",
+                        m.data
+                    ),
+                ));
+            }
+            negate_output(&mut body, out);
+        }
+    }
     let connector = |(name, (dtype, _)): (&String, &(DType, usize))| Connector {
         name: name.clone(),
         dtype: *dtype,
@@ -1252,6 +1639,34 @@ fn tasklet(
         outputs,
         body,
     }))
+}
+
+/// Negates every value `body` assigns or stores to the output `conn`: a
+/// subtracting write-conflict resolution (`old - value`) is the IR's sum
+/// of the negated value, exactly (IEEE subtraction is the addition of the
+/// negation; integers wrap alike).
+fn negate_output(body: &mut [sdfg_ir::code::Stmt], conn: &str) {
+    use sdfg_ir::code::{Expr, Stmt, UnaryOp};
+    let negated = |v: &mut Expr| {
+        let inner = std::mem::replace(v, Expr::Lit(Literal::Bool(false)));
+        *v = Expr::Unary {
+            op: UnaryOp::Neg,
+            arg: Box::new(inner),
+        };
+    };
+    for s in body {
+        match s {
+            Stmt::Assign { target, value } if target == conn => negated(value),
+            Stmt::Store { conn: c, value, .. } if c == conn => negated(value),
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                negate_output(then, conn);
+                negate_output(otherwise, conn);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A real number of type `dtype`, for alpha and beta.
