@@ -41,6 +41,10 @@ impl Accelerator for Cuda {
     /// and linear solves (`getrf` + `getrs`). Every other operation is
     /// expanded into kernels (CUB reductions, batched GEMM and transposes
     /// are not called yet).
+    fn grid_barrier(&self) -> bool {
+        true
+    }
+
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {
@@ -76,6 +80,14 @@ impl Dialect for Cuda {
             prefix: "cublas",
             constants: "CUBLAS",
         }
+    }
+
+    fn cooperative_groups_header(&self) -> &'static str {
+        "cooperative_groups.h"
+    }
+
+    fn multiprocessor_count_attribute(&self) -> &'static str {
+        "cudaDevAttrMultiProcessorCount"
     }
 
     fn shuffle_down(&self) -> &'static str {

@@ -42,6 +42,10 @@ impl Accelerator for Hip {
     /// (`potrf`) and linear solves (`getrf` + `getrs`). Every other
     /// operation is expanded into kernels (hipCUB reductions, batched GEMM
     /// and transposes are not called yet).
+    fn grid_barrier(&self) -> bool {
+        true
+    }
+
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {
@@ -77,6 +81,14 @@ impl Dialect for Hip {
             prefix: "hipblas",
             constants: "HIPBLAS",
         }
+    }
+
+    fn cooperative_groups_header(&self) -> &'static str {
+        "hip/hip_cooperative_groups.h"
+    }
+
+    fn multiprocessor_count_attribute(&self) -> &'static str {
+        "hipDeviceAttributeMultiprocessorCount"
     }
 
     fn shuffle_down(&self) -> &'static str {

@@ -20,6 +20,7 @@ use sdfg_ir::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+mod persistent;
 mod thread;
 
 /// The prelude every translation unit starts with (after its includes):
@@ -43,6 +44,13 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
         dialect.name()
     );
     let _ = writeln!(src, "#include <{}>", dialect.runtime_header());
+    if e.cooperative {
+        let _ = writeln!(
+            src,
+            "#include <{}>\n#define SDFG_GRID_SYNC() cooperative_groups::this_grid().sync()",
+            dialect.cooperative_groups_header()
+        );
+    }
     if e.blas_used {
         let _ = writeln!(
             src,
@@ -91,6 +99,30 @@ pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitE
          #define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)\n\
          #endif"
     );
+    if e.cooperative {
+        // A persistent kernel's launch: cooperative, so that its grid may
+        // wait for itself; a runtime that executes kernels itself defines
+        // SDFG_LAUNCH_COOPERATIVE before this point.
+        let _ = writeln!(
+            src,
+            "#if !defined(SDFG_LAUNCH_COOPERATIVE)\n#include <tuple>\n#include <utility>\nnamespace sdfg {{\n\
+             template <class... P, class... A>\n\
+             inline {p}Error_t launch_cooperative(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, {p}Stream_t stream, A&&... args) {{\n  \
+             std::tuple<P...> typed(std::forward<A>(args)...);\n  \
+             return std::apply([&](P&... p) {{ void* ptrs[] = {{(void*)&p..., nullptr}}; \
+             return {p}LaunchCooperativeKernel((const void*)kernel, grid, block, ptrs, shared, stream); }}, typed);\n\
+             }}\n}}  // namespace sdfg\n\
+             #define SDFG_LAUNCH_COOPERATIVE(kernel, grid, block, shared, stream, ...) sdfg::launch_cooperative(kernel, grid, block, shared, stream, ##__VA_ARGS__)\n\
+             #endif"
+        );
+        let _ = writeln!(
+            src,
+            "#define SDFG_COOPERATIVE_KERNEL(kernel, grid, block, shared, ...) do {{ \
+             SDFG_CHECK(SDFG_LAUNCH_COOPERATIVE(kernel, grid, block, shared, stream, ##__VA_ARGS__)); \
+             {p}Error_t sdfg_l = {p}GetLastError(); if (sdfg_l != {p}Success) {{ \
+             std::fprintf(stderr, \"{entry}: kernel %s: %s\\n\", #kernel, {p}GetErrorString(sdfg_l)); return 1; }} }} while (0)"
+        );
+    }
     // A kernel whose threads synchronize is declared so before its launch;
     // only a runtime that runs the threads itself needs to know.
     let _ = writeln!(
@@ -155,6 +187,9 @@ struct Emitter<'a> {
     factorizations: Vec<String>,
     /// The entry point's parameters, once the host code is emitted.
     signature: Vec<Parameter>,
+    /// Whether a persistent kernel was emitted (cooperative groups and the
+    /// cooperative launch are then included).
+    cooperative: bool,
 }
 
 /// Where code being emitted runs.
@@ -167,6 +202,10 @@ enum Ctx {
     /// thread of a block runs it (so registers it sets are set in each),
     /// and the block's first thread alone writes what others can see.
     Block,
+    /// The body of a persistent kernel outside its shared maps: every
+    /// thread of the grid runs its control flow, one thread its code, and
+    /// its device maps are shared by all (`emit/persistent.rs`).
+    Grid,
 }
 
 /// Declares a map's parameters from the linear index `sdfg_rest`, the
@@ -282,6 +321,7 @@ impl<'a> Emitter<'a> {
             solver_used: false,
             factorizations: Vec::new(),
             signature: Vec::new(),
+            cooperative: false,
         }
     }
 
@@ -1597,6 +1637,10 @@ impl<'a> Emitter<'a> {
             .topological_order()
             .ok_or_else(|| EmitError::Invalid(format!("state `{label}` has a cycle")))?;
         self.views(label, state, tree, scope, indent, out)?;
+        if ctx == Ctx::Grid && scope.is_none() {
+            // A state of a persistent kernel's body.
+            return self.grid_state(label, state, tree, &order, indent, out);
+        }
         for n in order.into_iter().filter(|n| tree.parent(*n) == scope) {
             match state.node(n) {
                 Some(Node::Tasklet(_)) => {
@@ -1616,7 +1660,15 @@ impl<'a> Emitter<'a> {
                     used.extend(self.scope_copies(label, state, n, &a.data, indent, out)?);
                 }
                 Some(Node::NestedSdfg(nested)) if ctx != Ctx::Host => {
-                    used.extend(self.nested_in_kernel(label, state, n, nested, indent, out)?);
+                    used.extend(self.nested_in_kernel(
+                        label,
+                        state,
+                        n,
+                        nested,
+                        ctx == Ctx::Grid,
+                        indent,
+                        out,
+                    )?);
                 }
                 Some(Node::MapExit(_)) | None => {}
                 Some(other) => {
@@ -1919,8 +1971,11 @@ impl<'a> Emitter<'a> {
                 )
             }
         };
+        let persistent = map.schedule == Schedule::DevicePersistent;
         let mut depth = 1;
-        if dims <= 3 {
+        if persistent {
+            self.persistent_index(&mut p, &map, label, &mut index)?;
+        } else if dims <= 3 {
             for (k, (param, r)) in map.dims().enumerate() {
                 let axis = ["x", "y", "z"][dims - 1 - k];
                 let (first, stride) = thread(axis);
@@ -1947,7 +2002,13 @@ impl<'a> Emitter<'a> {
         }
         let mut used = p.used;
         let mut inner = String::new();
-        let ctx = if blocks_only { Ctx::Block } else { Ctx::Device };
+        let ctx = if persistent {
+            Ctx::Grid
+        } else if blocks_only {
+            Ctx::Block
+        } else {
+            Ctx::Device
+        };
         used.extend(self.scope_body(label, state, tree, Some(entry), ctx, depth, &mut inner)?);
         for k in (1..depth).rev() {
             let _ = writeln!(inner, "{}}}", "  ".repeat(k));
@@ -2023,6 +2084,10 @@ impl<'a> Emitter<'a> {
                     let _ = writeln!(locals, "  {t}* {n} = &sdfg_value_{n};");
                     params.push((t.to_owned(), format!("sdfg_value_{n}"), format!("{n}[0]")));
                 }
+                // A persistent kernel's threads read what others wrote
+                // before a barrier: no `__restrict__`, which lets a
+                // compiler read through the non-coherent read-only cache.
+                _ if persistent => params.push((format!("{t}*"), ident(x), ident(x))),
                 _ => params.push((format!("{t}* __restrict__"), ident(x), ident(x))),
             }
         }
@@ -2060,6 +2125,14 @@ impl<'a> Emitter<'a> {
         self.kernels.push((decl, body));
         self.kernel_names.push(name.clone());
 
+        if persistent {
+            self.cooperative = true;
+            let args: String = params.iter().map(|(_, _, a)| format!(", {a}")).collect();
+            self.persistent_launch(&name, &args, indent, out);
+            let mut launch_used: BTreeSet<String> = symbols.into_iter().collect();
+            launch_used.retain(|s| !map.params.contains(s));
+            return Ok(launch_used);
+        }
         // The launch: blocks to cover the map, at most the accelerator's
         // grid limit per axis (the grid-stride loops do the rest).
         let block = self.d.default_block();

@@ -60,6 +60,14 @@ pub trait Dialect: Accelerator + Sync {
     /// the prelude's block reductions (CUDA's `__shfl_down_sync` takes a lane
     /// mask, HIP's `__shfl_down` does not).
     fn shuffle_down(&self) -> &'static str;
+    /// The header of the dialect's cooperative groups, whose
+    /// `cooperative_groups::this_grid().sync()` is the grid-wide barrier
+    /// of persistent kernels ([`sdfg_ir::Schedule::DevicePersistent`]).
+    fn cooperative_groups_header(&self) -> &'static str;
+    /// The device attribute giving the number of multiprocessors (compute
+    /// units), which with the occupancy API sizes a persistent kernel's
+    /// grid to what can be resident at once (`cudaDevAttrMultiProcessorCount`).
+    fn multiprocessor_count_attribute(&self) -> &'static str;
 }
 
 /// Names of a dense solver with cuSOLVER's `Dn` API shape (cuSOLVER,

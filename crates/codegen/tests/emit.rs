@@ -702,3 +702,57 @@ fn device_reductions_give_each_output_a_block_that_combines_its_threads_partials
         );
     }
 }
+
+/// A `while` loop whose test reads the length a compaction on the device
+/// computes: the offload pass makes it one persistent kernel.
+const COMPACT: &str = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], K: dc.int64[1]):\n    length = N\n    k = 0\n    while length > 0:\n        A[:length] = A[:length] * 0.5\n        count = 0\n        for j in range(length):\n            if A[j] > 0.02:\n                A[count] = A[j]\n                count += 1\n        length = count\n        k += 1\n    K[0] = k\n";
+
+#[test]
+fn a_persistent_kernel_is_launched_cooperatively_and_its_states_end_at_grid_barriers() {
+    let sdfg = program(COMPACT);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let unit = emitted(&sdfg, d);
+        let src = &unit.source;
+        assert_eq!(unit.kernels.len(), 1, "{src}");
+        let name = &unit.kernels[0];
+        assert!(src.contains(&format!("#include <{}>", d.cooperative_groups_header())));
+        // Sized by the occupancy API to what is resident at once, and
+        // launched cooperatively.
+        let p = d.api_prefix();
+        for call in [
+            format!("{p}GetDevice(&sdfg_device)"),
+            format!(
+                "{p}DeviceGetAttribute(&sdfg_units, {}, sdfg_device)",
+                d.multiprocessor_count_attribute()
+            ),
+            format!(
+                "{p}OccupancyMaxActiveBlocksPerMultiprocessor(&sdfg_resident, (const void*){name}, 256, 0)"
+            ),
+            format!("SDFG_COOPERATIVE_KERNEL({name}, sdfg_grid, sdfg_block, 0"),
+            format!("return {p}LaunchCooperativeKernel("),
+        ] {
+            assert!(src.contains(&call), "no `{call}` in:\n{src}");
+        }
+        let at = src.find(&format!("__global__ void {name}(")).unwrap();
+        let body = &src[at..at + src[at..].find("\n}\n").unwrap()];
+        // Every thread runs the loop; the shared map strides over the
+        // grid, the compaction runs on the first thread, and each state
+        // ends at a grid-wide barrier.
+        assert!(
+            body.contains("while_") || body.contains("for (; "),
+            "{body}"
+        );
+        assert!(
+            body.contains("for (int64_t sdfg_g = sdfg_rank; sdfg_g < sdfg::imax(0, (length)); sdfg_g += sdfg_threads)"),
+            "{body}"
+        );
+        assert!(body.contains("if (sdfg_rank == 0) {"), "{body}");
+        assert!(body.matches("SDFG_GRID_SYNC();").count() >= 3, "{body}");
+        // Its threads read what others wrote before a barrier: no
+        // `__restrict__` pointers.
+        assert!(
+            !body.lines().next().unwrap().contains("__restrict__"),
+            "{body}"
+        );
+    }
+}

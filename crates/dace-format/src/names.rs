@@ -25,12 +25,13 @@ pub const STORAGES: [(Storage, &str); 6] = [
 ];
 
 /// The IR's schedules by DaCe's `ScheduleType` names.
-pub const SCHEDULES: [(Schedule, &str); 5] = [
+pub const SCHEDULES: [(Schedule, &str); 6] = [
     (Schedule::Default, "Default"),
     (Schedule::Sequential, "Sequential"),
     (Schedule::HostParallel, "CPU_Multicore"),
     (Schedule::DeviceKernel, "GPU_Device"),
     (Schedule::DeviceThreadBlock, "GPU_ThreadBlock"),
+    (Schedule::DevicePersistent, "GPU_Persistent"),
 ];
 
 /// The IR's lifetimes by DaCe's `AllocationLifetime` names.
@@ -208,7 +209,11 @@ mod tests {
             assert_eq!(lifetime_from(lifetime_name(l)), Some(l), "{l}");
         }
         assert_eq!(storage_from("CPU_ThreadLocal"), None);
-        assert_eq!(schedule_from("GPU_Persistent"), None);
+        assert_eq!(
+            schedule_from("GPU_Persistent"),
+            Some(Schedule::DevicePersistent)
+        );
+        assert_eq!(schedule_from("FPGA_Device"), None);
     }
 
     #[test]

@@ -826,3 +826,111 @@ fn block_reductions_combine_every_threads_partial_through_shuffles() {
         }
     }
 }
+
+/// Stream compaction in a `while` loop whose test reads the length the
+/// device computes: one persistent kernel runs it.
+const COMPACT: &str = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], K: dc.int64[1]):\n    length = N\n    k = 0\n    while length > 0:\n        A[:length] = A[:length] * 0.5\n        count = 0\n        for j in range(length):\n            if A[j] > 0.02:\n                A[count] = A[j]\n                count += 1\n        length = count\n        k += 1\n    K[0] = k\n";
+
+#[test]
+fn a_loop_deciding_on_device_data_runs_in_one_persistent_kernel() {
+    // More elements than the emulated grid has threads (two blocks), so
+    // that every thread strides; the survivors of each halving move to
+    // the front until none is left.
+    let n = 700usize;
+    let a: Vec<f64> = (0..n).map(|i| ((i * 37) % 101) as f64 / 25.0).collect();
+    let (mut want, mut length, mut k) = (a.clone(), n, 0i64);
+    while length > 0 {
+        let mut count = 0;
+        want[..length].iter_mut().for_each(|v| *v *= 0.5);
+        for j in 0..length {
+            if want[j] > 0.02 {
+                want[count] = want[j];
+                count += 1;
+            }
+        }
+        length = count;
+        k += 1;
+    }
+    assert!(k > 5);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let u = pipeline_unit(COMPACT, d);
+        assert!(
+            u.source.contains("SDFG_COOPERATIVE_KERNEL("),
+            "{}",
+            u.source
+        );
+        assert!(u.source.contains(d.cooperative_groups_header()));
+        let arguments = || {
+            by_name(
+                &u,
+                &[
+                    ("A", f64s(&a)),
+                    ("K", Argument::Array(ArrayValue::i64(vec![1], vec![0]))),
+                    ("N", Argument::Symbol(n as i64)),
+                ],
+            )
+        };
+        let mut args = arguments();
+        let Some(r) = run(&device(), &u, "persistent", &mut args) else {
+            return;
+        };
+        let r = r.unwrap();
+        assert_eq!(r.status, 0, "{}", r.messages);
+        assert_eq!(values(&args[at(&u, "A")]), want, "{}", d.name());
+        assert_eq!(values(&args[at(&u, "K")]), [k as f64], "{}", d.name());
+        // The loop is one launch, and nothing comes back to the host per
+        // iteration: `A` once, and the counter `k` the loop hands back.
+        let counts = r.counts.unwrap();
+        assert_eq!(counts.launches, 1, "{counts:?}");
+        assert!(counts.device_to_host.count <= 3, "{counts:?}");
+        assert_eq!(
+            counts.api.get("LaunchCooperativeKernel"),
+            Some(&1),
+            "{counts:?}"
+        );
+
+        // The controls. Without its grid-wide barriers the threads race
+        // ahead of each other: a wrong answer.
+        let unsynchronized = broken(
+            &u,
+            "#define SDFG_GRID_SYNC() cooperative_groups::this_grid().sync()",
+            "#define SDFG_GRID_SYNC() ((void)0)",
+        );
+        let mut args = arguments();
+        let r = run(
+            &device(),
+            &unsynchronized,
+            "persistent-unsynchronized",
+            &mut args,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.status, 0, "{}", r.messages);
+        assert_ne!(values(&args[at(&u, "A")]), want, "{}", d.name());
+        // A grid that waits for itself without a cooperative launch is
+        // stopped, as it would hang a GPU.
+        let plain = broken(&u, "SDFG_COOPERATIVE_KERNEL(while_", "SDFG_KERNEL(while_");
+        let mut args = arguments();
+        match run(&device(), &plain, "persistent-plain", &mut args).unwrap() {
+            Err(ExecError::Crashed { messages, .. }) => {
+                assert!(
+                    messages.contains("not launched cooperatively"),
+                    "{messages}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // A grid larger than the device holds at once is refused.
+        let large = broken(
+            &u,
+            "dim3 sdfg_grid((unsigned)sdfg::imax(1, (int64_t)sdfg_units * sdfg_resident));",
+            "dim3 sdfg_grid((unsigned)(sdfg_units * sdfg_resident + 1));",
+        );
+        let mut args = arguments();
+        let r = run(&device(), &large, "persistent-large", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_ne!(r.status, 0);
+        assert!(r.messages.contains("cooperative launch"), "{}", r.messages);
+    }
+}

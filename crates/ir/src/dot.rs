@@ -210,6 +210,7 @@ impl DotWriter<'_> {
                     let style = match m.map.schedule {
                         Schedule::DeviceKernel => "style=filled; fillcolor=\"#e6f5e6\";",
                         Schedule::DeviceThreadBlock => "style=filled; fillcolor=\"#fdf6d8\";",
+                        Schedule::DevicePersistent => "style=filled; fillcolor=\"#d6ecf5\";",
                         _ => "style=solid;",
                     };
                     self.open_cluster(

@@ -125,21 +125,41 @@ pub enum Schedule {
     DeviceKernel,
     /// The threads of one block, inside a device kernel.
     DeviceThreadBlock,
+    /// A persistent device kernel (DaCe's `GPU_Persistent`): a map over one
+    /// point whose scope is a nested SDFG that every thread of a grid
+    /// runs together, the grid as large as can be resident at once. The
+    /// nested SDFG's own maps scheduled [`Schedule::DeviceKernel`] share
+    /// their iterations among all the threads, the rest of its code runs on
+    /// one thread, and the threads wait for each other (a grid-wide
+    /// barrier) between its states. Its control flow runs on the device:
+    /// a `while` loop deciding on device data is one launch, not a launch
+    /// per state per iteration and a copy back per test.
+    DevicePersistent,
 }
 
 impl Schedule {
     /// Every schedule, in declaration order.
-    pub const ALL: [Schedule; 5] = [
+    pub const ALL: [Schedule; 6] = [
         Schedule::Default,
         Schedule::Sequential,
         Schedule::HostParallel,
         Schedule::DeviceKernel,
         Schedule::DeviceThreadBlock,
+        Schedule::DevicePersistent,
     ];
 
     /// True for the schedules whose body runs on the device.
     pub fn is_device(self) -> bool {
-        matches!(self, Schedule::DeviceKernel | Schedule::DeviceThreadBlock)
+        matches!(
+            self,
+            Schedule::DeviceKernel | Schedule::DeviceThreadBlock | Schedule::DevicePersistent
+        )
+    }
+
+    /// True for the schedules the host launches as one kernel: a device
+    /// kernel and a persistent one.
+    pub fn is_launch(self) -> bool {
+        matches!(self, Schedule::DeviceKernel | Schedule::DevicePersistent)
     }
 
     /// The serialized spelling (`"device_kernel"`).
@@ -150,6 +170,7 @@ impl Schedule {
             Schedule::HostParallel => "host_parallel",
             Schedule::DeviceKernel => "device_kernel",
             Schedule::DeviceThreadBlock => "device_thread_block",
+            Schedule::DevicePersistent => "device_persistent",
         }
     }
 }

@@ -113,6 +113,12 @@ impl State {
         petgraph::algo::toposort(&self.graph, None).ok()
     }
 
+    /// Whether a path of edges leads from `from` to `to` (a node reaches
+    /// itself): whether `to` depends on `from` within the state.
+    pub fn reaches(&self, from: NodeId, to: NodeId) -> bool {
+        petgraph::algo::has_path_connecting(&self.graph, from, to, None)
+    }
+
     /// Computes the scope tree: for every node, the map entry whose scope it is in.
     pub fn scope_tree(&self) -> Result<ScopeTree, ScopeError> {
         ScopeTree::compute(self)

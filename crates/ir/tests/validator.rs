@@ -402,6 +402,11 @@ fn flip(src: Storage, dst: Storage, schedule: Schedule) -> Sdfg {
 /// A kernel `kernel` (state `launch` of SDFG `outer`) that calls `inner`
 /// on device-global `x_dev` and `y_dev`.
 fn kernel_with_nested(inner: Sdfg) -> Sdfg {
+    launch_with_nested(inner, Schedule::DeviceKernel)
+}
+
+/// [`kernel_with_nested`] with the kernel's map of `schedule`.
+fn launch_with_nested(inner: Sdfg, schedule: Schedule) -> Sdfg {
     let mut b = SdfgBuilder::new("outer");
     b.symbol("N")
         .container("x_dev", array("N", Storage::DeviceGlobal))
@@ -409,7 +414,7 @@ fn kernel_with_nested(inner: Sdfg) -> Sdfg {
     b.state("launch", |s| {
         let xd = s.access("x_dev");
         let yd = s.access("y_dev");
-        let (entry, exit) = s.map("kernel", "b = 0:1", Schedule::DeviceKernel);
+        let (entry, exit) = s.map("kernel", "b = 0:1", schedule);
         let n = s.nested("flip", inner, &["src"], &["dst"], &[("M", "N")]);
         s.path(&[xd, entry, n], None, Some("src"), "x_dev[0:N]");
         s.path(&[n, exit, yd], Some("dst"), None, "y_dev[0:N]");
@@ -2759,6 +2764,66 @@ fn schedules_inside_a_nested_sdfg_inside_a_kernel_are_device_schedules() {
         Storage::DeviceGlobal,
         Schedule::DeviceThreadBlock,
     )));
+}
+
+#[test]
+fn a_persistent_kernels_body_shares_its_top_level_device_maps() {
+    // At the top of a persistent kernel's body a device map is shared by
+    // the kernel's threads, not launched.
+    assert_valid(&launch_with_nested(
+        flip(
+            Storage::DeviceGlobal,
+            Storage::DeviceGlobal,
+            Schedule::DeviceKernel,
+        ),
+        Schedule::DevicePersistent,
+    ));
+    // A persistent kernel is launched by the host only.
+    assert_error(
+        &maps_sdfg(vec![
+            map("grid", &["b"], &["0:N"], Schedule::DeviceKernel),
+            map("again", &["t"], &["0:1"], Schedule::DevicePersistent),
+        ]),
+        node_err(
+            "maps",
+            "maps",
+            entry_id(1),
+            "map entry",
+            "again",
+            NodeError::BadSchedule {
+                schedule: Schedule::DevicePersistent,
+                reason: "a persistent kernel cannot be launched inside a kernel",
+            },
+        ),
+    );
+    // Deeper in the body, inside a map of its threads, a device map is a
+    // kernel inside a kernel again.
+    let mut b = SdfgBuilder::new("flip");
+    b.symbol("M")
+        .container("src", array("M", Storage::DeviceGlobal))
+        .container("dst", array("M", Storage::DeviceGlobal));
+    b.state("reverse", |s| {
+        let a = s.access("src");
+        let d = s.access("dst");
+        let (oe, ox) = s.map("rows", "r = 0:1", Schedule::DeviceKernel);
+        let (ie, ix) = s.map("cols", "i = 0:M", Schedule::DeviceKernel);
+        let t = s.tasklet(
+            "copy",
+            vec![f64c("a")],
+            vec![f64c("b")],
+            vec![Stmt::assign("b", Expr::var("a"))],
+        );
+        s.path(&[a, oe, ie, t], None, Some("a"), "src[i]");
+        s.path(&[t, ix, ox, d], Some("b"), None, "dst[i]");
+    });
+    let sdfg = launch_with_nested(b.build().unwrap(), Schedule::DevicePersistent);
+    let found = errors(&sdfg);
+    assert!(
+        found.iter().any(|e| e
+            .to_string()
+            .contains("a kernel cannot be launched inside a kernel")),
+        "{found:#?}"
+    );
 }
 
 // == Reporting ===============================================================

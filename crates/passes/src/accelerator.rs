@@ -108,6 +108,18 @@ pub trait Accelerator {
         true
     }
 
+    /// Whether the threads of a whole grid can run at once and wait for
+    /// each other (a grid-wide barrier; CUDA's and HIP's cooperative
+    /// launch). Then a loop whose tests read what device code inside it
+    /// writes runs inside one persistent kernel
+    /// ([`Schedule::DevicePersistent`]): one launch for the loop, its tests
+    /// evaluated where the data is, instead of a launch per state per
+    /// iteration and a copy back to the host per test. `false` keeps such
+    /// loops on the host.
+    fn grid_barrier(&self) -> bool {
+        false
+    }
+
     /// Number of streams (queues) kernels and copies may use.
     fn streams(&self) -> u32 {
         1

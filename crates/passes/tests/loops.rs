@@ -13,7 +13,7 @@ use sdfg_sim::SimAccelerator;
 use std::collections::BTreeSet;
 
 mod common;
-use common::{args, program, run, same};
+use common::{args, args_with, program, run, same};
 
 /// Converts, validates, checks idempotence, and compares runs of the loop,
 /// the map on the host and the map offloaded; returns the report.
@@ -672,4 +672,111 @@ fn a_loop_labelled_with_no_identifier_nests_under_a_valid_name() {
     first.label = "-9223372036854775808".to_owned();
     let (_, report) = convert(&sdfg);
     assert_eq!(report.converted.len(), 1, "{report}");
+}
+
+/// Stream compaction in a `while` loop (mandelbrot2's): the loop's test
+/// reads the length the compaction on the device computes.
+const COMPACT: &str = "    length = N
+    k = 0
+    while length > 0:
+        A[:length] = A[:length] * 0.5
+        count = 0
+        for j in range(length):
+            if A[j] > 0.02:
+                A[count] = A[j]
+                count += 1
+        length = count
+        k += 1
+    K[0] = k
+";
+
+#[test]
+fn a_loop_testing_what_the_device_writes_becomes_one_persistent_kernel() {
+    let sdfg = program(COMPACT, "A: dc.float64[N], K: dc.int64[1]");
+    let (out, report) = offloaded(&sdfg);
+    let off = report.offload.as_ref().unwrap();
+    assert_eq!(off.persistent_loops.len(), 1, "{off}");
+    assert_eq!(loops(&out), 0, "the loop is inside the kernel");
+    let persistent = out
+        .states()
+        .iter()
+        .flat_map(|(_, s)| s.nodes().map(|(_, n)| n.clone()).collect::<Vec<_>>())
+        .filter(|n| matches!(n, Node::MapEntry(e) if e.map.schedule == sdfg_ir::Schedule::DevicePersistent))
+        .count();
+    assert_eq!(persistent, 1);
+    let a = args_with(&sdfg, 40, 1);
+    let want = run(&sdfg, &a);
+    let got = run(&out, &a);
+    same(&want, &got);
+    assert!(
+        want.outputs["K"].get(0).unwrap().to_i64() > 2,
+        "several iterations"
+    );
+    // One launch for the whole loop (and one for what follows it); nothing
+    // crosses per iteration: the inputs go in once, the outputs out once.
+    assert!(got.report.launches <= 3, "{:?}", got.report);
+    for (name, t) in &got.report.per_container {
+        assert!(
+            t.to_host.copies <= 1,
+            "`{name}` crossed {} times",
+            t.to_host.copies
+        );
+    }
+}
+
+/// The simulated accelerator without a grid-wide barrier: the pass asks,
+/// and keeps the loop on the host.
+struct NoGridBarrier;
+
+impl sdfg_passes::Accelerator for NoGridBarrier {
+    fn name(&self) -> &'static str {
+        "sim without a grid-wide barrier"
+    }
+    fn warp_size(&self) -> u32 {
+        SimAccelerator.warp_size()
+    }
+    fn default_block(&self) -> [u32; 3] {
+        SimAccelerator.default_block()
+    }
+    fn max_grid(&self) -> [u64; 3] {
+        SimAccelerator.max_grid()
+    }
+    fn vendor_library(&self, _: &sdfg_ir::LibraryOp) -> Option<sdfg_passes::VendorCall> {
+        None
+    }
+}
+
+#[test]
+fn without_a_grid_barrier_or_a_test_on_device_data_the_loop_stays_on_the_host() {
+    let sdfg = program(COMPACT, "A: dc.float64[N], K: dc.int64[1]");
+    let (out, report) = pipeline::run(
+        &sdfg,
+        Some(&NoGridBarrier),
+        &PipelineOptions::default(),
+        &[Pass::LoopToMap, Pass::SinkLoop, Pass::Offload],
+    )
+    .unwrap();
+    assert!(report.offload.as_ref().unwrap().persistent_loops.is_empty());
+    assert_eq!(loops(&out), 1);
+    let a = args_with(&sdfg, 40, 1);
+    same(&run(&sdfg, &a), &run(&out, &a));
+    // A loop whose tests read only what the host holds launches its
+    // kernels from the host: no copy back per iteration to save.
+    let timed = program(
+        "    t = 0\n    while t < N:\n        A[:] = A * 0.5 + B\n        t += 1\n",
+        "A: dc.float64[M], B: dc.float64[M]",
+    );
+    let (out, report) = offloaded(&timed);
+    assert!(report.offload.as_ref().unwrap().persistent_loops.is_empty());
+    assert_eq!(loops(&out), 1);
+    // Nor one whose body issues a device-wide library call.
+    let reduced = program(
+        "    while np.sum(A) > 1.0:\n        A[:] = A * 0.5\n",
+        "A: dc.float64[N]",
+    );
+    let (out, report) = offloaded(&reduced);
+    assert!(report.offload.as_ref().unwrap().persistent_loops.is_empty());
+    assert_eq!(loops(&out), 1);
+    let a = args(&reduced);
+    same(&run(&reduced, &a), &run(&out, &a));
 }

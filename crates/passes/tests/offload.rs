@@ -16,7 +16,7 @@ use sdfg_ir::{
     Storage, SymExpr, Wcr,
 };
 use sdfg_passes::offload::{CopyRecord, Placement};
-use sdfg_passes::{CopyKind, HostMaps, OffloadError, Options, Report, offload};
+use sdfg_passes::{Accelerator, CopyKind, HostMaps, OffloadError, Options, Report, offload};
 use sdfg_sim::{Arguments, ArrayValue, Elements, RunResult, SimAccelerator, Simulator};
 use std::collections::BTreeMap;
 
@@ -36,8 +36,35 @@ fn sym(text: &str) -> SymExpr {
 /// Offloads with the default options, failing the test on a refusal.
 #[track_caller]
 fn offload_ok(sdfg: &Sdfg) -> (Sdfg, Report) {
-    offload(sdfg, &SimAccelerator, &Options::default())
+    offload_ok_on(sdfg, &SimAccelerator)
+}
+
+fn offload_ok_on(sdfg: &Sdfg, acc: &dyn Accelerator) -> (Sdfg, Report) {
+    offload(sdfg, acc, &Options::default())
         .unwrap_or_else(|e| panic!("the pass refused `{}`: {e}", sdfg.name))
+}
+
+/// The simulated accelerator without a grid-wide barrier: loops whose
+/// tests read device data stay on the host (no persistent kernels), for
+/// the tests of the placement walk's copies back for those tests.
+struct HostLoops;
+
+impl Accelerator for HostLoops {
+    fn name(&self) -> &'static str {
+        "sim without a grid-wide barrier"
+    }
+    fn warp_size(&self) -> u32 {
+        SimAccelerator.warp_size()
+    }
+    fn default_block(&self) -> [u32; 3] {
+        SimAccelerator.default_block()
+    }
+    fn max_grid(&self) -> [u64; 3] {
+        SimAccelerator.max_grid()
+    }
+    fn vendor_library(&self, _: &LibraryOp) -> Option<sdfg_passes::VendorCall> {
+        None
+    }
 }
 
 /// The `(what, location)` of an `Unsupported` refusal; fails on anything else.
@@ -228,6 +255,12 @@ fn check_offload(sdfg: &Sdfg, args: &Arguments, sim: &Simulator) -> Checked {
     check_offload_on_path(sdfg, args, sim, true)
 }
 
+/// [`check_offload`] for an accelerator without a grid-wide barrier.
+#[track_caller]
+fn check_host_loops(sdfg: &Sdfg, args: &Arguments, sim: &Simulator) -> Checked {
+    check_offload_with(sdfg, args, sim, true, &HostLoops)
+}
+
 /// [`check_offload`] for arguments whose run may take a path without kernels
 /// (`launches` then tells whether one must be launched).
 #[track_caller]
@@ -237,7 +270,18 @@ fn check_offload_on_path(
     sim: &Simulator,
     launches: bool,
 ) -> Checked {
-    let (offloaded, report) = offload_ok(sdfg);
+    check_offload_with(sdfg, args, sim, launches, &SimAccelerator)
+}
+
+#[track_caller]
+fn check_offload_with(
+    sdfg: &Sdfg,
+    args: &Arguments,
+    sim: &Simulator,
+    launches: bool,
+    acc: &dyn Accelerator,
+) -> Checked {
+    let (offloaded, report) = offload_ok_on(sdfg, acc);
     let name = &sdfg.name;
     if let Err(e) = sdfg_ir::validate(&offloaded) {
         panic!("`{name}`: the offloaded SDFG does not validate:\n{e}\n{report}");
@@ -248,7 +292,7 @@ fn check_offload_on_path(
     assert_eq!(back.to_json(), json, "`{name}`: JSON round trip text");
 
     let device_work = !report.kernels.is_empty() || !report.library_calls.is_empty();
-    let (again, second) = offload_ok(&offloaded);
+    let (again, second) = offload_ok_on(&offloaded, acc);
     assert_eq!(
         again, offloaded,
         "`{name}`: a second offload changed the SDFG"
@@ -1208,9 +1252,10 @@ fn a_transient_passed_between_tasklets_of_a_kernel_lives_in_device_memory() {
 #[test]
 fn a_transient_the_host_reads_gets_a_twin_instead() {
     // Negative control: `done` in `converge` is a transient, but a loop
-    // condition reads it on the host.
+    // condition reads it on the host (where the loop stays without a
+    // grid-wide barrier).
     let sdfg = sdfg_ir::examples::converge().unwrap();
-    let (out, report) = offload_ok(&sdfg);
+    let (out, report) = offload_ok_on(&sdfg, &HostLoops);
     let p = placement(&report, "done");
     assert_eq!(p.twin.as_deref(), Some("dev_done"));
     assert!(
@@ -1362,8 +1407,10 @@ fn a_container_read_by_a_transition_is_copied_back_before_the_transition() {
 
 #[test]
 fn a_container_read_by_loop_and_branch_conditions_is_copied_back_where_the_host_reads_it() {
+    // Without a grid-wide barrier the loop stays on the host, testing what
+    // the device writes.
     let sdfg = sdfg_ir::examples::converge().unwrap();
-    let (out, report) = offload_ok(&sdfg);
+    let (out, report) = offload_ok_on(&sdfg, &HostLoops);
     // `init` only sets `done`, which only interstate code reads, and
     // `finish` only the scalar `flag`: host states. The loop holds `done`
     // on the host at its head.
@@ -1418,9 +1465,20 @@ fn a_container_read_by_loop_and_branch_conditions_is_copied_back_where_the_host_
             .symbol("N", 4)
             .array("x", ArrayValue::f64(vec![4], vec![1.0, -2.0, 0.5, 3.0]))
             .array("flag", ArrayValue::new(vec![], Elements::I32(vec![flag])));
-        let checked = check_offload(&sdfg, &args, &Simulator::new());
+        let checked = check_host_loops(&sdfg, &args, &Simulator::new());
         assert!(checked.run.report.launches > 1);
         assert_eq!(checked.run.report.per_container["x"].to_host.bytes, 32);
+        // With one, the loop is one persistent kernel: `done` never
+        // crosses, and the loop is one launch.
+        let persistent = check_offload(&sdfg, &args, &Simulator::new());
+        assert_eq!(
+            persistent.report.persistent_loops,
+            ["iterate"],
+            "{}",
+            persistent.report
+        );
+        assert!(copies_of(&persistent.report, "done").is_empty());
+        assert!(persistent.run.report.launches < checked.run.report.launches);
     }
 }
 
@@ -1446,7 +1504,8 @@ fn a_loop_bound_read_from_data_is_copied_back_on_the_back_edge() {
     });
     let sdfg = b.build().unwrap();
     let args = Arguments::default().array("n", ArrayValue::i64(vec![1], vec![6]));
-    let checked = check_offload(&sdfg, &args, &Simulator::new());
+    // Without a grid-wide barrier the loop stays on the host.
+    let checked = check_host_loops(&sdfg, &args, &Simulator::new());
     assert_eq!(labels(&checked.offloaded.body), ["offload_copy_in", "l"]);
     // The condition reads `n` on the host, the body on the device before
     // writing it: the loop holds it on both sides at its head, copied in
@@ -1466,6 +1525,21 @@ fn a_loop_bound_read_from_data_is_copied_back_on_the_back_edge() {
     assert_eq!(checked.run.outputs["n"], ArrayValue::i64(vec![1], vec![3]));
     assert_eq!(checked.run.report.launches, 3);
     assert_eq!(transfers(&checked.run), (8, 24, 16));
+    // With a grid-wide barrier the loop is one persistent kernel: `n` goes
+    // in once and comes back once, at the lower bound.
+    let persistent = check_offload(&sdfg, &args, &Simulator::new());
+    assert_eq!(
+        persistent.report.persistent_loops,
+        ["l"],
+        "{}",
+        persistent.report
+    );
+    assert_eq!(
+        persistent.run.outputs["n"],
+        ArrayValue::i64(vec![1], vec![3])
+    );
+    assert_eq!(persistent.run.report.launches, 1);
+    assert_eq!(transfers(&persistent.run), (8, 8, 16));
 }
 
 // Regression tests for write-only twins (fixed in placement.rs): the copy

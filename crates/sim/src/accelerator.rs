@@ -32,6 +32,10 @@ impl Accelerator for SimAccelerator {
         [(1 << 31) - 1, 65_535, 65_535]
     }
 
+    fn grid_barrier(&self) -> bool {
+        true
+    }
+
     fn vendor_library(&self, _op: &LibraryOp) -> Option<VendorCall> {
         None
     }

@@ -368,7 +368,7 @@ impl Counter {
             .map_err(|e| level.unsupported(at, format!("an invalid state ({e})")))?;
         for id in tree.children(None) {
             match &state.graph[id] {
-                Node::MapEntry(m) if m.map.schedule == Schedule::DeviceKernel => {
+                Node::MapEntry(m) if m.map.schedule.is_launch() => {
                     let mut empty = false;
                     for r in &m.map.ranges {
                         let what = "a kernel's range";

@@ -698,20 +698,26 @@ impl<'s, 'c> Machine<'s, 'c> {
         });
         self.charge(points, at)?;
         // An empty map returned above: generated code does not launch it.
-        let launch = m.schedule == Schedule::DeviceKernel && side == Side::Host;
+        let launch = m.schedule.is_launch() && side == Side::Host;
         if launch {
             self.mem.launches += 1;
         }
+        // A device kernel inside device code is a map a persistent
+        // kernel's threads share, between two grid-wide barriers: to the
+        // race check its iterations are the threads of a launch.
+        let shared = m.schedule == Schedule::DeviceKernel && side == Side::Device;
         for (&slot, &(b, _, _)) in m.params.iter().zip(&bounds) {
             env.syms[slot] = b;
             env.defined[slot] = true;
         }
         // With race checking, a launch logs its threads' accesses (one thread
         // per iteration), and nothing runs fused (the fused loop does not log).
-        let checked = launch && self.check_races;
-        if checked {
-            *self.mem.race.borrow_mut() = Some(RaceLog::default());
-        }
+        let checked = (launch || shared) && self.check_races;
+        let outer_log = if checked {
+            self.mem.race.borrow_mut().replace(RaceLog::default())
+        } else {
+            None
+        };
         let taken = if launch {
             self.take_by_value(env, &m.by_value)
         } else {
@@ -722,7 +728,7 @@ impl<'s, 'c> Machine<'s, 'c> {
             env.bindings[slot].alloc = Some(alloc);
         }
         if checked {
-            *self.mem.race.borrow_mut() = None;
+            *self.mem.race.borrow_mut() = outer_log;
         }
         result
     }

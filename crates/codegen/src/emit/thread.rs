@@ -39,7 +39,9 @@ fn inner_offset_of(desc: &sdfg_ir::DataDesc, n: &NestedSdfg) -> SymExpr {
 
 impl Emitter<'_> {
     /// The nested SDFG `n` (node `id` of `state`, inside a kernel) inline;
-    /// returns the outer symbols it uses.
+    /// returns the outer symbols it uses. `grid`: it is a persistent
+    /// kernel's body, which every thread of the grid runs together
+    /// (`emit/persistent.rs`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn nested_in_kernel(
         &self,
@@ -47,6 +49,7 @@ impl Emitter<'_> {
         state: &State,
         id: NodeId,
         n: &NestedSdfg,
+        grid: bool,
         indent: usize,
         out: &mut String,
     ) -> Result<BTreeSet<String>, EmitError> {
@@ -197,7 +200,8 @@ impl Emitter<'_> {
         out.push_str(&binds);
         let inner = Emitter::new(inner_sdfg, self.d);
         let mut inner_used = BTreeSet::new();
-        inner.thread_region(&inner_sdfg.body, indent + 2, out, &mut inner_used)?;
+        let ctx = if grid { Ctx::Grid } else { Ctx::Device };
+        inner.thread_region(&inner_sdfg.body, ctx, indent + 2, out, &mut inner_used)?;
         let _ = writeln!(out, "{inner_pad}}}\n{pad}}}");
         used.extend(
             inner_used
@@ -207,10 +211,14 @@ impl Emitter<'_> {
         Ok(used)
     }
 
-    /// A region of an SDFG nested in a kernel, as statements of the thread.
+    /// A region of an SDFG nested in a kernel, as statements of the thread
+    /// (`ctx` [`Ctx::Device`]), or of every thread of a persistent kernel's
+    /// grid ([`Ctx::Grid`]: each state ends at a grid-wide barrier, so that
+    /// the tests and assignments after it read what it wrote).
     fn thread_region(
         &self,
         region: &Region,
+        ctx: Ctx,
         indent: usize,
         out: &mut String,
         used: &mut BTreeSet<String>,
@@ -233,17 +241,20 @@ impl Emitter<'_> {
                         state,
                         &tree,
                         None,
-                        Ctx::Device,
+                        ctx,
                         indent + 1,
                         out,
                     )?);
+                    if ctx == Ctx::Grid {
+                        let _ = writeln!(out, "{pad}  SDFG_GRID_SYNC();");
+                    }
                     let _ = writeln!(out, "{pad}}}");
                 }
                 BlockKind::Loop(l) => {
                     let mut p = self.sym();
                     let _ = writeln!(out, "{pad}{}", for_header(&mut p, l));
                     used.extend(p.used);
-                    self.thread_region(&l.body, indent + 1, out, used)?;
+                    self.thread_region(&l.body, ctx, indent + 1, out, used)?;
                     let _ = writeln!(out, "{pad}}}");
                 }
                 BlockKind::Conditional(c) => {
@@ -253,11 +264,11 @@ impl Emitter<'_> {
                         used.extend(p.used);
                         let kw = if k == 0 { "if" } else { "} else if" };
                         let _ = writeln!(out, "{pad}{kw} ({cond}) {{");
-                        self.thread_region(r, indent + 1, out, used)?;
+                        self.thread_region(r, ctx, indent + 1, out, used)?;
                     }
                     if let Some(r) = &c.otherwise {
                         let _ = writeln!(out, "{pad}}} else {{");
-                        self.thread_region(r, indent + 1, out, used)?;
+                        self.thread_region(r, ctx, indent + 1, out, used)?;
                     }
                     let _ = writeln!(out, "{pad}}}");
                 }

@@ -15,6 +15,7 @@ typedef enum cudaError {
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorIllegalAddress = 700,
   cudaErrorLaunchFailure = 719,
+  cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
 } cudaError_t;
 
@@ -45,7 +46,14 @@ inline const sdfg_emu::Limits& sdfg_emu::limits() {
   return l;
 }
 
+// The one device attribute the emitter asks for.
+typedef enum cudaDeviceAttr {
+  cudaDevAttrMultiProcessorCount = 16,
+} cudaDeviceAttr;
+
 #define SDFG_EMU_API(Name) cuda##Name
+#define SDFG_EMU_ATTRIBUTE cudaDeviceAttr
+#define SDFG_EMU_MULTIPROCESSORS cudaDevAttrMultiProcessorCount
 #define SDFG_EMU_ERROR cudaError_t
 #define SDFG_EMU_KIND cudaMemcpyKind
 #define SDFG_EMU_STREAM cudaStream_t

@@ -81,6 +81,7 @@ pub fn validate(sdfg: &Sdfg) -> Result<Validated<'_>, ValidationErrors> {
         path: sdfg.name.clone(),
         base: Side::Host,
         root: true,
+        grid: false,
         errors: &mut errors,
     }
     .run();
@@ -107,6 +108,10 @@ struct Validator<'a, 'e> {
     /// Whether this is the SDFG being validated (called by the host program)
     /// rather than one nested in it (called by the enclosing code).
     root: bool,
+    /// Whether this SDFG is the body of a persistent kernel
+    /// ([`Schedule::DevicePersistent`]): its top-level maps may then be
+    /// device kernels, whose iterations the kernel's threads share.
+    grid: bool,
     errors: &'e mut Vec<ValidationError>,
 }
 
@@ -680,9 +685,15 @@ impl<'a> Validator<'a, '_> {
             }
         }
         let in_kernel = self.inside_kernel(cx, id);
+        // The top-level maps of a persistent kernel's body are shared by
+        // its threads, not launched.
+        let grid_map = self.grid && cx.scopes.parent(id).is_none();
         let reason = match map.schedule {
-            Schedule::DeviceKernel if in_kernel => {
+            Schedule::DeviceKernel if in_kernel && !grid_map => {
                 Some("a kernel cannot be launched inside a kernel")
+            }
+            Schedule::DevicePersistent if in_kernel => {
+                Some("a persistent kernel cannot be launched inside a kernel")
             }
             Schedule::DeviceThreadBlock if !in_kernel => {
                 Some("a thread-block map must be inside a device kernel")
@@ -999,11 +1010,16 @@ impl<'a> Validator<'a, '_> {
                 }
             }
         }
+        let persistent = cx.scopes.parent(id).is_some_and(|e| {
+            matches!(cx.state.node(e), Some(Node::MapEntry(m))
+                if m.map.schedule == Schedule::DevicePersistent)
+        });
         let mut nested = Validator {
             sdfg: inner,
             path: format!("{}/{}", self.path, inner.name),
             base: self.side_of(cx, id),
             root: false,
+            grid: persistent,
             errors: &mut *self.errors,
         };
         nested.run();

@@ -14,7 +14,10 @@
 //! 0. [`sequential`]: a loop whose body is only single-thread device code
 //!    (tasklets and access nodes, not all staying on the host) becomes one
 //!    single-thread kernel holding the loop, instead of a launch per state
-//!    per iteration.
+//!    per iteration. Then [`persistent`]: a loop whose tests read what
+//!    device code inside it writes becomes one persistent kernel (where
+//!    the accelerator has a grid-wide barrier), its tests evaluated on the
+//!    device, instead of a copy back and a wait per iteration.
 //! 2. [`partitions`]: host tasklets left at host level in a state are
 //!    grouped into partitions (joined by memlets and by data only they
 //!    touch, never reaching across a kernel or callback) and each partition
@@ -53,6 +56,7 @@
 pub mod locations;
 pub mod nested;
 pub mod partitions;
+pub mod persistent;
 pub mod placement;
 pub mod schedules;
 pub mod sequential;
@@ -144,6 +148,9 @@ pub struct Report {
     /// Sequential loops of single-thread device code that became one
     /// single-thread kernel each (see [`sequential`]), by label.
     pub sequential_loops: Vec<String>,
+    /// Loops whose tests read what device code inside them writes, each
+    /// become one persistent kernel (see [`persistent`]), by label.
+    pub persistent_loops: Vec<String>,
     /// Library nodes that became device-wide calls, with the vendor call if any.
     pub library_calls: Vec<String>,
     /// Container placements.
@@ -170,6 +177,12 @@ impl fmt::Display for Report {
             writeln!(
                 f,
                 "  sequential loop: {l} (single-thread device code: one single-thread kernel runs the whole loop)"
+            )?;
+        }
+        for l in &self.persistent_loops {
+            writeln!(
+                f,
+                "  persistent loop: {l} (its tests read what the device writes: one persistent kernel runs the whole loop, its threads meeting at grid-wide barriers)"
             )?;
         }
         for k in &self.kernels {
@@ -237,6 +250,7 @@ pub(crate) fn offload_unvalidated(
     let param = partitions::single_thread_param(&out);
     report.sequential_loops =
         sequential::wrap_sequential_loops(&mut out, &param, acc.scalars_by_value());
+    report.persistent_loops = persistent::wrap_persistent_loops(&mut out, acc, &param);
     schedules::assign(&mut out, acc, &options.host_maps, &mut report)?;
     partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
     let usage = locations::analyse(&out);

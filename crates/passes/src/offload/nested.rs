@@ -152,3 +152,74 @@ pub(crate) fn offload_in_kernel(
     }
     Ok(())
 }
+
+/// Makes `sdfg`, the body of a persistent kernel, the code the kernel's
+/// threads run together ([`sdfg_ir::Schedule::DevicePersistent`]): its
+/// top-level maps become maps the threads share (the accelerator's kernel
+/// schedule), maps inside them run sequentially per thread, SDFGs nested
+/// in them are code of each thread; its connectors are the kernel's device
+/// data, and its transients (views, re-bound by each thread) registers.
+pub(crate) fn offload_in_persistent(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+    report: &mut Report,
+) -> Result<(), OffloadError> {
+    let name = sdfg.name.clone();
+    super::for_each_state_mut(&mut sdfg.body, &mut |label, state| {
+        let tree = state
+            .scope_tree()
+            .map_err(|e| OffloadError::Invalid(format!("{label}: {e}")))?;
+        let ids: Vec<_> = state.nodes().map(|(id, _)| id).collect();
+        for id in ids {
+            let top = tree.parent(id).is_none();
+            match state.graph.node_weight_mut(id) {
+                Some(sdfg_ir::Node::MapEntry(e))
+                    if e.map.schedule == sdfg_ir::Schedule::Default =>
+                {
+                    e.map.schedule = if top {
+                        acc.kernel_schedule()
+                    } else {
+                        acc.inner_schedule()
+                    };
+                }
+                Some(sdfg_ir::Node::NestedSdfg(n)) => {
+                    let mut sub = Report::default();
+                    offload_in_kernel(&mut n.sdfg, acc, &mut sub)?;
+                    report
+                        .placements
+                        .extend(sub.placements.into_iter().map(|p| Placement {
+                            container: format!("{name}/{}", p.container),
+                            ..p
+                        }));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    })?;
+    let global = acc.global_storage();
+    for (x, d) in &mut sdfg.containers {
+        let (storage, reason) = if !d.transient {
+            (
+                global,
+                "connector of a persistent kernel's body: device data its threads share",
+            )
+        } else {
+            (
+                Storage::Register,
+                "view in a persistent kernel's body: re-bound by each thread",
+            )
+        };
+        d.storage = storage;
+        if d.transient {
+            d.lifetime = Lifetime::Scope;
+        }
+        report.placements.push(Placement {
+            container: format!("{name}/{x}"),
+            twin: None,
+            storage,
+            reason: reason.to_owned(),
+        });
+    }
+    Ok(())
+}

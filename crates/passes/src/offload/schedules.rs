@@ -108,6 +108,24 @@ pub(crate) fn assign(
             }
         }
         let ids: Vec<_> = state.nodes().map(|(id, _)| id).collect();
+        // Persistent kernels (phase 0b) are already scheduled: their
+        // bodies are the threads' shared code.
+        let persistent: Vec<NodeId> = ids
+            .iter()
+            .copied()
+            .filter(|&n| {
+                matches!(state.node(n), Some(Node::MapEntry(e))
+                    if e.map.schedule == Schedule::DevicePersistent)
+            })
+            .collect();
+        for &p in &persistent {
+            if let Some(Node::MapEntry(e)) = state.node(p) {
+                report.kernels.push(format!(
+                    "{} (persistent: the whole loop, state `{label}`)",
+                    e.map.label
+                ));
+            }
+        }
         // Maps whose scope holds something a kernel cannot issue stay on the host.
         let host_bound: Vec<_> = ids
             .iter()
@@ -132,6 +150,9 @@ pub(crate) fn assign(
                             other => other,
                         },
                     )?;
+                }
+                Some(Node::NestedSdfg(n)) if parent.is_some_and(|p| persistent.contains(&p)) => {
+                    super::nested::offload_in_persistent(&mut n.sdfg, acc, report)?;
                 }
                 Some(Node::NestedSdfg(n)) => {
                     // Inside a map that stays on the host it would be a host
@@ -207,7 +228,7 @@ pub(crate) fn assign(
 
 /// Whether a kernel may contain `node`: what the accelerator says, and for a
 /// nested SDFG, of everything inside it.
-fn issuable(acc: &dyn Accelerator, node: &Node) -> bool {
+pub(super) fn issuable(acc: &dyn Accelerator, node: &Node) -> bool {
     if !acc.kernel_can_issue(node) {
         return false;
     }

@@ -30,7 +30,7 @@ use crate::nest::{Nesting, mapped_symbols, nest_in_map, privatizable, rewrite_lo
 use sdfg_ir::code::{Expr, Stmt};
 use sdfg_ir::{
     Assignment, BlockKind, Connector, ControlBlock, DType, DataDesc, Memlet, Node, Range, Region,
-    Sdfg, State, Subset, SymExpr, Tasklet,
+    Schedule, Sdfg, State, Subset, SymExpr, Tasklet,
 };
 use std::collections::BTreeSet;
 
@@ -66,76 +66,104 @@ struct Cx<'a> {
 impl Cx<'_> {
     /// Wraps `block` (a loop) if it qualifies; returns whether it did.
     fn wrap(&mut self, block: &mut ControlBlock) -> bool {
-        let Some((mut nesting, live)) = self.qualifies(block) else {
+        let Some((nesting, live)) = self.qualifies(block) else {
             return false;
         };
-        let handed_back = self.hand_back(&mut nesting, &block.label, &live);
-        let state = nest_in_map(self.sdfg, &format!("{}_single", block.label), nesting);
+        replace_loop(
+            self.sdfg,
+            block,
+            &format!("{}_single", block.label),
+            nesting,
+            &live,
+            Schedule::Default,
+        );
         self.wrapped.push(block.label.clone());
-        block.kind = BlockKind::State(state);
-        let reads = handed_back.into_iter().map(|(symbol, scalar)| Assignment {
-            symbol,
-            value: SymExpr::read(scalar, vec![SymExpr::int(0)]),
-        });
-        let later = std::mem::take(&mut block.transition.assignments);
-        block.transition.assignments = reads.chain(later).collect();
         true
     }
+}
 
-    /// Makes the nested loop hand the symbols `live` back: a state after
-    /// the loop writes each into a new scalar (an output of the kernel);
-    /// each symbol but the loop's variable is also mapped in, for its value
-    /// on entry. Returns (symbol, scalar) pairs for the host's assignments.
-    fn hand_back(
-        &mut self,
-        nesting: &mut Nesting,
-        label: &str,
-        live: &[String],
-    ) -> Vec<(String, String)> {
-        if live.is_empty() {
-            return Vec::new();
+/// Replaces the loop `block` by the state running `nesting` (the loop, in a
+/// map over one point labelled `label` with `schedule`), handing the
+/// symbols `live` back to the code after it ([`hand_back`]): the block's
+/// transition first assigns them from their scalars.
+pub(super) fn replace_loop(
+    sdfg: &mut Sdfg,
+    block: &mut ControlBlock,
+    label: &str,
+    mut nesting: Nesting,
+    live: &[String],
+    schedule: Schedule,
+) {
+    let handed_back = hand_back(sdfg, &mut nesting, &block.label, live);
+    let mut state = nest_in_map(sdfg, label, nesting);
+    for n in state.graph.node_weights_mut() {
+        if let Node::MapEntry(e) = n {
+            e.map.schedule = schedule;
         }
-        let variable = match &nesting.body.blocks[0].kind {
-            BlockKind::Loop(l) => l.variable.clone(),
-            _ => None,
-        };
-        let params = map_params(self.sdfg);
-        let mut state = State::new();
-        let mut pairs = Vec::new();
-        for s in live {
-            let dtype = self.sdfg.symbols.get(s).copied().unwrap_or(DType::Int64);
-            let scalar = fresh_name(self.sdfg, &params, &format!("{s}_last"));
-            self.sdfg
-                .containers
-                .insert(scalar.clone(), DataDesc::scalar(dtype).into_transient());
-            let t = state.add_node(Node::Tasklet(Tasklet {
-                label: format!("{s}_last"),
-                inputs: vec![],
-                outputs: vec![Connector::scalar("value", dtype)],
-                body: vec![Stmt::assign("value", Expr::var(s.as_str()))],
-            }));
-            let a = state.add_access(scalar.clone());
-            state.add_edge(
-                t,
-                Some("value"),
-                a,
-                None,
-                Memlet::new(scalar.clone(), Subset::at(vec![SymExpr::int(0)])),
-            );
-            nesting.outputs.insert(scalar.clone());
-            if variable.as_deref() != Some(s.as_str()) {
-                nesting.mapped.insert(s.clone());
-            }
-            pairs.push((s.clone(), scalar));
-        }
-        nesting.body.blocks.push(ControlBlock {
-            label: format!("{label}_hand_back"),
-            kind: BlockKind::State(state),
-            transition: Default::default(),
-        });
-        pairs
     }
+    block.kind = BlockKind::State(state);
+    let reads = handed_back.into_iter().map(|(symbol, scalar)| Assignment {
+        symbol,
+        value: SymExpr::read(scalar, vec![SymExpr::int(0)]),
+    });
+    let later = std::mem::take(&mut block.transition.assignments);
+    block.transition.assignments = reads.chain(later).collect();
+}
 
+/// Makes the nested loop hand the symbols `live` back: a state after the
+/// loop writes each into a new scalar (an output of the kernel); each
+/// symbol but the loop's variable is also mapped in, for its value on
+/// entry. Returns (symbol, scalar) pairs for the host's assignments.
+fn hand_back(
+    sdfg: &mut Sdfg,
+    nesting: &mut Nesting,
+    label: &str,
+    live: &[String],
+) -> Vec<(String, String)> {
+    if live.is_empty() {
+        return Vec::new();
+    }
+    let variable = match &nesting.body.blocks[0].kind {
+        BlockKind::Loop(l) => l.variable.clone(),
+        _ => None,
+    };
+    let params = map_params(sdfg);
+    let mut state = State::new();
+    let mut pairs = Vec::new();
+    for s in live {
+        let dtype = sdfg.symbols.get(s).copied().unwrap_or(DType::Int64);
+        let scalar = fresh_name(sdfg, &params, &format!("{s}_last"));
+        sdfg.containers
+            .insert(scalar.clone(), DataDesc::scalar(dtype).into_transient());
+        let t = state.add_node(Node::Tasklet(Tasklet {
+            label: format!("{s}_last"),
+            inputs: vec![],
+            outputs: vec![Connector::scalar("value", dtype)],
+            body: vec![Stmt::assign("value", Expr::var(s.as_str()))],
+        }));
+        let a = state.add_access(scalar.clone());
+        state.add_edge(
+            t,
+            Some("value"),
+            a,
+            None,
+            Memlet::new(scalar.clone(), Subset::at(vec![SymExpr::int(0)])),
+        );
+        nesting.outputs.insert(scalar.clone());
+        if variable.as_deref() != Some(s.as_str()) {
+            nesting.mapped.insert(s.clone());
+        }
+        pairs.push((s.clone(), scalar));
+    }
+    nesting.body.blocks.push(ControlBlock {
+        label: format!("{label}_hand_back"),
+        kind: BlockKind::State(state),
+        transition: Default::default(),
+    });
+    pairs
+}
+
+impl Cx<'_> {
     /// The nesting of loop `block` into a single-thread kernel, if it
     /// qualifies (see the [module docs](self)).
     /// Also returns the symbols it assigns that the rest of the SDFG uses.
@@ -212,7 +240,7 @@ impl Cx<'_> {
 }
 
 /// Calls `f` on every state of `region` with its label.
-fn walk_states(region: &Region, f: &mut dyn FnMut(&str, &sdfg_ir::State)) {
+pub(super) fn walk_states(region: &Region, f: &mut dyn FnMut(&str, &sdfg_ir::State)) {
     for block in &region.blocks {
         match &block.kind {
             BlockKind::State(s) => f(&block.label, s),

@@ -18,6 +18,7 @@ typedef enum hipError_t {
   hipErrorInvalidHandle = 400,
   hipErrorIllegalAddress = 700,
   hipErrorLaunchFailure = 719,
+  hipErrorCooperativeLaunchTooLarge = 720,
   hipErrorNotSupported = 801,
 } hipError_t;
 
@@ -47,7 +48,14 @@ inline const sdfg_emu::Limits& sdfg_emu::limits() {
   return l;
 }
 
+// The one device attribute the emitter asks for.
+typedef enum hipDeviceAttribute_t {
+  hipDeviceAttributeMultiprocessorCount = 63,
+} hipDeviceAttribute_t;
+
 #define SDFG_EMU_API(Name) hip##Name
+#define SDFG_EMU_ATTRIBUTE hipDeviceAttribute_t
+#define SDFG_EMU_MULTIPROCESSORS hipDeviceAttributeMultiprocessorCount
 #define SDFG_EMU_ERROR hipError_t
 #define SDFG_EMU_KIND hipMemcpyKind
 #define SDFG_EMU_STREAM hipStream_t

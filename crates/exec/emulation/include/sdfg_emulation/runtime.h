@@ -123,6 +123,7 @@ enum Error : int {
   invalid_resource_handle = 400,
   illegal_address = 700,
   launch_failure = 719,
+  cooperative_launch_too_large = 720,
   not_supported = 801,
 };
 
@@ -138,6 +139,7 @@ inline const char* error_string(int e) {
     case invalid_resource_handle: return "invalid resource handle";
     case illegal_address: return "an illegal memory access was encountered";
     case launch_failure: return "unspecified launch failure";
+    case cooperative_launch_too_large: return "too many blocks in cooperative launch";
     case not_supported: return "operation not supported";
     default: return "unknown error";
   }
@@ -641,7 +643,18 @@ struct Running {
   const char* kernel = nullptr;
   bool fibers = false;      // threads run as fibers: __syncthreads yields
   bool synchronized = false;  // a thread called __syncthreads (learnt on the first launch)
+  bool cooperative = false;   // a cooperative launch: every thread of the grid is a fiber
 };
+
+// The emulated device's multiprocessors, and how many blocks of a
+// cooperative launch each holds at once: two and one, so that a persistent
+// kernel's grid is small (every thread of it is a fiber) yet has several
+// blocks for its grid-wide barriers to join.
+constexpr int multiprocessors = 2;
+inline int resident_blocks(int threads, size_t shared) {
+  const Limits& l = limits();
+  return threads >= 1 && (unsigned int)threads <= l.threads_per_block && shared <= l.shared_bytes ? 1 : 0;
+}
 inline thread_local Running running;
 
 // SDFG_EMULATION_THREADS=N: OS threads per launch (1 by default).
@@ -671,7 +684,8 @@ struct FiberPool {
   std::vector<Fiber> fibers;
   Fiber* current = nullptr;
   std::function<void()>* body = nullptr;
-  uint3 coordinates[1024];
+  // Each fiber's (blockIdx, threadIdx).
+  std::vector<std::pair<uint3, uint3>> coordinates;
 #if defined(SDFG_EMU_TSAN)
   void* scheduler_tsan = nullptr;
 #endif
@@ -740,14 +754,11 @@ inline void fiber_main() {
   to_scheduler(true);
 }
 
-// Runs the threads of the current block as fibers, round by round: each
-// round resumes every unfinished thread until it reaches __syncthreads or
-// returns.
-inline void run_block_as_fibers(unsigned int threads, std::function<void()>& body) {
-  if (pool == nullptr) pool = new FiberPool();
-#if defined(SDFG_EMU_TSAN)
-  if (pool->scheduler_tsan == nullptr) pool->scheduler_tsan = __tsan_get_current_fiber();
-#endif
+// Runs `threads` GPU threads as fibers, thread `t` at `coordinates[t]`
+// (blockIdx, threadIdx), round by round: each round resumes every
+// unfinished thread until it reaches a barrier (__syncthreads, a grid's
+// sync) or returns.
+inline void run_as_fibers(unsigned int threads, std::function<void()>& body) {
   if (pool->fibers.size() < threads) pool->fibers.resize(threads);
   pool->body = &body;
   for (unsigned int t = 0; t < threads; ++t) {
@@ -769,8 +780,6 @@ inline void run_block_as_fibers(unsigned int threads, std::function<void()>& bod
     f.context.uc_link = nullptr;
     ::makecontext(&f.context, fiber_main, 0);
     f.done = false;
-    unsigned int x = t % blockDim.x, y = (t / blockDim.x) % blockDim.y, z = t / (blockDim.x * blockDim.y);
-    pool->coordinates[t] = uint3{x, y, z};
   }
   for (bool any = true; any;) {
     any = false;
@@ -778,7 +787,8 @@ inline void run_block_as_fibers(unsigned int threads, std::function<void()>& bod
       Fiber& f = pool->fibers[t];
       if (f.done) continue;
       any = true;
-      threadIdx = pool->coordinates[t];
+      blockIdx = pool->coordinates[t].first;
+      threadIdx = pool->coordinates[t].second;
       pool->current = &f;
       void* tsan = nullptr;
 #if defined(SDFG_EMU_TSAN)
@@ -788,6 +798,63 @@ inline void run_block_as_fibers(unsigned int threads, std::function<void()>& bod
     }
   }
   pool->current = nullptr;
+}
+
+inline FiberPool& fiber_pool() {
+  if (pool == nullptr) pool = new FiberPool();
+#if defined(SDFG_EMU_TSAN)
+  if (pool->scheduler_tsan == nullptr) pool->scheduler_tsan = __tsan_get_current_fiber();
+#endif
+  return *pool;
+}
+
+// Runs the threads of the current block as fibers.
+inline void run_block_as_fibers(unsigned int threads, std::function<void()>& body) {
+  FiberPool& p = fiber_pool();
+  p.coordinates.resize(threads);
+  for (unsigned int t = 0; t < threads; ++t) {
+    unsigned int x = t % blockDim.x, y = (t / blockDim.x) % blockDim.y, z = t / (blockDim.x * blockDim.y);
+    p.coordinates[t] = {blockIdx, uint3{x, y, z}};
+  }
+  run_as_fibers(threads, body);
+}
+
+inline void set_block(unsigned long long b, dim3 grid);
+
+// Runs every thread of a cooperative launch's grid as a fiber on this OS
+// thread: a grid-wide barrier waits for all of them.
+inline void run_grid_as_fibers(const char* name, dim3 grid, dim3 block, std::function<void()> call) {
+  FiberPool& p = fiber_pool();
+  unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+  unsigned int per_block = block.x * block.y * block.z;
+  unsigned int threads = (unsigned int)(blocks * per_block);
+  gridDim = grid;
+  blockDim = block;
+  running = Running{name, true, true, true};
+  p.coordinates.resize(threads);
+  for (unsigned long long b = 0; b < blocks; ++b) {
+    set_block(b, grid);
+    for (unsigned int t = 0; t < per_block; ++t) {
+      unsigned int x = t % block.x, y = (t / block.x) % block.y, z = t / (block.x * block.y);
+      p.coordinates[b * per_block + t] = {blockIdx, uint3{x, y, z}};
+    }
+  }
+  run_as_fibers(threads, call);
+  running = Running{};
+}
+
+// A grid-wide barrier (cooperative groups' `this_grid().sync()`): every
+// thread of a cooperative launch waits here for all the others. Outside
+// such a launch a GPU's behaviour is undefined (it may hang): the
+// emulation stops.
+inline void grid_barrier() {
+  if (!running.cooperative) {
+    diagnose("kernel `%s` waits at a grid-wide barrier, but was not launched cooperatively "
+             "(cudaLaunchCooperativeKernel / hipLaunchCooperativeKernel)",
+             running.kernel != nullptr ? running.kernel : "?");
+    std::abort();
+  }
+  to_scheduler(false);
 }
 
 inline void barrier() {
@@ -811,6 +878,13 @@ inline void barrier() {
 inline thread_local std::vector<unsigned char> exchange;
 template <class T>
 inline T shuffle_down(T v, unsigned int delta, int width, int warp) {
+  if (running.cooperative) {
+    // Its exchange buffer is per block; a cooperative grid's blocks share
+    // one scheduler.
+    diagnose("kernel `%s`: a shuffle in a cooperative launch is not emulated",
+             running.kernel != nullptr ? running.kernel : "?");
+    std::abort();
+  }
   if (width <= 0 || width > warp || (width & (width - 1)) != 0) {
     diagnose("kernel `%s`: a shuffle of width %d (a power of two up to the warp size %d)",
              running.kernel != nullptr ? running.kernel : "?", width, warp);
@@ -983,6 +1057,39 @@ inline int launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block,
       return;
     }
     run_grid(name, (const void*)kernel, grid, block, [&] { std::apply(kernel, *typed); });
+  });
+  return success;
+}
+
+// A cooperative launch (a persistent kernel): typed as `launch`, its grid
+// no larger than the device holds at once (else the launch fails, as on a
+// GPU), all its threads fibers of one scheduler.
+template <class... P, class... A>
+inline int launch_cooperative(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, sdfg_emu_stream* s,
+                              A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "a launch passes one argument per kernel parameter");
+  start();
+  api("LaunchCooperativeKernel");
+  if (sticky != success) return sticky;
+  if (!valid(s)) return fail(invalid_resource_handle);
+  int e = check_configuration(name, grid, block, shared);
+  if (e != success) return fail(e);
+  unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+  unsigned long long fit =
+      (unsigned long long)multiprocessors * (unsigned long long)resident_blocks((int)(block.x * block.y * block.z), shared);
+  if (blocks > fit) {
+    diagnose("cooperative launch of `%s`: %llu blocks, but the device holds %llu at once", name, blocks, fit);
+    return fail(cooperative_launch_too_large);
+  }
+  counters.launches += 1;
+  counters.kernels[name] += 1;
+  auto typed = std::make_shared<std::tuple<P...>>(std::forward<A>(args)...);
+  enqueue(s, [=] {
+    if (!check_arguments(name, *typed, std::index_sequence_for<P...>{})) {
+      fault(illegal_address);
+      return;
+    }
+    run_grid_as_fibers(name, grid, block, [&] { std::apply(kernel, *typed); });
   });
   return success;
 }

@@ -75,6 +75,41 @@ inline SDFG_EMU_ERROR SDFG_EMU_API(LaunchKernel)(const void* f, dim3 grid, dim3 
   return (SDFG_EMU_ERROR)sdfg_emu::fail(sdfg_emu::not_supported);
 }
 
+// The device, and what sizes a persistent kernel's grid: the number of
+// multiprocessors and how many blocks of a kernel each holds at once.
+inline SDFG_EMU_ERROR SDFG_EMU_API(GetDevice)(int* device) {
+  sdfg_emu::api(SDFG_EMU_STRINGIFY(SDFG_EMU_API(GetDevice)));
+  if (device == nullptr) return (SDFG_EMU_ERROR)sdfg_emu::fail(sdfg_emu::invalid_value);
+  *device = 0;
+  return (SDFG_EMU_ERROR)sdfg_emu::success;
+}
+inline SDFG_EMU_ERROR SDFG_EMU_API(DeviceGetAttribute)(int* value, SDFG_EMU_ATTRIBUTE attribute, int device) {
+  sdfg_emu::api(SDFG_EMU_STRINGIFY(SDFG_EMU_API(DeviceGetAttribute)));
+  if (value == nullptr || device != 0) return (SDFG_EMU_ERROR)sdfg_emu::fail(sdfg_emu::invalid_value);
+  if (attribute != SDFG_EMU_MULTIPROCESSORS) {
+    sdfg_emu::diagnose("%s: only the multiprocessor count is emulated", SDFG_EMU_STRINGIFY(SDFG_EMU_API(DeviceGetAttribute)));
+    return (SDFG_EMU_ERROR)sdfg_emu::fail(sdfg_emu::not_supported);
+  }
+  *value = sdfg_emu::multiprocessors;
+  return (SDFG_EMU_ERROR)sdfg_emu::success;
+}
+inline SDFG_EMU_ERROR SDFG_EMU_API(OccupancyMaxActiveBlocksPerMultiprocessor)(int* blocks, const void* kernel, int threads,
+                                                                              size_t shared) {
+  sdfg_emu::api(SDFG_EMU_STRINGIFY(SDFG_EMU_API(OccupancyMaxActiveBlocksPerMultiprocessor)));
+  if (blocks == nullptr || kernel == nullptr) return (SDFG_EMU_ERROR)sdfg_emu::fail(sdfg_emu::invalid_value);
+  *blocks = sdfg_emu::resident_blocks(threads, shared);
+  return (SDFG_EMU_ERROR)sdfg_emu::success;
+}
+inline SDFG_EMU_ERROR SDFG_EMU_API(LaunchCooperativeKernel)(const void* f, dim3 grid, dim3 block, void** args, size_t shared,
+                                                            SDFG_EMU_STREAM s) {
+  (void)f, (void)grid, (void)block, (void)args, (void)shared, (void)s;
+  sdfg_emu::diagnose("%s with untyped arguments is not emulated: launch through SDFG_LAUNCH_COOPERATIVE",
+                     SDFG_EMU_STRINGIFY(SDFG_EMU_API(LaunchCooperativeKernel)));
+  return (SDFG_EMU_ERROR)sdfg_emu::fail(sdfg_emu::not_supported);
+}
+#define SDFG_LAUNCH_COOPERATIVE(kernel, grid, block, shared, stream, ...) \
+  ((SDFG_EMU_ERROR)::sdfg_emu::launch_cooperative(#kernel, kernel, grid, block, shared, stream, ##__VA_ARGS__))
+
 // The emitter's declaration that a kernel synchronizes (__syncthreads,
 // shuffles), before its launches: the threaded mode runs it as fibers.
 #define SDFG_SYNCHRONIZING(kernel) (void)(::sdfg_emu::synchronizes[(const void*)(kernel)] = 1)
