@@ -190,6 +190,10 @@ struct Emitter<'a> {
     /// Whether a persistent kernel was emitted (cooperative groups and the
     /// cooperative launch are then included).
     cooperative: bool,
+    /// Containers a map a persistent kernel's threads share reduces into
+    /// one element of: each thread's partial result, by container
+    /// (`emit/persistent.rs`); combining writes to them go there.
+    partials: BTreeMap<String, String>,
 }
 
 /// Where code being emitted runs.
@@ -322,6 +326,7 @@ impl<'a> Emitter<'a> {
             factorizations: Vec::new(),
             signature: Vec::new(),
             cooperative: false,
+            partials: BTreeMap::new(),
         }
     }
 
@@ -1901,6 +1906,10 @@ impl<'a> Emitter<'a> {
             let v = cpp::local(conn);
             let line = match m.wcr {
                 None => format!("{target} = {v};"),
+                Some(w) if self.partials.contains_key(&m.data) => {
+                    let p = &self.partials[&m.data];
+                    format!("{p} = {};", cpp::combine(w, p, &v))
+                }
                 Some(w) if self.shared_update(&m.data, ctx) => {
                     format!("sdfg::{}(&{target}, {v});", cpp::atomic_update(w))
                 }

@@ -934,3 +934,50 @@ fn a_loop_deciding_on_device_data_runs_in_one_persistent_kernel() {
         assert!(r.messages.contains("cooperative launch"), "{}", r.messages);
     }
 }
+
+/// A `while` loop testing a sum the device reduces (channel_flow's
+/// shape): the persistent kernel's threads share the reduction.
+const HALVING: &str = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], K: dc.int64[1]):\n    k = 0\n    while np.sum(A) > 1.0:\n        A[:] = A * 0.5\n        k += 1\n    K[0] = k\n";
+
+#[test]
+fn a_reduction_in_a_persistent_kernel_combines_a_partial_per_thread() {
+    let n = 700usize;
+    let a: Vec<f64> = (0..n).map(|i| ((i * 53) % 97) as f64 / 16.0).collect();
+    let (mut want, mut k) = (a.clone(), 0i64);
+    while want.iter().sum::<f64>() > 1.0 {
+        want.iter_mut().for_each(|v| *v *= 0.5);
+        k += 1;
+    }
+    assert!(k > 8);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let u = pipeline_unit(HALVING, d);
+        assert!(u.source.contains("sdfg_partial0"), "{}", u.source);
+        let arguments = || {
+            by_name(
+                &u,
+                &[
+                    ("A", f64s(&a)),
+                    ("K", Argument::Array(ArrayValue::i64(vec![1], vec![0]))),
+                    ("N", Argument::Symbol(n as i64)),
+                ],
+            )
+        };
+        let mut args = arguments();
+        let Some(r) = run(&device(), &u, "persistent-sum", &mut args) else {
+            return;
+        };
+        let r = r.unwrap();
+        assert_eq!(r.status, 0, "{}", r.messages);
+        assert_eq!(values(&args[at(&u, "A")]), want, "{}", d.name());
+        assert_eq!(values(&args[at(&u, "K")]), [k as f64], "{}", d.name());
+        assert_eq!(r.counts.unwrap().launches, 1);
+        // The control: partials never combined into the sum.
+        let dropped = broken(&u, "sdfg::atomic_sum(&", "(void)(&");
+        let mut args = arguments();
+        let r = run(&device(), &dropped, "persistent-sum-dropped", &mut args)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.status, 0, "{}", r.messages);
+        assert_ne!(values(&args[at(&u, "K")]), [k as f64], "{}", d.name());
+    }
+}

@@ -96,25 +96,39 @@ pub(crate) fn lower_library_unvalidated(
     sdfg: &mut Sdfg,
     acc: &dyn Accelerator,
 ) -> Result<Vec<String>, LibraryError> {
-    lower_sdfg(sdfg, acc, false)
+    lower_sdfg(sdfg, acc, Level::Host)
 }
 
-/// Lowers one SDFG level; `device` when it is nested inside device code
-/// (then every expansion is sequential code of the thread running it).
-/// Validation is the caller's: a nested SDFG is only valid where it sits.
+/// Where an SDFG being lowered runs, which decides its expansions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// Called by the host: device-wide calls are kernels or vendor calls.
+    Host,
+    /// Nested inside device code: every expansion is sequential code of
+    /// the thread running it.
+    Device,
+    /// The body of a persistent kernel: a reduction at its top is shared
+    /// by the kernel's threads (a thread per output, or partial results
+    /// combined once per thread for a full reduction), deeper it is code
+    /// of each thread.
+    Grid,
+}
+
+/// Lowers one SDFG level. Validation is the caller's: a nested SDFG is
+/// only valid where it sits.
 fn lower_sdfg(
     sdfg: &mut Sdfg,
     acc: &dyn Accelerator,
-    device: bool,
+    level: Level,
 ) -> Result<Vec<String>, LibraryError> {
     let mut lines = Vec::new();
     let Sdfg {
         body, containers, ..
     } = sdfg;
     let mut counter = 0usize;
-    lower_region(body, containers, acc, device, &mut counter, &mut lines)?;
+    lower_region(body, containers, acc, level, &mut counter, &mut lines)?;
     // The host issues vendor calls: only the top level has them.
-    if !device {
+    if level == Level::Host {
         lines.extend(crate::fold_scales::fold_gemm_scales(sdfg));
     }
     Ok(lines)
@@ -124,24 +138,24 @@ fn lower_region(
     region: &mut Region,
     containers: &mut BTreeMap<String, DataDesc>,
     acc: &dyn Accelerator,
-    device: bool,
+    level: Level,
     counter: &mut usize,
     lines: &mut Vec<String>,
 ) -> Result<(), LibraryError> {
     for block in &mut region.blocks {
         match &mut block.kind {
             BlockKind::State(state) => {
-                lower_state(&block.label, state, containers, acc, device, counter, lines)?;
+                lower_state(&block.label, state, containers, acc, level, counter, lines)?;
             }
             BlockKind::Loop(l) => {
-                lower_region(&mut l.body, containers, acc, device, counter, lines)?
+                lower_region(&mut l.body, containers, acc, level, counter, lines)?
             }
             BlockKind::Conditional(c) => {
                 for (_, r) in &mut c.branches {
-                    lower_region(r, containers, acc, device, counter, lines)?;
+                    lower_region(r, containers, acc, level, counter, lines)?;
                 }
                 if let Some(r) = &mut c.otherwise {
-                    lower_region(r, containers, acc, device, counter, lines)?;
+                    lower_region(r, containers, acc, level, counter, lines)?;
                 }
             }
             BlockKind::Break | BlockKind::Continue | BlockKind::Return => {}
@@ -191,19 +205,31 @@ fn lower_state(
     state: &mut State,
     containers: &mut BTreeMap<String, DataDesc>,
     acc: &dyn Accelerator,
-    device: bool,
+    level: Level,
     counter: &mut usize,
     lines: &mut Vec<String>,
 ) -> Result<(), LibraryError> {
-    // Nested SDFGs first: one inside device code is code of each thread.
+    // Nested SDFGs first: one inside device code is code of each thread,
+    // the body of a persistent kernel the code its threads share.
     let ids: Vec<NodeId> = state.nodes().map(|(id, _)| id).collect();
     let tree = state
         .scope_tree()
         .map_err(|e| LibraryError::Invalid(e.to_string()))?;
     for id in &ids {
-        let inside = device || tree.runs_on_device(state, *id);
+        let persistent = level == Level::Host
+            && tree.parent(*id).is_some_and(|p| {
+                matches!(state.node(p), Some(Node::MapEntry(m))
+                    if m.map.schedule == Schedule::DevicePersistent)
+            });
+        let inner_level = if persistent {
+            Level::Grid
+        } else if level != Level::Host || tree.runs_on_device(state, *id) {
+            Level::Device
+        } else {
+            Level::Host
+        };
         if let Some(Node::NestedSdfg(n)) = state.graph.node_weight_mut(*id) {
-            let mut inner = lower_sdfg(&mut n.sdfg, acc, inside)?;
+            let mut inner = lower_sdfg(&mut n.sdfg, acc, inner_level)?;
             lines.append(&mut inner);
         }
     }
@@ -225,16 +251,20 @@ fn lower_state(
             state: label.to_owned(),
         };
         let (inputs, outputs) = (operands(state, id, true), operands(state, id, false));
-        // Where the expansion runs.
+        // Where the expansion runs: at the top of a persistent kernel's
+        // body, in maps its threads share.
+        let shared = level == Level::Grid && tree.parent(id).is_none();
         let (outer, inner) = match (tree.parent(id), node.schedule) {
-            _ if device => (acc.inner_schedule(), acc.inner_schedule()),
+            _ if shared => (acc.kernel_schedule(), acc.inner_schedule()),
+            _ if level != Level::Host => (acc.inner_schedule(), acc.inner_schedule()),
             (None, s) if s.is_device() => (acc.kernel_schedule(), acc.inner_schedule()),
             (None, _) => (Schedule::Default, Schedule::Sequential),
             (Some(_), _) => (acc.inner_schedule(), acc.inner_schedule()),
         };
         // A device-wide call the accelerator maps to a vendor library stays a
         // library node, specialized (GEMM, GEMV, DOT) for the emitter to call.
-        if tree.parent(id).is_none()
+        if level == Level::Host
+            && tree.parent(id).is_none()
             && node.schedule.is_device()
             && let Some((op, renames)) = vendor_form(&node.op, &inputs, &outputs, containers)
                 .or_else(|| solver_form(&node.op, &inputs, &outputs, containers))
@@ -300,10 +330,20 @@ fn lower_state(
             .map(|d| d.dtype)
             .ok_or_else(|| refuse("an output without a container"))?;
         *counter += 1;
+        // A full reduction a persistent kernel's threads share: each
+        // thread's partial result is the emitter's (no register here).
+        let grid_full = shared
+            && plan
+                .as_ref()
+                .is_some_and(|p| p.out_dims.is_empty() && !p.red_dims.is_empty());
         // Per-thread registers: one accumulator, three for Cholesky.
         let registers: Vec<String> = ["acc", "diag", "acc2"]
             .iter()
-            .take(if plan.is_some() { 1 } else { 3 })
+            .take(match &plan {
+                _ if grid_full => 0,
+                Some(_) => 1,
+                None => 3,
+            })
             .map(|r| {
                 let mut n = format!("__lib{counter}_{r}");
                 while containers.contains_key(&n) {
@@ -332,13 +372,23 @@ fn lower_state(
         // reduction is long enough to share.
         let inner = match (&plan, acc.block_schedule()) {
             (Some(p), Some(block))
-                if outer == acc.kernel_schedule() && p.by_blocks(acc.warp_size()) =>
+                if !shared && outer == acc.kernel_schedule() && p.by_blocks(acc.warp_size()) =>
             {
                 block
             }
             _ => inner,
         };
         match (&plan, &node.op) {
+            (Some(plan), _) if grid_full => build_grid_reduction(
+                &mut sb,
+                &node.label,
+                *counter,
+                plan,
+                &inputs,
+                &outputs,
+                dtype,
+                outer,
+            ),
             (Some(plan), _) => build(
                 &mut sb,
                 &node.label,
@@ -691,17 +741,7 @@ fn build(
         Expr::Lit(start),
     );
     // The elementwise value, accumulated over the reduced dimensions.
-    let value_inputs: Vec<Connector> = plan
-        .operands
-        .iter()
-        .map(|(c, _)| Connector::scalar(c.as_str(), dtype))
-        .collect();
-    let compute = sb.tasklet(
-        &format!("{label}_value"),
-        value_inputs,
-        vec![Connector::scalar("_v", dtype)],
-        vec![Stmt::assign("_v", plan.value.clone())],
-    );
+    let compute = value_tasklet(sb, label, plan, dtype);
     let acc_end = sb.access(acc);
     let acc_memlet = register(acc);
     let mut chain_in = vec![me];
@@ -761,6 +801,96 @@ fn build(
         Some("_o"),
         out.conn.as_deref(),
         target,
+    );
+    Ok(())
+}
+
+/// The tasklet computing a plan's elementwise value `_v` from its operands.
+fn value_tasklet(sb: &mut StateBuilder<'_>, label: &str, plan: &Plan, dtype: DType) -> NodeId {
+    let inputs: Vec<Connector> = plan
+        .operands
+        .iter()
+        .map(|(c, _)| Connector::scalar(c.as_str(), dtype))
+        .collect();
+    sb.tasklet(
+        &format!("{label}_value"),
+        inputs,
+        vec![Connector::scalar("_v", dtype)],
+        vec![Stmt::assign("_v", plan.value.clone())],
+    )
+}
+
+/// A full reduction at the top of a persistent kernel's body, shared by
+/// its threads: the output starts at the reduction's identity (where the
+/// plan has one; else the reduction combines into what the output holds),
+/// then one map the threads share over the reduced elements combines each
+/// element's value into it. The emitter gives each thread a partial result
+/// of its own and combines it into the output once (`emit/persistent.rs`),
+/// so the output sees one atomic update per thread.
+#[allow(clippy::too_many_arguments)]
+fn build_grid_reduction(
+    sb: &mut StateBuilder<'_>,
+    label: &str,
+    n: usize,
+    plan: &Plan,
+    inputs: &BTreeMap<String, Operand>,
+    outputs: &BTreeMap<String, Operand>,
+    dtype: DType,
+    shared: Schedule,
+) -> Result<(), String> {
+    let out = outputs
+        .get(&plan.out)
+        .ok_or_else(|| format!("a node without its `{}` connector", plan.out))?;
+    let target = element(&out.memlet, &[])?;
+    let red_params: Vec<String> = (0..plan.red_dims.len())
+        .map(|k| format!("__l{n}_r{k}"))
+        .collect();
+    let (me, mx) = sb.map_with(Map {
+        label: format!("{label}_expansion"),
+        params: red_params.clone(),
+        ranges: plan.red_dims.iter().map(Range::full).collect(),
+        schedule: shared,
+    });
+    if let Some(start) = plan.identity {
+        let start = start.unwrap_or_else(|| plan.op.identity(dtype));
+        let init = sb.tasklet(
+            &format!("{label}_init"),
+            vec![],
+            vec![Connector::scalar("_o", dtype)],
+            vec![Stmt::assign("_o", Expr::Lit(start))],
+        );
+        let started = sb.access(&target.data);
+        sb.edge(init, Some("_o"), started, None, target.clone());
+        sb.empty_edge(started, me);
+    }
+    let compute = value_tasklet(sb, label, plan, dtype);
+    if plan.operands.is_empty() {
+        sb.empty_edge(me, compute);
+    }
+    for (conn, axes) in &plan.operands {
+        let operand = inputs
+            .get(conn)
+            .ok_or_else(|| format!("a node without its `{conn}` connector"))?;
+        let index: Vec<SymExpr> = axes
+            .iter()
+            .map(|a| match a {
+                Axis::Red(k) => SymExpr::symbol(red_params[*k].as_str()),
+                Axis::Out(_) | Axis::Zero => SymExpr::int(0),
+            })
+            .collect();
+        let m = element(&operand.memlet, &index)?;
+        sb.path(
+            &[operand.node, me, compute],
+            operand.conn.as_deref(),
+            Some(conn),
+            m,
+        );
+    }
+    sb.path(
+        &[compute, mx, out.node],
+        Some("_v"),
+        out.conn.as_deref(),
+        target.with_wcr(plan.op),
     );
     Ok(())
 }

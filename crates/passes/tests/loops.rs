@@ -769,14 +769,65 @@ fn without_a_grid_barrier_or_a_test_on_device_data_the_loop_stays_on_the_host() 
     let (out, report) = offloaded(&timed);
     assert!(report.offload.as_ref().unwrap().persistent_loops.is_empty());
     assert_eq!(loops(&out), 1);
-    // Nor one whose body issues a device-wide library call.
-    let reduced = program(
-        "    while np.sum(A) > 1.0:\n        A[:] = A * 0.5\n",
-        "A: dc.float64[N]",
+    // Nor one whose body issues a library call the threads cannot share
+    // (a matrix product: the host issues it).
+    let product = program(
+        "    while B[0, 0] > 0.01:\n        B[:] = (A @ B) * 0.05\n",
+        "A: dc.float64[N, N], B: dc.float64[N, N]",
     );
-    let (out, report) = offloaded(&reduced);
+    let (out, report) = offloaded(&product);
     assert!(report.offload.as_ref().unwrap().persistent_loops.is_empty());
     assert_eq!(loops(&out), 1);
-    let a = args(&reduced);
-    same(&run(&reduced, &a), &run(&out, &a));
+    let a = args(&product);
+    same(&run(&product, &a), &run(&out, &a));
+}
+
+#[test]
+fn a_loop_testing_a_reduction_shares_it_among_a_persistent_kernels_threads() {
+    // channel_flow's shape: the test reads a norm the device reduces.
+    let sdfg = program(
+        "    while np.sum(A) > 0.5:\n        A[:] = A * 0.5\n        B[:] = B + np.max(A)\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (mut out, report) = pipeline::run(
+        &sdfg,
+        Some(&SimAccelerator),
+        &PipelineOptions::default(),
+        &Pass::ALL,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let off = report.offload.as_ref().unwrap();
+    assert_eq!(off.persistent_loops.len(), 1, "{off}");
+    assert_eq!(loops(&out), 0);
+    let a = args(&sdfg);
+    let want = run(&sdfg, &a);
+    let got = run(&out, &a);
+    same(&want, &got);
+    assert_eq!(got.report.launches, 1, "{:?}", got.report);
+    // Lowered, each reduction is a map the threads share: the full sum
+    // combines into its one element (the emitter keeps a partial per
+    // thread), the maximum too.
+    let mut shared_reductions = 0;
+    for (_, s) in out.states() {
+        for (_, n) in s.nodes() {
+            if let Node::NestedSdfg(body) = n {
+                for (_, inner) in body.sdfg.states() {
+                    let tree = inner.scope_tree().unwrap();
+                    for (id, node) in inner.nodes() {
+                        if matches!(node, Node::MapEntry(e)
+                            if e.map.schedule == sdfg_ir::Schedule::DeviceKernel
+                                && tree.parent(id).is_none()
+                                && e.map.label.ends_with("_expansion"))
+                        {
+                            shared_reductions += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(shared_reductions, 2);
+    sdfg_ir::validate(&out).unwrap();
+    out.name.push('_');
+    assert_eq!(Sdfg::from_json(&out.to_json()).unwrap(), out);
 }

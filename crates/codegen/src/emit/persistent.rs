@@ -21,7 +21,7 @@
 
 use super::{Ctx, Emitter, decompose, unsupported};
 use crate::EmitError;
-use crate::cpp::{SymPrinter, ident};
+use crate::cpp::{self, SymPrinter, ctype, ident};
 use sdfg_ir::{Node, NodeId, Schedule, ScopeTree, State};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -118,22 +118,9 @@ impl Emitter<'_> {
                     used.extend(self.grid_map(label, state, tree, n, indent, &mut code)?);
                 }
                 Node::Access(a) => {
-                    // Copies into it, on one thread (none for a node only
-                    // read, or written by code).
-                    let mut body = String::new();
-                    used.extend(self.scope_copies(
-                        label,
-                        state,
-                        n,
-                        &a.data,
-                        indent + 1,
-                        &mut body,
-                    )?);
-                    if !body.is_empty() {
-                        let _ = writeln!(code, "{pad}if (sdfg_rank == 0) {{");
-                        code.push_str(&body);
-                        let _ = writeln!(code, "{pad}}}");
-                    }
+                    // Copies into it from other containers, shared by the
+                    // threads (none for a node only read, or written by code).
+                    used.extend(self.grid_copies(label, state, n, &a.data, indent, &mut code)?);
                 }
                 Node::Tasklet(_) => {
                     let _ = writeln!(code, "{pad}if (sdfg_rank == 0) {{");
@@ -182,6 +169,79 @@ impl Emitter<'_> {
         Ok(used)
     }
 
+    /// The copies into access node `n` (of `x`) from other access nodes,
+    /// shared by the threads of a persistent kernel: one grid-stride loop
+    /// over each copy's elements, flattened.
+    fn grid_copies(
+        &self,
+        label: &str,
+        state: &State,
+        n: NodeId,
+        x: &str,
+        indent: usize,
+        out: &mut String,
+    ) -> Result<BTreeSet<String>, EmitError> {
+        let pad = "  ".repeat(indent);
+        let mut used = BTreeSet::new();
+        for (_, src, e) in state.in_edges(n) {
+            let (Some(m), Some(Node::Access(a))) = (&e.memlet, state.node(src)) else {
+                continue;
+            };
+            if e.dst_conn.as_deref() == Some(sdfg_ir::node::VIEW_CONNECTOR)
+                || e.src_conn.as_deref() == Some(sdfg_ir::node::VIEW_CONNECTOR)
+            {
+                continue;
+            }
+            let other = if m.data == a.data { x } else { &a.data };
+            let (sa, sb) = m.copy_subsets(&a.data, &self.shape(other));
+            let (oa, da) = self.subset_geometry(&a.data, &sa, &mut used);
+            let (ob, db) = self.subset_geometry(x, &sb, &mut used);
+            if da.len() != db.len() {
+                return Err(unsupported(
+                    format!(
+                        "a copy `{}` -> `{x}` between subsets of different shapes",
+                        a.data
+                    ),
+                    x,
+                    label,
+                ));
+            }
+            let total = if da.is_empty() {
+                "1".to_owned()
+            } else {
+                da.iter()
+                    .map(|(c, _)| format!("sdfg::imax(0, {c})"))
+                    .collect::<Vec<_>>()
+                    .join(" * ")
+            };
+            let _ = writeln!(
+                out,
+                "{pad}for (int64_t sdfg_g = sdfg_rank; sdfg_g < {total}; sdfg_g += sdfg_threads) {{\n{pad}  int64_t sdfg_rest = sdfg_g;"
+            );
+            let (mut ia, mut ib) = (format!("({oa})"), format!("({ob})"));
+            for (k, ((c, s1), (_, s2))) in da.iter().zip(&db).enumerate().rev() {
+                let v = format!("sdfg_e{k}");
+                if k == 0 {
+                    let _ = writeln!(out, "{pad}  const int64_t {v} = sdfg_rest;");
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "{pad}  const int64_t {v} = sdfg_rest % ({c});\n{pad}  sdfg_rest /= ({c});"
+                    );
+                }
+                ia = format!("{ia} + {v} * {s1}");
+                ib = format!("{ib} + {v} * {s2}");
+            }
+            let _ = writeln!(
+                out,
+                "{pad}  {}[{ib}] = {}[{ia}];\n{pad}}}",
+                ident(x),
+                ident(&a.data)
+            );
+        }
+        Ok(used)
+    }
+
     /// A map the threads of a persistent kernel share: one grid-stride
     /// loop over its points, flattened (the innermost parameter varying
     /// fastest), its body code of each thread.
@@ -210,13 +270,45 @@ impl Emitter<'_> {
             .map(|c| format!("sdfg::imax(0, {c})"))
             .collect::<Vec<_>>()
             .join(" * ");
+        // A reduction into one element: each thread combines its elements
+        // into a partial of its own, and the partial into the element once.
+        let reduced = self.reductions_into_one_element(state, tree, entry, &map);
+        let mut combine = String::new();
+        let mut used = BTreeSet::new();
+        let indent = if reduced.is_empty() {
+            indent
+        } else {
+            let _ = writeln!(out, "{pad}{{");
+            indent + 1
+        };
+        let lpad = "  ".repeat(indent);
+        for (k, (data, m, w)) in reduced.iter().enumerate() {
+            let Some(desc) = self.desc(data) else {
+                continue;
+            };
+            let partial = format!("sdfg_partial{k}");
+            let _ = writeln!(
+                out,
+                "{lpad}{} {partial} = {};",
+                ctype(desc.dtype),
+                cpp::literal(&w.identity(desc.dtype))
+            );
+            let (offset, _) = self.subset_geometry(data, &m.subset, &mut used);
+            let _ = writeln!(
+                combine,
+                "{lpad}sdfg::{}(&{}[{offset}], {partial});",
+                cpp::atomic_update(*w),
+                ident(data)
+            );
+            self.partials.insert(data.clone(), partial);
+        }
         let _ = writeln!(
             out,
-            "{pad}for (int64_t sdfg_g = sdfg_rank; sdfg_g < {total}; sdfg_g += sdfg_threads) {{\n{pad}  int64_t sdfg_rest = sdfg_g;"
+            "{lpad}for (int64_t sdfg_g = sdfg_rank; sdfg_g < {total}; sdfg_g += sdfg_threads) {{\n{lpad}  int64_t sdfg_rest = sdfg_g;"
         );
-        decompose(&mut p, &map, &counts, &format!("{pad}  "), out);
-        let mut used = p.used;
-        used.extend(self.scope_body(
+        decompose(&mut p, &map, &counts, &format!("{lpad}  "), out);
+        used.extend(p.used);
+        let body = self.scope_body(
             label,
             state,
             tree,
@@ -224,11 +316,77 @@ impl Emitter<'_> {
             Ctx::Device,
             indent + 1,
             out,
-        )?);
-        let _ = writeln!(out, "{pad}}}");
+        );
+        self.partials.clear();
+        used.extend(body?);
+        let _ = writeln!(out, "{lpad}}}");
+        if !reduced.is_empty() {
+            out.push_str(&combine);
+            let _ = writeln!(out, "{pad}}}");
+        }
         for param in &map.params {
             used.remove(param);
         }
         Ok(used)
+    }
+
+    /// The containers map `entry` only combines values into one element
+    /// of (a write-conflict resolution at an index free of the map's
+    /// parameters, and no pointer write or read of it inside): what a
+    /// thread can reduce into a partial result of its own. With the
+    /// element's memlet and the resolution.
+    fn reductions_into_one_element(
+        &self,
+        state: &State,
+        tree: &ScopeTree,
+        entry: NodeId,
+        map: &sdfg_ir::Map,
+    ) -> Vec<(String, sdfg_ir::Memlet, sdfg_ir::Wcr)> {
+        let Some(exit) = state.exit_of(entry) else {
+            return Vec::new();
+        };
+        let params: BTreeSet<&str> = map.params.iter().map(String::as_str).collect();
+        let inside: Vec<NodeId> = state
+            .nodes()
+            .map(|(id, _)| id)
+            .filter(|&id| id != exit && tree.ancestors(id).contains(&entry))
+            .collect();
+        let mut out = Vec::new();
+        for (_, _, e) in state.out_edges(exit) {
+            let Some(m) = &e.memlet else { continue };
+            let Some(w) = m.wcr else { continue };
+            let one = m.subset.ranges.iter().all(|r| r.is_index())
+                && !m.subset.any_symbol(&mut |s| params.contains(s));
+            // Any other use of it inside: an edge without the resolution
+            // (a read, a plain write), or a pointer connector's.
+            let elsewhere = inside.iter().any(|&id| {
+                let pointers: Vec<&str> = match state.node(id) {
+                    Some(Node::Tasklet(t)) => t
+                        .inputs
+                        .iter()
+                        .chain(&t.outputs)
+                        .filter(|c| c.pointer)
+                        .map(|c| c.name.as_str())
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                state
+                    .in_edges(id)
+                    .chain(state.out_edges(id))
+                    .filter_map(|(_, _, x)| Some((x, x.memlet.as_ref()?)))
+                    .filter(|(_, xm)| xm.data == m.data)
+                    .any(|(x, xm)| {
+                        let pointer = [x.src_conn.as_deref(), x.dst_conn.as_deref()]
+                            .iter()
+                            .flatten()
+                            .any(|c| pointers.contains(c));
+                        xm.wcr.is_none() || pointer
+                    })
+            });
+            if one && !elsewhere && !out.iter().any(|(d, _, _)| d == &m.data) {
+                out.push((m.data.clone(), m.clone(), w));
+            }
+        }
+        out
     }
 }

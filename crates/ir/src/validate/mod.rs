@@ -574,7 +574,11 @@ impl<'a> Validator<'a, '_> {
                         .map(|s| (*s).to_owned())
                         .collect();
                 self.check_edge_counts(cx, id, &ins, &outs);
-                if l.schedule == Schedule::DeviceKernel && self.inside_kernel(cx, id) {
+                // At the top of a persistent kernel's body the threads
+                // share it (library lowering expands it into their maps).
+                let grid_level = self.grid && cx.scopes.parent(id).is_none();
+                if l.schedule == Schedule::DeviceKernel && self.inside_kernel(cx, id) && !grid_level
+                {
                     self.node_error(
                         cx,
                         id,

@@ -182,6 +182,16 @@ pub(crate) fn offload_in_persistent(
                         acc.inner_schedule()
                     };
                 }
+                // A reduction at the top is the threads' to share (library
+                // lowering expands it into their maps).
+                Some(sdfg_ir::Node::Library(l)) if top => {
+                    l.schedule = acc.kernel_schedule();
+                    report.library_calls.push(format!(
+                        "{} `{}` -> shared by a persistent kernel's threads (in `{name}`)",
+                        l.op.name(),
+                        l.label
+                    ));
+                }
                 Some(sdfg_ir::Node::NestedSdfg(n)) => {
                     let mut sub = Report::default();
                     offload_in_kernel(&mut n.sdfg, acc, &mut sub)?;
@@ -207,7 +217,7 @@ pub(crate) fn offload_in_persistent(
         } else {
             (
                 Storage::Register,
-                "view in a persistent kernel's body: re-bound by each thread",
+                "view or map-private transient in a persistent kernel's body: each thread's own",
             )
         };
         d.storage = storage;

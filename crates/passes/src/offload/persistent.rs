@@ -23,14 +23,17 @@
 //!   device on every iteration;
 //! - it holds parallel work (a top-level map in one of its states; a loop
 //!   of single-thread code is [`super::sequential`]'s);
-//! - everything in it can run inside a kernel: no library call (a
-//!   device-wide call is issued by the host), no host callback, no nested
-//!   SDFG outside a map, no `return`;
+//! - everything in it can run inside a kernel: no library call but
+//!   reductions without a vendor call at the top of its states (the
+//!   threads share them: a thread per output, or partial results combined
+//!   once per thread for a full reduction; other calls are issued by the
+//!   host), no host callback, no nested SDFG outside a map, no `return`;
 //! - the data it shares has a size fixed before it runs (a temporary
 //!   sized by a symbol the loop assigns would need allocating inside).
 //!
 //! Containers the loop uses stay outside the kernel as device data shared
-//! by its threads (only views move inside, re-bound by each thread);
+//! by its threads (only views, re-bound by each thread, and small
+//! transients private to the points of one map move inside);
 //! symbols it assigns that later code reads are handed back once, after
 //! the loop, as the single-thread loops hand theirs back.
 
@@ -38,9 +41,9 @@ use super::partitions::HostStates;
 use super::sequential::{replace_loop, walk_states};
 use crate::accelerator::Accelerator;
 use crate::dependence::RegionUse;
-use crate::nest::{Nesting, mapped_symbols, rewrite_loops};
-use sdfg_ir::{BlockKind, ControlBlock, Node, Range, Region, Schedule, Sdfg, SymExpr};
-use std::collections::BTreeSet;
+use crate::nest::{Nesting, mapped_symbols, privatizable, rewrite_loops};
+use sdfg_ir::{BlockKind, ControlBlock, Node, NodeId, Range, Region, Schedule, Sdfg, SymExpr};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Wraps every maximal qualifying loop of `sdfg` in a persistent kernel
 /// (nothing where `acc` has no grid-wide barrier); returns their labels.
@@ -96,14 +99,30 @@ fn qualifies(
     let mut fits = true;
     let mut parallel = false;
     let mut device_written = BTreeSet::new();
+    // Per container: the top-level maps (state, entry) its access nodes
+    // are inside; `None` for one outside every map.
+    let mut homes: BTreeMap<String, BTreeSet<Option<(String, NodeId)>>> = BTreeMap::new();
     walk_states(&l.body, &mut |label, state| {
         let Ok(tree) = state.scope_tree() else {
             fits = false;
             return;
         };
         for (id, node) in state.nodes() {
+            if let Node::Access(a) = node {
+                let map = tree
+                    .ancestors(id)
+                    .last()
+                    .map(|&top| (label.to_owned(), top));
+                homes.entry(a.data.clone()).or_default().insert(map);
+            }
+        }
+        for (id, node) in state.nodes() {
             let top = tree.parent(id).is_none();
             match node {
+                // A reduction the threads share (library lowering expands
+                // it into their maps); any other library call is the
+                // host's to issue.
+                Node::Library(l) if top && shared_by_the_grid(acc, &l.op) => parallel = true,
                 Node::Library(_) | Node::Callback(_) => fits = false,
                 Node::NestedSdfg(_) if top => fits = false,
                 Node::NestedSdfg(_) => fits &= super::schedules::issuable(acc, node),
@@ -141,14 +160,21 @@ fn qualifies(
         .filter(|s| whole.symbol_outside(&inside, s))
         .cloned()
         .collect();
-    // Data the threads share stays outside as device memory; views only
-    // are re-bound inside, by each thread.
+    // Data the threads share stays outside as device memory. Views are
+    // re-bound inside by each thread, and so is what is private to each
+    // point of one map (a small transient only that map's scope uses).
     let mut private = BTreeSet::new();
     let (mut inputs, mut outputs) = (BTreeSet::new(), BTreeSet::new());
     for a in &inside.accesses {
         let x = &a.data;
         let desc = sdfg.containers.get(x)?;
-        if desc.transient && desc.is_view() && !whole.container_outside(&inside, x) {
+        let one_map = homes
+            .get(x)
+            .is_some_and(|h| h.len() == 1 && h.iter().all(Option::is_some));
+        if desc.transient
+            && !whole.container_outside(&inside, x)
+            && (desc.is_view() || (one_map && privatizable(desc)))
+        {
             private.insert(x.clone());
             continue;
         }
@@ -189,6 +215,13 @@ fn qualifies(
         assigned: inside.assigned.clone(),
     };
     Some((nesting, live))
+}
+
+/// Whether the threads of a persistent kernel can share library operation
+/// `op` at the top of its body: a reduction the accelerator keeps as a pure
+/// expansion (no vendor call, which only the host issues).
+pub(crate) fn shared_by_the_grid(acc: &dyn Accelerator, op: &sdfg_ir::LibraryOp) -> bool {
+    matches!(op, sdfg_ir::LibraryOp::Reduce { .. }) && acc.vendor_library(op).is_none()
 }
 
 /// Calls `f` on every block of `region`, at any depth.
