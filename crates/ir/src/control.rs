@@ -180,6 +180,19 @@ impl Region {
         Region { blocks }
     }
 
+    /// Whether a loop is anywhere in the region: the loop transformations
+    /// skip their whole-SDFG analyses when none is.
+    pub fn has_loops(&self) -> bool {
+        let mut found = false;
+        for b in &self.blocks {
+            b.walk(&mut |b| found |= matches!(b.kind, BlockKind::Loop(_)));
+            if found {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Calls `f` on this region, then on every region nested in its loops and
     /// conditionals (in program order; regions `f` adds are visited too).
     /// Passes that insert or rewrite blocks region by region use it instead

@@ -36,6 +36,17 @@ use std::collections::{BTreeMap, BTreeSet};
 /// `sdfg` (top level only: a vendor call is issued by the host); returns
 /// one line per fold, for the lowering report.
 pub(crate) fn fold_gemm_scales(sdfg: &mut Sdfg) -> Vec<String> {
+    let mut gemms = false;
+    sdfg.walk_blocks(&mut |_, _, b| {
+        if let BlockKind::State(s) = &b.kind {
+            gemms |= s.nodes().any(
+                |(_, n)| matches!(n, Node::Library(l) if matches!(l.op, LibraryOp::Gemm { .. })),
+            );
+        }
+    });
+    if !gemms {
+        return Vec::new();
+    }
     let states_of = states_per_container(sdfg);
     let mut lines = Vec::new();
     let Sdfg {

@@ -42,6 +42,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Sinks every loop it can (see the [module docs](self)); returns the
 /// labels of the loops sunk.
 pub fn sink_loops(sdfg: &mut Sdfg) -> Vec<String> {
+    if !sdfg.body.has_loops() {
+        return Vec::new();
+    }
     let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
     let whole = RegionUse::of(&sdfg.body, &symbols);
     let mut body = std::mem::take(&mut sdfg.body);

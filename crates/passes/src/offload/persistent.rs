@@ -52,7 +52,7 @@ pub(crate) fn wrap_persistent_loops(
     acc: &dyn Accelerator,
     param: &str,
 ) -> Vec<String> {
-    if !acc.grid_barrier() {
+    if !acc.grid_barrier() || !sdfg.body.has_loops() {
         return Vec::new();
     }
     let host = HostStates::of(sdfg, acc.scalars_by_value());

@@ -36,6 +36,9 @@ use std::collections::BTreeSet;
 
 /// Wraps every maximal qualifying loop of `sdfg`; returns their labels.
 pub(crate) fn wrap_sequential_loops(sdfg: &mut Sdfg, param: &str, by_value: bool) -> Vec<String> {
+    if !sdfg.body.has_loops() {
+        return Vec::new();
+    }
     let host = HostStates::of(sdfg, by_value);
     let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
     let whole = RegionUse::of(&sdfg.body, &symbols);
