@@ -903,13 +903,39 @@ impl<'a> Emitter<'a> {
                 self.reserve(x, indent, out);
             }
         }
-        // Host code reads what the device copied back: wait for the stream.
-        let host_code = order.iter().any(|n| {
-            tree.parent(*n).is_none()
-                && matches!(state.node(*n), Some(Node::Tasklet(_)))
-                || matches!(state.node(*n), Some(Node::MapEntry(m)) if tree.parent(*n).is_none() && !m.map.schedule.is_device() && !self.launches_only(state, &tree, *n))
+        // Host code waits for the stream only where a queued copy may
+        // still use what it touches: pinned host memory, which copies read
+        // and write asynchronously. A copy from pageable memory reads it
+        // when issued; what a copy back writes the host reads after the
+        // event its state ends with (below).
+        let host_code: Vec<NodeId> = order
+            .iter()
+            .copied()
+            .filter(|n| {
+                tree.parent(*n).is_none()
+                    && (matches!(state.node(*n), Some(Node::Tasklet(_)))
+                        || matches!(state.node(*n), Some(Node::MapEntry(m))
+                            if !m.map.schedule.is_device() && !self.launches_only(state, &tree, *n)))
+            })
+            .collect();
+        let pinned = host_code.iter().any(|&n| {
+            let scope: Vec<NodeId> = state
+                .nodes()
+                .map(|(id, _)| id)
+                .filter(|&id| id == n || tree.ancestors(id).contains(&n))
+                .collect();
+            scope.iter().any(|&id| {
+                state
+                    .in_edges(id)
+                    .chain(state.out_edges(id))
+                    .filter_map(|(_, _, e)| e.memlet.as_ref())
+                    .any(|m| {
+                        self.desc(&m.data)
+                            .is_some_and(|d| d.storage == Storage::HostPinned)
+                    })
+            })
         });
-        if host_code {
+        if pinned {
             let _ = writeln!(
                 out,
                 "{pad}SDFG_CHECK({}(stream));",

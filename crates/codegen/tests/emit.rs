@@ -756,3 +756,26 @@ fn a_persistent_kernel_is_launched_cooperatively_and_its_states_end_at_grid_barr
         );
     }
 }
+
+/// crc16's shape: sequential scalar code on data the host holds, which no
+/// copy ever touches.
+const HOST_LOOP: &str = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(data: dc.uint8[N], out: dc.int64[1]):\n    s = 0\n    for i in range(N):\n        if data[i] > 100:\n            s = s + 1\n    out[0] = s\n";
+
+#[test]
+fn host_code_waits_for_the_stream_only_where_it_touches_pinned_memory() {
+    let sdfg = program(HOST_LOOP);
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let sync = format!("{}StreamSynchronize(stream)", d.api_prefix());
+        let src = emitted(&sdfg, d).source;
+        // Only the exit waits: no copy is ever queued.
+        let host = &src[src.find("end of the sdfg prelude").unwrap()..];
+        assert_eq!(host.matches(&sync).count(), 1, "{host}");
+        // The same code on pinned memory, which copies read and write
+        // asynchronously: each state of it waits first.
+        let (mut out, _) = offload(&sdfg, d, &Options::default()).unwrap();
+        out.containers.get_mut("data").unwrap().storage = sdfg_ir::Storage::HostPinned;
+        let pinned = emit(&out, d).unwrap().source;
+        let host = &pinned[pinned.find("end of the sdfg prelude").unwrap()..];
+        assert!(host.matches(&sync).count() > 1, "{host}");
+    }
+}

@@ -267,7 +267,6 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     for (n = (0LL); ((n) < (slab_per_bc + 1LL)); n = (n + 1LL)) {
       // assign_l22_14
       {
-        SDFG_CHECK(cudaStreamSynchronize(stream));
         {  // tasklet assign
           const sdfg::complex<double> t___in0 = int_pts[(0LL) + (idx) * (1LL)];
           sdfg::complex<double> t___out;
@@ -332,7 +331,6 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     }
     // assign_l25_22
     {
-      SDFG_CHECK(cudaStreamSynchronize(stream));
       {  // tasklet assign
         const sdfg::complex<double> t___in0 = int_pts[(0LL) + (idx) * (1LL)];
         bool t___out;
