@@ -2007,33 +2007,67 @@ impl<'a> Emitter<'a> {
             }
         };
         let persistent = map.schedule == Schedule::DevicePersistent;
+        // The grid's axes, outermost first: a map dimension each, or for a
+        // map of more than three dimensions its innermost two and the
+        // others folded into the outermost axis (decoded with a division
+        // per folded dimension but one).
+        let groups: Vec<Vec<usize>> = if dims <= 3 {
+            (0..dims).map(|k| vec![k]).collect()
+        } else {
+            vec![(0..dims - 2).collect(), vec![dims - 2], vec![dims - 1]]
+        };
+        let axis_counts: Vec<String> = groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|&k| counts[k].clone())
+                    .collect::<Vec<_>>()
+                    .join(" * ")
+            })
+            .collect();
+        let axes = groups.len();
         let mut depth = 1;
         if persistent {
             self.persistent_index(&mut p, &map, label, &mut index)?;
-        } else if dims <= 3 {
-            for (k, (param, r)) in map.dims().enumerate() {
-                let axis = ["x", "y", "z"][dims - 1 - k];
+        } else {
+            for (a, group) in groups.iter().enumerate() {
+                let axis = ["x", "y", "z"][axes - 1 - a];
                 let (first, stride) = thread(axis);
                 let pad = "  ".repeat(depth);
-                let _ = writeln!(
-                    index,
-                    "{pad}for (int64_t {v}_i = {first}; {v}_i < {c}; {v}_i += {stride}) {{\n{pad}  const int64_t {v} = {b} + {v}_i * {s};",
-                    v = ident(param),
-                    c = counts[k],
-                    b = p.expr(&r.begin),
-                    s = p.expr(&r.step)
-                );
+                if let [k] = group[..] {
+                    let (param, r) = (&map.params[k], &map.ranges[k]);
+                    let _ = writeln!(
+                        index,
+                        "{pad}for (int64_t {v}_i = {first}; {v}_i < {c}; {v}_i += {stride}) {{\n{pad}  const int64_t {v} = {b} + {v}_i * {s};",
+                        v = ident(param),
+                        c = counts[k],
+                        b = p.expr(&r.begin),
+                        s = p.expr(&r.step)
+                    );
+                } else {
+                    let folded = sdfg_ir::Map {
+                        label: map.label.clone(),
+                        params: group.iter().map(|&k| map.params[k].clone()).collect(),
+                        ranges: group.iter().map(|&k| map.ranges[k].clone()).collect(),
+                        schedule: map.schedule,
+                    };
+                    let folded_counts: Vec<String> =
+                        group.iter().map(|&k| counts[k].clone()).collect();
+                    let _ = writeln!(
+                        index,
+                        "{pad}for (int64_t sdfg_t = {first}; sdfg_t < {}; sdfg_t += {stride}) {{\n{pad}  int64_t sdfg_rest = sdfg_t;",
+                        axis_counts[a]
+                    );
+                    decompose(
+                        &mut p,
+                        &folded,
+                        &folded_counts,
+                        &format!("{pad}  "),
+                        &mut index,
+                    );
+                }
                 depth += 1;
             }
-        } else {
-            let (first, stride) = thread("x");
-            let _ = writeln!(
-                index,
-                "  for (int64_t sdfg_t = {first}; sdfg_t < {}; sdfg_t += {stride}) {{\n    int64_t sdfg_rest = sdfg_t;",
-                counts.join(" * ")
-            );
-            decompose(&mut p, &map, &counts, "    ", &mut index);
-            depth += 1;
         }
         let mut used = p.used;
         let mut inner = String::new();
@@ -2176,10 +2210,9 @@ impl<'a> Emitter<'a> {
         // A block no wider than a constant extent needs (rounded up to a
         // power of two): a single-point kernel is one thread, nbody's
         // `(N, 3)` maps 4 x 64 threads instead of 32 x 8 with 29 lanes idle.
-        let extents: Vec<Option<i64>> = map
-            .ranges
+        let extents: Vec<Option<i64>> = groups
             .iter()
-            .map(|r| r.num_elements().as_int())
+            .map(|g| SymExpr::constant_product(g.iter().map(|&k| map.ranges[k].num_elements())))
             .collect();
         let fit = |limit: u32, extent: Option<i64>| match extent.and_then(|c| u32::try_from(c).ok())
         {
@@ -2187,18 +2220,14 @@ impl<'a> Emitter<'a> {
             _ => limit,
         };
         let (grid, blockdim) = if blocks_only {
-            let g: Vec<String> = if dims <= 3 {
-                counts.iter().rev().cloned().collect()
-            } else {
-                vec![counts.join(" * ")]
-            };
+            let g: Vec<String> = axis_counts.iter().rev().cloned().collect();
             // Whole warps (the block reductions shuffle within warps), no
             // more than the widest thread-block map needs.
             let warp = self.d.warp_size().max(1);
             let widest = self.thread_block_extent(state, tree, entry);
             let threads = fit(threads, widest).max(warp).div_ceil(warp) * warp;
             (g, vec![threads.to_string()])
-        } else if dims == 1 || dims > 3 {
+        } else if axes == 1 {
             let total = counts.join(" * ");
             let product = SymExpr::constant_product(map.ranges.iter().map(Range::num_elements));
             let threads = fit(threads, product);
@@ -2210,27 +2239,27 @@ impl<'a> Emitter<'a> {
             )
         } else {
             // Extents innermost first, as the block's axes x, y, z.
-            let inner = |k: usize| extents[dims - 1 - k];
+            let inner = |k: usize| extents[axes - 1 - k];
             let bx = fit(block[0].max(1), inner(0));
-            let by = if dims == 2 {
+            let by = if axes == 2 {
                 (threads / bx).max(1)
             } else {
                 block[1].max(1)
             };
             let by = fit(by, inner(1));
-            let bz = if dims == 3 {
+            let bz = if axes == 3 {
                 fit(block[2].max(1), inner(2))
             } else {
                 1
             };
             let b = [bx, by, bz];
-            let g = counts
+            let g = axis_counts
                 .iter()
                 .rev()
                 .enumerate()
                 .map(|(k, c)| format!("sdfg::ifloordiv({c} + {} - 1, {})", b[k], b[k]))
                 .collect();
-            (g, b[..dims].iter().map(u32::to_string).collect())
+            (g, b[..axes].iter().map(u32::to_string).collect())
         };
         let nonempty: Vec<String> = counts.iter().map(|c| format!("{c} > 0")).collect();
         let _ = writeln!(out, "{pad}if ({}) {{", nonempty.join(" && "));

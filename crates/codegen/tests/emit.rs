@@ -285,7 +285,7 @@ fn a_thread_block_map_shares_its_iterations_among_the_threads_of_a_block() {
 }
 
 #[test]
-fn maps_of_more_than_three_dimensions_are_linearized() {
+fn maps_of_more_than_three_dimensions_fold_their_outer_dimensions_into_z() {
     let src = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N, N, N]):\n    for i, j, k, l in dc.map[0:N, 0:N, 0:N, 0:N]:\n        A[i, j, k, l] = A[i, j, k, l] + 1.0\n";
     let sdfg = program(src);
     let unit = emitted(&sdfg, &Hip);
@@ -296,21 +296,29 @@ fn maps_of_more_than_three_dimensions_are_linearized() {
         src[at..].to_owned()
     };
     let s = &after_prelude(&unit.source);
-    // One linear index over x (a grid-stride loop), decomposed innermost first.
+    // The innermost two dimensions are x and y; the outer two one index
+    // over z (a grid-stride loop), decoded with one division.
     assert!(
         s.contains(
-            "for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < "
+            "for (int64_t sdfg_t = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; sdfg_t < (N) * (N); sdfg_t += (int64_t)gridDim.z * blockDim.z)"
         ),
         "{s}"
     );
-    assert!(
-        s.contains("sdfg_t += (int64_t)gridDim.x * blockDim.x"),
+    assert!(s.contains("int64_t sdfg_rest = sdfg_t;"), "{s}");
+    assert_eq!(s.matches("sdfg_rest /= ").count(), 1, "{s}");
+    assert!(s.contains("for (int64_t k_i = (int64_t)blockIdx.y"), "{s}");
+    assert!(s.contains("for (int64_t l_i = (int64_t)blockIdx.x"), "{s}");
+    // The launch covers the three axes.
+    assert!(s.contains("dim3 sdfg_grid("), "{s}");
+    assert_eq!(
+        s.lines()
+            .find(|l| l.contains("dim3 sdfg_grid("))
+            .unwrap()
+            .matches("sdfg::imin(")
+            .count(),
+        3,
         "{s}"
     );
-    assert!(s.contains("int64_t sdfg_rest = sdfg_t;"), "{s}");
-    // One division per dimension but the outermost.
-    assert_eq!(s.matches("sdfg_rest /= ").count(), 3, "{s}");
-    assert!(!s.contains("blockIdx.y"), "{s}");
     // A three-dimensional map uses x, y and z instead.
     let src3 = "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N, N]):\n    for i, j, k in dc.map[0:N, 0:N, 0:N]:\n        A[i, j, k] = A[i, j, k] + 1.0\n";
     let s3 = after_prelude(&emitted(&program(src3), &Hip).source);

@@ -49,21 +49,23 @@ __global__ void reduce_expansion_k0(float* __restrict__ dev_x, float* __restrict
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void tmp_out_3_l18_0_k1(float* __restrict__ dev_x, float* __restrict__ lib_1, float* __restrict__ tmp_out_3, int64_t H, int64_t N, int64_t SM) {
-  for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < (N) * (H) * (SM) * (SM); sdfg_t += (int64_t)gridDim.x * blockDim.x) {
+  for (int64_t sdfg_t = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; sdfg_t < (N) * (H); sdfg_t += (int64_t)gridDim.z * blockDim.z) {
     int64_t sdfg_rest = sdfg_t;
-    const int64_t v__i7 = (0LL) + (sdfg_rest % (SM)) * (1LL);
-    sdfg_rest /= (SM);
-    const int64_t v__i6 = (0LL) + (sdfg_rest % (SM)) * (1LL);
-    sdfg_rest /= (SM);
     const int64_t v__i5 = (0LL) + (sdfg_rest % (H)) * (1LL);
     sdfg_rest /= (H);
     const int64_t v__i4 = (0LL) + sdfg_rest * (1LL);
-    {  // tasklet assign
-      const float t___in1 = lib_1[(0LL) + (v__i4) * (H * SM) + (v__i5) * (SM) + (v__i6) * (1LL) + (0LL) * (1LL)];
-      const float t___in0 = dev_x[(0LL) + (v__i4) * (H * SM * SM) + (v__i5) * (SM * SM) + (v__i6) * (SM) + (v__i7) * (1LL)];
-      float t___out;
-      t___out = sdfg::exp((t___in0 - t___in1));
-      tmp_out_3[(0LL) + (v__i4) * (H * SM * SM) + (v__i5) * (SM * SM) + (v__i6) * (SM) + (v__i7) * (1LL)] = t___out;
+    for (int64_t v__i6_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i6_i < (SM); v__i6_i += (int64_t)gridDim.y * blockDim.y) {
+      const int64_t v__i6 = (0LL) + v__i6_i * (1LL);
+      for (int64_t v__i7_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i7_i < (SM); v__i7_i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t v__i7 = (0LL) + v__i7_i * (1LL);
+        {  // tasklet assign
+          const float t___in1 = lib_1[(0LL) + (v__i4) * (H * SM) + (v__i5) * (SM) + (v__i6) * (1LL) + (0LL) * (1LL)];
+          const float t___in0 = dev_x[(0LL) + (v__i4) * (H * SM * SM) + (v__i5) * (SM * SM) + (v__i6) * (SM) + (v__i7) * (1LL)];
+          float t___out;
+          t___out = sdfg::exp((t___in0 - t___in1));
+          tmp_out_3[(0LL) + (v__i4) * (H * SM * SM) + (v__i5) * (SM * SM) + (v__i6) * (SM) + (v__i7) * (1LL)] = t___out;
+        }
+      }
     }
   }
 }
@@ -117,21 +119,23 @@ __global__ void reduce_expansion_k2(float* __restrict__ lib_9, float* __restrict
 
 #if !defined(SDFG_HOST_ONLY)
 __global__ void v__return_l20_0_k3(float* __restrict__ dev_return, float* __restrict__ lib_9, float* __restrict__ tmp_out_3, int64_t H, int64_t N, int64_t SM) {
-  for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < (N) * (H) * (SM) * (SM); sdfg_t += (int64_t)gridDim.x * blockDim.x) {
+  for (int64_t sdfg_t = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; sdfg_t < (N) * (H); sdfg_t += (int64_t)gridDim.z * blockDim.z) {
     int64_t sdfg_rest = sdfg_t;
-    const int64_t v__i14 = (0LL) + (sdfg_rest % (SM)) * (1LL);
-    sdfg_rest /= (SM);
-    const int64_t v__i13 = (0LL) + (sdfg_rest % (SM)) * (1LL);
-    sdfg_rest /= (SM);
     const int64_t v__i12 = (0LL) + (sdfg_rest % (H)) * (1LL);
     sdfg_rest /= (H);
     const int64_t v__i11 = (0LL) + sdfg_rest * (1LL);
-    {  // tasklet assign
-      const float t___in1 = lib_9[(0LL) + (v__i11) * (H * SM) + (v__i12) * (SM) + (v__i13) * (1LL) + (0LL) * (1LL)];
-      const float t___in0 = tmp_out_3[(0LL) + (v__i11) * (H * SM * SM) + (v__i12) * (SM * SM) + (v__i13) * (SM) + (v__i14) * (1LL)];
-      float t___out;
-      t___out = (t___in0 / t___in1);
-      dev_return[(0LL) + (v__i11) * (H * SM * SM) + (v__i12) * (SM * SM) + (v__i13) * (SM) + (v__i14) * (1LL)] = t___out;
+    for (int64_t v__i13_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i13_i < (SM); v__i13_i += (int64_t)gridDim.y * blockDim.y) {
+      const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
+      for (int64_t v__i14_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i14_i < (SM); v__i14_i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t v__i14 = (0LL) + v__i14_i * (1LL);
+        {  // tasklet assign
+          const float t___in1 = lib_9[(0LL) + (v__i11) * (H * SM) + (v__i12) * (SM) + (v__i13) * (1LL) + (0LL) * (1LL)];
+          const float t___in0 = tmp_out_3[(0LL) + (v__i11) * (H * SM * SM) + (v__i12) * (SM * SM) + (v__i13) * (SM) + (v__i14) * (1LL)];
+          float t___out;
+          t___out = (t___in0 / t___in1);
+          dev_return[(0LL) + (v__i11) * (H * SM * SM) + (v__i12) * (SM * SM) + (v__i13) * (SM) + (v__i14) * (1LL)] = t___out;
+        }
+      }
     }
   }
 }
@@ -246,8 +250,8 @@ static int kernel_body(kernel_state_t* sdfg_h, float* x, int64_t H, int64_t N, i
   // assign_l18_8
   {
     if ((N) > 0 && (H) > 0 && (SM) > 0 && (SM) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) * (H) * (SM) * (SM) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((SM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((SM) + 8 - 1, 8), 65535LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) * (H) + 1 - 1, 1), 65535LL));
+      dim3 sdfg_block(32, 8, 1);
       SDFG_KERNEL(tmp_out_3_l18_0_k1, sdfg_grid, sdfg_block, 0, dev_x, lib_1, tmp_out_3, H, N, SM);
     }
   }
@@ -263,8 +267,8 @@ static int kernel_body(kernel_state_t* sdfg_h, float* x, int64_t H, int64_t N, i
   // assign_l20_15
   {
     if ((N) > 0 && (H) > 0 && (SM) > 0 && (SM) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) * (H) * (SM) * (SM) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((SM) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((SM) + 8 - 1, 8), 65535LL), (unsigned)sdfg::imin(sdfg::ifloordiv((N) * (H) + 1 - 1, 1), 65535LL));
+      dim3 sdfg_block(32, 8, 1);
       SDFG_KERNEL(v__return_l20_0_k3, sdfg_grid, sdfg_block, 0, dev_return, lib_9, tmp_out_3, H, N, SM);
     }
   }
