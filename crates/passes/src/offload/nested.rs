@@ -101,77 +101,47 @@ pub(crate) fn offload_in_kernel(
     acc: &dyn Accelerator,
     report: &mut Report,
 ) -> Result<(), OffloadError> {
-    let name = sdfg.name.clone();
-    super::for_each_state_mut(&mut sdfg.body, &mut |_, state| {
-        let ids: Vec<_> = state.nodes().map(|(id, _)| id).collect();
-        for id in ids {
-            match state.graph.node_weight_mut(id) {
-                Some(sdfg_ir::Node::MapEntry(e))
-                    if e.map.schedule == sdfg_ir::Schedule::Default =>
-                {
-                    e.map.schedule = acc.inner_schedule();
-                }
-                Some(sdfg_ir::Node::NestedSdfg(n)) => {
-                    let mut sub = Report::default();
-                    offload_in_kernel(&mut n.sdfg, acc, &mut sub)?;
-                    report
-                        .placements
-                        .extend(sub.placements.into_iter().map(|p| Placement {
-                            container: format!("{name}/{}", p.container),
-                            ..p
-                        }));
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    })?;
-    let global = acc.global_storage();
-    for (x, d) in &mut sdfg.containers {
-        let (storage, reason) = if !d.transient {
-            (
-                global,
-                "connector of a nested SDFG inside a kernel: the kernel's device data",
-            )
-        } else {
-            (
-                Storage::Register,
-                "transient of a nested SDFG inside a kernel: each thread's own",
-            )
-        };
-        d.storage = storage;
-        if d.transient {
-            d.lifetime = Lifetime::Scope;
-        }
-        report.placements.push(Placement {
-            container: format!("{name}/{x}"),
-            twin: None,
-            storage,
-            reason: reason.to_owned(),
-        });
-    }
-    Ok(())
+    offload_device_code(sdfg, acc, report, false)
 }
 
 /// Makes `sdfg`, the body of a persistent kernel, the code the kernel's
 /// threads run together ([`sdfg_ir::Schedule::DevicePersistent`]): its
 /// top-level maps become maps the threads share (the accelerator's kernel
-/// schedule), maps inside them run sequentially per thread, SDFGs nested
-/// in them are code of each thread; its connectors are the kernel's device
-/// data, and its transients (views, re-bound by each thread) registers.
+/// schedule), and so do the reductions at its top (library lowering
+/// expands them into such maps); maps inside them run sequentially per
+/// thread, SDFGs nested in them are code of each thread; its connectors
+/// are the kernel's device data, and its transients (views, and small
+/// transients private to one map's points) each thread's own.
 pub(crate) fn offload_in_persistent(
     sdfg: &mut Sdfg,
     acc: &dyn Accelerator,
     report: &mut Report,
 ) -> Result<(), OffloadError> {
+    offload_device_code(sdfg, acc, report, true)
+}
+
+/// [`offload_in_kernel`], or with `shared` [`offload_in_persistent`].
+fn offload_device_code(
+    sdfg: &mut Sdfg,
+    acc: &dyn Accelerator,
+    report: &mut Report,
+    shared: bool,
+) -> Result<(), OffloadError> {
     let name = sdfg.name.clone();
     super::for_each_state_mut(&mut sdfg.body, &mut |label, state| {
-        let tree = state
-            .scope_tree()
-            .map_err(|e| OffloadError::Invalid(format!("{label}: {e}")))?;
+        // Which nodes are at the top matters in a persistent body only.
+        let tree = if shared {
+            Some(
+                state
+                    .scope_tree()
+                    .map_err(|e| OffloadError::Invalid(format!("{label}: {e}")))?,
+            )
+        } else {
+            None
+        };
         let ids: Vec<_> = state.nodes().map(|(id, _)| id).collect();
         for id in ids {
-            let top = tree.parent(id).is_none();
+            let top = tree.as_ref().is_some_and(|t| t.parent(id).is_none());
             match state.graph.node_weight_mut(id) {
                 Some(sdfg_ir::Node::MapEntry(e))
                     if e.map.schedule == sdfg_ir::Schedule::Default =>
@@ -182,8 +152,6 @@ pub(crate) fn offload_in_persistent(
                         acc.inner_schedule()
                     };
                 }
-                // A reduction at the top is the threads' to share (library
-                // lowering expands it into their maps).
                 Some(sdfg_ir::Node::Library(l)) if top => {
                     l.schedule = acc.kernel_schedule();
                     report.library_calls.push(format!(
@@ -209,16 +177,23 @@ pub(crate) fn offload_in_persistent(
     })?;
     let global = acc.global_storage();
     for (x, d) in &mut sdfg.containers {
-        let (storage, reason) = if !d.transient {
-            (
+        let (storage, reason) = match (d.transient, shared) {
+            (false, false) => (
+                global,
+                "connector of a nested SDFG inside a kernel: the kernel's device data",
+            ),
+            (false, true) => (
                 global,
                 "connector of a persistent kernel's body: device data its threads share",
-            )
-        } else {
-            (
+            ),
+            (true, false) => (
+                Storage::Register,
+                "transient of a nested SDFG inside a kernel: each thread's own",
+            ),
+            (true, true) => (
                 Storage::Register,
                 "view or map-private transient in a persistent kernel's body: each thread's own",
-            )
+            ),
         };
         d.storage = storage;
         if d.transient {

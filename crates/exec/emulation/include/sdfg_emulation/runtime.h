@@ -1035,16 +1035,29 @@ inline bool check_arguments(const char* name, const Tuple& args, std::index_sequ
 }
 
 // A typed launch: the arguments converted to the kernel's parameter types
-// now, the grid run when the stream reaches it.
+// now, the grid run when the stream reaches it. A cooperative one (a
+// persistent kernel) may have no larger a grid than the device holds at
+// once (else the launch fails, as on a GPU), and all its threads are
+// fibers of one scheduler, so that its grid may wait for itself.
 template <class... P, class... A>
-inline int launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, sdfg_emu_stream* s, A&&... args) {
+inline int launch_typed(const char* name, bool cooperative, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared,
+                        sdfg_emu_stream* s, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "a launch passes one argument per kernel parameter");
   start();
-  api("LaunchKernel");
+  api(cooperative ? "LaunchCooperativeKernel" : "LaunchKernel");
   if (sticky != success) return sticky;
   if (!valid(s)) return fail(invalid_resource_handle);
   int e = check_configuration(name, grid, block, shared);
   if (e != success) return fail(e);
+  if (cooperative) {
+    unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+    unsigned long long fit =
+        (unsigned long long)multiprocessors * (unsigned long long)resident_blocks((int)(block.x * block.y * block.z), shared);
+    if (blocks > fit) {
+      diagnose("cooperative launch of `%s`: %llu blocks, but the device holds %llu at once", name, blocks, fit);
+      return fail(cooperative_launch_too_large);
+    }
+  }
   if (std::strncmp(name, "sdfg::", 6) == 0)
     counters.helper_launches += 1;
   else
@@ -1056,42 +1069,23 @@ inline int launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block,
       fault(illegal_address);
       return;
     }
-    run_grid(name, (const void*)kernel, grid, block, [&] { std::apply(kernel, *typed); });
+    if (cooperative)
+      run_grid_as_fibers(name, grid, block, [&] { std::apply(kernel, *typed); });
+    else
+      run_grid(name, (const void*)kernel, grid, block, [&] { std::apply(kernel, *typed); });
   });
   return success;
 }
 
-// A cooperative launch (a persistent kernel): typed as `launch`, its grid
-// no larger than the device holds at once (else the launch fails, as on a
-// GPU), all its threads fibers of one scheduler.
+template <class... P, class... A>
+inline int launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, sdfg_emu_stream* s, A&&... args) {
+  return launch_typed(name, false, kernel, grid, block, shared, s, std::forward<A>(args)...);
+}
+
 template <class... P, class... A>
 inline int launch_cooperative(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, sdfg_emu_stream* s,
                               A&&... args) {
-  static_assert(sizeof...(P) == sizeof...(A), "a launch passes one argument per kernel parameter");
-  start();
-  api("LaunchCooperativeKernel");
-  if (sticky != success) return sticky;
-  if (!valid(s)) return fail(invalid_resource_handle);
-  int e = check_configuration(name, grid, block, shared);
-  if (e != success) return fail(e);
-  unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
-  unsigned long long fit =
-      (unsigned long long)multiprocessors * (unsigned long long)resident_blocks((int)(block.x * block.y * block.z), shared);
-  if (blocks > fit) {
-    diagnose("cooperative launch of `%s`: %llu blocks, but the device holds %llu at once", name, blocks, fit);
-    return fail(cooperative_launch_too_large);
-  }
-  counters.launches += 1;
-  counters.kernels[name] += 1;
-  auto typed = std::make_shared<std::tuple<P...>>(std::forward<A>(args)...);
-  enqueue(s, [=] {
-    if (!check_arguments(name, *typed, std::index_sequence_for<P...>{})) {
-      fault(illegal_address);
-      return;
-    }
-    run_grid_as_fibers(name, grid, block, [&] { std::apply(kernel, *typed); });
-  });
-  return success;
+  return launch_typed(name, true, kernel, grid, block, shared, s, std::forward<A>(args)...);
 }
 
 // ---- the report ----
