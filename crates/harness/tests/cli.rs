@@ -836,3 +836,30 @@ fn dace_format_refusals_name_the_element() {
     let err = text(&out.stderr);
     assert!(err.contains("cannot be written in DaCe's format"), "{err}");
 }
+
+#[test]
+fn no_persistent_keeps_a_loop_testing_device_data_on_the_host() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mandelbrot2 = root.join("corpus/npbench/misc/mandelbrot2.py");
+    let dir = scratch_dir("no-persistent");
+    for (flag, persistent) in [(None, true), (Some("--no-persistent"), false)] {
+        let out_file = dir.join(format!("{persistent}.json"));
+        let mut args = vec![
+            "offload",
+            mandelbrot2.to_str().unwrap(),
+            "--backend",
+            "cuda",
+            "-o",
+            out_file.to_str().unwrap(),
+        ];
+        args.extend(flag);
+        let out = sdfgc(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let json = std::fs::read_to_string(&out_file).unwrap();
+        assert_eq!(
+            json.contains("\"device_persistent\""),
+            persistent,
+            "{flag:?}"
+        );
+    }
+}

@@ -2021,7 +2021,7 @@ fn a_frontend_temporary_is_placed_in_device_memory() {
 fn with_host_maps(host_maps: HostMaps) -> Options {
     Options {
         host_maps,
-        verbose: false,
+        ..Options::default()
     }
 }
 

@@ -73,6 +73,11 @@ enum Command {
         /// Turn off loop-to-map (to compare with it on).
         #[arg(long)]
         no_loop_to_map: bool,
+        /// Keep loops whose tests read device data on the host: no
+        /// persistent kernels (to compare, or for a code generator that
+        /// does not take them all).
+        #[arg(long)]
+        no_persistent: bool,
     },
     /// Offload an SDFG JSON file for an accelerator and write the offloaded
     /// SDFG as JSON: every pass up to offloading, as `compile --backend`
@@ -94,6 +99,11 @@ enum Command {
         /// Maps that stay on the host: `none`, `auto`, or labels separated by commas.
         #[arg(long, default_value = "none")]
         host_maps: String,
+        /// Keep loops whose tests read device data on the host: no
+        /// persistent kernels (DaCe's code generator takes only those
+        /// whose device maps share a dimensionality).
+        #[arg(long)]
+        no_persistent: bool,
     },
     /// Run an SDFG on the simulated accelerator and print the run report.
     ///
@@ -181,13 +191,19 @@ fn main() -> ExitCode {
     }
 }
 
-/// The pipeline's options for `--host-maps` and `--verbose`, shared by
+/// The pipeline's options for `--host-maps`, `--verbose` and
+/// `--no-persistent`, shared by
 /// `compile` and `offload`.
-fn pipeline_options(host_maps: &str, verbose: bool) -> sdfg_passes::PipelineOptions {
+fn pipeline_options(
+    host_maps: &str,
+    verbose: bool,
+    no_persistent: bool,
+) -> sdfg_passes::PipelineOptions {
     sdfg_passes::PipelineOptions {
         offload: sdfg_passes::Options {
             host_maps: sdfg_harness::parse_host_maps(host_maps),
             verbose,
+            no_persistent,
         },
         ..Default::default()
     }
@@ -258,10 +274,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             backend,
             out,
             host_maps,
+            no_persistent,
         } => {
             let sdfg = load_program(&file, None, &[])?;
             let backend = sdfg_harness::backend(&backend)?;
-            let options = pipeline_options(&host_maps, false);
+            let options = pipeline_options(&host_maps, false, no_persistent);
             let (sdfg, _) = sdfg_passes::pipeline::run_owned(
                 sdfg,
                 Some(backend.accelerator()),
@@ -319,6 +336,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             verbose,
             passes,
             no_loop_to_map,
+            no_persistent,
         } => {
             if passes.as_deref() == Some("list") {
                 for p in sdfg_passes::Pass::ALL {
@@ -328,7 +346,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let sdfg = load_program(&file, program, &signature)?;
             let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
-            let mut options = pipeline_options(&host_maps, verbose);
+            let mut options = pipeline_options(&host_maps, verbose, no_persistent);
             if no_loop_to_map {
                 options = options.without(sdfg_passes::Pass::LoopToMap);
             }

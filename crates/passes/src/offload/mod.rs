@@ -85,6 +85,12 @@ pub struct Options {
     pub host_maps: HostMaps,
     /// Print each decision to stderr as it is made.
     pub verbose: bool,
+    /// Keep loops whose tests read device data on the host, with no
+    /// persistent kernel ([`persistent`]) even where the accelerator has a
+    /// grid-wide barrier: for SDFGs handed on to a code generator that
+    /// does not take every persistent kernel (DaCe's takes only those
+    /// whose device maps share a dimensionality), or to compare.
+    pub no_persistent: bool,
 }
 
 /// Why the pass refused an SDFG.
@@ -250,7 +256,9 @@ pub(crate) fn offload_unvalidated(
     let param = partitions::single_thread_param(&out);
     report.sequential_loops =
         sequential::wrap_sequential_loops(&mut out, &param, acc.scalars_by_value());
-    report.persistent_loops = persistent::wrap_persistent_loops(&mut out, acc, &param);
+    if !options.no_persistent {
+        report.persistent_loops = persistent::wrap_persistent_loops(&mut out, acc, &param);
+    }
     schedules::assign(&mut out, acc, &options.host_maps, &mut report)?;
     partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
     let usage = locations::analyse(&out);
