@@ -419,7 +419,8 @@ fn export_with(path: &Path, offload: bool, persistent: bool) -> Result<String, S
             &sdfg_passes::Pass::TO_OFFLOAD,
         )
         .map_err(|e| e.to_string())?
-        .0;
+        .0
+        .into_inner();
     }
     sdfg_dace_format::to_dace_string(&sdfg).map_err(|e| e.to_string())
 }

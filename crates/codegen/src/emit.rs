@@ -15,7 +15,7 @@ use crate::{Dialect, EmitError, Parameter, ParameterKind, TranslationUnit};
 use sdfg_ir::code::Binding;
 use sdfg_ir::{
     BlockKind, DType, DataDesc, LibraryOp, Memlet, Node, NodeId, Range, Region, Schedule,
-    ScopeTree, Sdfg, Side, State, Storage, Subset, SymExpr, VIEW_CONNECTOR, Wcr,
+    ScopeTree, Sdfg, Side, State, Storage, Subset, SymExpr, VIEW_CONNECTOR, Validated, Wcr,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -28,9 +28,21 @@ mod thread;
 /// every dialect.
 pub const PRELUDE: &str = include_str!("prelude.cpp");
 
-/// Emits `sdfg` (offloaded for `dialect`'s accelerator) as one translation unit.
+/// Emits `sdfg` (offloaded for `dialect`'s accelerator) as one translation
+/// unit, after validating it.
 pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitError> {
-    sdfg_ir::validate(sdfg).map_err(|e| EmitError::Invalid(e.to_string()))?;
+    let valid = sdfg_ir::validate(sdfg).map_err(|e| EmitError::Invalid(e.to_string()))?;
+    emit_validated(valid, dialect)
+}
+
+/// [`emit`] for an SDFG already validated, as the pipeline's output is
+/// ([`sdfg_ir::ValidSdfg::validated`]): validating it again would cost
+/// as much as a pass on a large program.
+pub fn emit_validated(
+    valid: Validated<'_>,
+    dialect: &dyn Dialect,
+) -> Result<TranslationUnit, EmitError> {
+    let sdfg = valid.sdfg();
     let mut e = Emitter::new(sdfg, dialect);
     let entry = ident(&sdfg.name);
     let host = e.host_code(&entry)?;

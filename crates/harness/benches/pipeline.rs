@@ -17,7 +17,7 @@ use sdfg_backend_cuda as _;
 use std::hint::black_box;
 use std::path::PathBuf;
 
-fn pipeline(text: &str, file: &str, program: &str) -> sdfg_ir::Sdfg {
+fn pipeline(text: &str, file: &str, program: &str) -> sdfg_ir::ValidSdfg {
     let module = sdfg_frontend::Module::parse(file, text).expect("parses");
     let sdfg = module.compile(program).expect("compiles");
     sdfg_ir::validate(&sdfg).expect("valid");
@@ -44,7 +44,8 @@ fn to_cuda(text: &str, file: &str) -> String {
         &sdfg_passes::Pass::ALL,
     )
     .expect("offloads and lowers");
-    sdfg_codegen::emit(&out, target.dialect)
+    // The pipeline's output carries its proof: emission does not validate again.
+    sdfg_codegen::emit_validated(out.validated(), target.dialect)
         .expect("emits")
         .source
 }

@@ -322,7 +322,7 @@ fn offload_for(kernel: &Sdfg, options: &RunOptions<'_>) -> Result<Sdfg, String> 
     let accelerator = options.backend.accelerator();
     let passes = sdfg_passes::Pass::TO_OFFLOAD;
     sdfg_passes::pipeline::run(kernel, Some(accelerator), &pipeline, &passes)
-        .map(|(out, _)| out)
+        .map(|(out, _)| out.into_inner())
         .map_err(|e| e.to_string())
 }
 

@@ -27,27 +27,31 @@
 //! statements: loop nests 213 ms → 2.51 s (exponent 1.07), arguments 132
 //! ms → 1.73 s (1.12), a chain 93 ms → 1.33 s (1.15), recurrences 68 →
 //! 865 ms (1.10), a loop 45 → 510 ms (1.06), `elif` arms 59 → 642 ms
-//! (1.04). The same programs through `sdfgc compile --backend cuda --emit source`
-//! (release, whole process, best of three, idle 2-core machine,
-//! 2026-12-02), 1,000 / 3,000 / 10,000 statements: `k` loop nests 0.23 /
-//! 0.58 / 2.4 s, `k` arguments 0.11 / 0.52 / 1.7 s, a chain of `k`
-//! element-wise statements 0.11 / 0.35 / 1.3 s, a sequential loop of `k`
-//! scalar recurrences 0.05 / 0.22 / 0.88 s, a loop of `k` statements 0.04
-//! / 0.12 / 0.47 s, `k` `elif` arms 0.03 / 0.17 / 0.49 s: exponents from
-//! 3,000 to 10,000 statements 0.88 to 1.17. Instruction counts (callgrind,
-//! repeatable where wall time on a shared machine is not) grow by 3.4 for
-//! 3.3 times the statements. Where the time went before (2 to 8 s at
-//! 10,000 statements), and what removed it: validation after every pass,
-//! about half (it now runs only after a pass that changed the SDFG, debug
-//! builds checking that the others changed nothing), copies of the whole
-//! SDFG per pass (the pipeline owns it), symbol sets built per memlet
-//! (visitors instead), a walk of the SDFG per new container name, map
-//! fusion recounting and copying the growing fused state per fusion, and
-//! the system allocator (mimalloc in `sdfgc`). The goal of one second for
-//! 10,000 statements holds for the loop and `elif` shapes and the
-//! recurrence; the others are 1.3 to 2.4 s, their cost spread thin over
-//! the analyses, validation and emission (about a million instructions per
-//! loop nest).
+//! (1.04). The same programs through `sdfgc compile --backend cuda --emit
+//! source` (release, whole process, best of three, idle 2-core machine,
+//! 2026-12-04), 1,000 / 10,000 statements: `k` loop nests 0.13 / 1.56 s,
+//! `k` arguments 0.09 / 1.11 s, a chain of `k` element-wise statements
+//! 0.07 / 0.89 s, a sequential loop of `k` scalar recurrences 0.04 / 0.58
+//! s, a loop of `k` statements 0.03 / 0.29 s, `k` `elif` arms 0.03 / 0.34
+//! s: exponents 0.99 to 1.16. Instruction counts (callgrind, repeatable
+//! where wall time on a shared machine is not) grow by 10.5 for 10 times
+//! the statements. Where the time went before (2 to 8 s at 10,000
+//! statements), and what removed it: validation after every pass, about
+//! half (it now runs only after a pass that changed the SDFG, debug builds
+//! checking that the others changed nothing, and not again in the emitter,
+//! which takes the pipeline's proof, `sdfg_ir::ValidSdfg`), copies of the
+//! whole SDFG per pass (the pipeline owns it), symbol sets built per
+//! memlet (visitors instead), a walk of the SDFG per new container name,
+//! map fusion recounting and copying the growing fused state per fusion,
+//! whole-SDFG analyses on programs without loops, and the system allocator
+//! (mimalloc in `sdfgc`). The goal of one second for 10,000 statements
+//! holds for the chain, the loop, the recurrences and the `elif` arms;
+//! loop nests (1.6 s) and arguments (1.1 s) miss it, their cost spread
+//! thin over validation (a quarter), emission, the frontend and the
+//! analyses, about 0.9 million instructions per loop nest. The operating
+//! system also spends up to a fifth of the wall time zeroing pages that
+//! mimalloc purged and takes back (`MIMALLOC_PURGE_DELAY=-1` removes it; setting it
+//! from the program needs `unsafe`, which the workspace forbids).
 
 pub mod corpus;
 pub mod goldens;

@@ -92,4 +92,4 @@ pub use placement::{Lifetime, Schedule, Side, Storage};
 pub use sdfg::Sdfg;
 pub use state::{ScopeTree, State};
 pub use symbolic::{CmpOp, SymCond, SymExpr};
-pub use validate::{Validated, ValidationError, ValidationErrors, validate};
+pub use validate::{ValidSdfg, Validated, ValidationError, ValidationErrors, validate};

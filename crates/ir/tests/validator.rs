@@ -3370,3 +3370,57 @@ fn memlet_inside_a_map_naming_data_its_scope_does_not_carry() {
         );
     }
 }
+
+// -- The owned proof -------------------------------------------------------
+
+/// `ValidSdfg` keeps its proof only through changes it can trust: one that
+/// reports a change is validated again (and refused when it broke the
+/// SDFG), one that reports none keeps the proof, and in debug builds (the
+/// tests) a change that reports none is caught.
+#[test]
+fn valid_sdfg_keeps_its_proof_only_through_reported_changes() {
+    use sdfg_ir::ValidSdfg;
+    use sdfg_ir::validate::UpdateError;
+    let mut broken = examples::axpy().unwrap();
+    broken.arguments.push("ghost".into());
+    assert!(ValidSdfg::new(broken).is_err());
+
+    let valid = ValidSdfg::new(examples::axpy().unwrap()).unwrap();
+    let (valid, changed) = valid
+        .update(|s| Ok::<_, ()>(s.containers.contains_key("ghost")))
+        .unwrap();
+    assert!(!changed);
+    let (valid, changed) = valid
+        .update(|s| {
+            s.name.push_str("_renamed");
+            Ok::<_, ()>(true)
+        })
+        .unwrap();
+    assert!(changed);
+    assert!(valid.name.ends_with("_renamed"));
+    assert!(validate(valid.validated().sdfg()).is_ok());
+
+    let breaks = |s: &mut Sdfg| {
+        s.arguments.push("ghost".into());
+        Ok::<_, ()>(true)
+    };
+    assert!(matches!(
+        valid.clone().update(breaks),
+        Err(UpdateError::Invalid(e)) if e.0.iter().any(|e| matches!(
+            e,
+            ValidationError::Sdfg { error: SdfgError::UnknownArgument { .. }, .. }
+        ))
+    ));
+    assert!(matches!(
+        valid.clone().update(|_| Err::<bool, _>("refused")),
+        Err(UpdateError::Failed("refused"))
+    ));
+    let silent = valid.update(|s| {
+        s.name.push('_');
+        Ok::<_, ()>(false)
+    });
+    assert_eq!(
+        matches!(silent, Err(UpdateError::Unreported)),
+        cfg!(debug_assertions)
+    );
+}

@@ -17,7 +17,12 @@
 //! as before it: skipping those validations keeps compile time low (they
 //! were half of it on large programs), and debug builds, which every test,
 //! the corpus and the fuzzer use, check that claim by comparing the SDFG's
-//! JSON before and after. Each pass can
+//! JSON before and after ([`sdfg_ir::ValidSdfg::update`] holds that rule).
+//! The pipeline's output carries the proof of its last validation
+//! ([`sdfg_ir::ValidSdfg`]), so the emitter does not validate it again:
+//! from a Python program to CUDA the validator runs three times (the
+//! frontend's output, after offloading, after library lowering), not four.
+//! Each pass can
 //! be turned off by name (`sdfgc compile --no-loop-to-map`, or
 //! `--passes offload,lower-library`), except that code generation needs
 //! `offload` and `lower-library`. An SDFG that is already offloaded goes
@@ -26,7 +31,8 @@
 use crate::accelerator::Accelerator;
 use crate::loop_to_map::{LoopReport, loop_to_map};
 use crate::offload::{Options, Report};
-use sdfg_ir::Sdfg;
+use sdfg_ir::validate::UpdateError;
+use sdfg_ir::{Sdfg, ValidSdfg, ValidationErrors};
 use std::collections::BTreeSet;
 use std::fmt;
 use thiserror::Error;
@@ -219,6 +225,10 @@ pub enum PipelineError {
         /// What it said.
         message: String,
     },
+    /// No pass changed the SDFG, and it was invalid as given (the caller
+    /// broke [`run`]'s contract).
+    #[error("the SDFG given to the pipeline is invalid:\n{0}")]
+    Invalid(String),
 }
 
 /// Runs the enabled passes among `passes` (in pipeline order) on a copy of
@@ -231,21 +241,32 @@ pub fn run(
     acc: Option<&dyn Accelerator>,
     options: &PipelineOptions,
     passes: &[Pass],
-) -> Result<(Sdfg, PipelineReport), PipelineError> {
+) -> Result<(ValidSdfg, PipelineReport), PipelineError> {
     run_owned(sdfg.clone(), acc, options, passes)
 }
 
+/// Where the SDFG stands between passes: as the caller gave it (valid by
+/// [`run`]'s contract, not checked here) until a pass changes it, then
+/// with the proof of the validation after that pass.
+enum Current {
+    Given(Sdfg),
+    Valid(ValidSdfg),
+}
+
 /// [`run`] on an SDFG the caller gives up: no copy is made (on a large
-/// program a copy costs as much as a pass).
+/// program a copy costs as much as a pass). The result carries its proof
+/// of validity, so code generation does not validate it again; it was
+/// validated after the last pass that changed it, or here where no pass
+/// changed it.
 pub fn run_owned(
     sdfg: Sdfg,
     acc: Option<&dyn Accelerator>,
     options: &PipelineOptions,
     passes: &[Pass],
-) -> Result<(Sdfg, PipelineReport), PipelineError> {
-    let mut out = sdfg;
+) -> Result<(ValidSdfg, PipelineReport), PipelineError> {
     let mut report = PipelineReport::default();
-    let offloaded = crate::offload::is_offloaded(&out);
+    let offloaded = crate::offload::is_offloaded(&sdfg);
+    let mut current = Current::Given(sdfg);
     for pass in Pass::ALL {
         if !passes.contains(&pass) || !options.enabled.contains(&pass) {
             continue;
@@ -256,63 +277,96 @@ pub fn run_owned(
             continue;
         }
         let fail = |message: String| PipelineError::Pass { pass, message };
-        let needs_acc = || fail("needs an accelerator (a backend)".to_owned());
-        // Debug builds (the tests, the corpus, the fuzzer) hold every pass
-        // to its report: one that reports no change must make none, since
-        // the pipeline skips validating after it.
-        let before = cfg!(debug_assertions).then(|| out.to_json());
-        let changed = match pass {
-            Pass::ElideCopies => {
-                report.elided = crate::elide_copies::elide_copies(&mut out);
-                !report.elided.is_empty()
-            }
-            Pass::MapFusion => {
-                report.fused = crate::map_fusion::fuse_maps(&mut out);
-                !report.fused.is_empty()
-            }
-            Pass::LoopToMap => {
-                let loops = loop_to_map(&mut out);
-                let changed = !loops.converted.is_empty();
-                report.loops = Some(loops);
-                changed
-            }
-            Pass::SinkLoop => {
-                report.sunk = crate::sink_loop::sink_loops(&mut out);
-                !report.sunk.is_empty()
-            }
-            Pass::MapToCopy => {
-                report.copies = crate::copies::maps_to_copies(&mut out);
-                !report.copies.is_empty()
-            }
-            Pass::HorizontalFusion => {
-                report.horizontal = crate::horizontal_fusion::fuse_independent_maps(&mut out);
-                !report.horizontal.is_empty()
-            }
-            Pass::Offload => {
-                let acc = acc.ok_or_else(needs_acc)?;
-                let (o, r) = crate::offload::offload_unvalidated(out, acc, &options.offload)
-                    .map_err(|e| fail(e.to_string()))?;
-                out = o;
-                let changed = !r.already_offloaded;
-                report.offload = Some(r);
-                changed
-            }
-            Pass::LowerLibrary => {
-                let acc = acc.ok_or_else(needs_acc)?;
-                report.library = crate::library::lower_library_unvalidated(&mut out, acc)
-                    .map_err(|e| fail(e.to_string()))?;
-                !report.library.is_empty()
+        let invalid =
+            |e: ValidationErrors| fail(format!("left the SDFG invalid (a bug of the pass):\n{e}"));
+        let unreported =
+            || fail("changed the SDFG but reported no change (a bug of the pass)".to_owned());
+        let mut step = |s: &mut Sdfg| run_pass(pass, s, acc, options, &mut report);
+        current = match current {
+            Current::Valid(v) => match v.update(step) {
+                Ok((v, _)) => Current::Valid(v),
+                Err(UpdateError::Failed(e)) => return Err(e),
+                Err(UpdateError::Invalid(e)) => return Err(invalid(e)),
+                Err(UpdateError::Unreported) => return Err(unreported()),
+            },
+            // The same rule as `update`'s before the first change: a pass
+            // that reports no change made none (debug builds check it).
+            Current::Given(mut s) => {
+                let before = cfg!(debug_assertions).then(|| s.to_json());
+                if step(&mut s)? {
+                    Current::Valid(ValidSdfg::new(s).map_err(invalid)?)
+                } else if before.is_some_and(|b| b != s.to_json()) {
+                    return Err(unreported());
+                } else {
+                    Current::Given(s)
+                }
             }
         };
-        if changed {
-            sdfg_ir::validate(&out)
-                .map_err(|e| fail(format!("left the SDFG invalid (a bug of the pass):\n{e}")))?;
-        } else if before.is_some_and(|b| b != out.to_json()) {
-            return Err(fail(
-                "changed the SDFG but reported no change (a bug of the pass)".to_owned(),
-            ));
-        }
         report.ran.push(pass);
     }
+    let out = match current {
+        Current::Valid(v) => v,
+        Current::Given(s) => {
+            ValidSdfg::new(s).map_err(|e| PipelineError::Invalid(e.to_string()))?
+        }
+    };
     Ok((out, report))
+}
+
+/// Runs one pass on `out`, recording what it did in `report`; whether it
+/// changed the SDFG.
+fn run_pass(
+    pass: Pass,
+    out: &mut Sdfg,
+    acc: Option<&dyn Accelerator>,
+    options: &PipelineOptions,
+    report: &mut PipelineReport,
+) -> Result<bool, PipelineError> {
+    let fail = |message: String| PipelineError::Pass { pass, message };
+    let needs_acc = || fail("needs an accelerator (a backend)".to_owned());
+    Ok(match pass {
+        Pass::ElideCopies => {
+            report.elided = crate::elide_copies::elide_copies(out);
+            !report.elided.is_empty()
+        }
+        Pass::MapFusion => {
+            report.fused = crate::map_fusion::fuse_maps(out);
+            !report.fused.is_empty()
+        }
+        Pass::LoopToMap => {
+            let loops = loop_to_map(out);
+            let changed = !loops.converted.is_empty();
+            report.loops = Some(loops);
+            changed
+        }
+        Pass::SinkLoop => {
+            report.sunk = crate::sink_loop::sink_loops(out);
+            !report.sunk.is_empty()
+        }
+        Pass::MapToCopy => {
+            report.copies = crate::copies::maps_to_copies(out);
+            !report.copies.is_empty()
+        }
+        Pass::HorizontalFusion => {
+            report.horizontal = crate::horizontal_fusion::fuse_independent_maps(out);
+            !report.horizontal.is_empty()
+        }
+        Pass::Offload => {
+            let acc = acc.ok_or_else(needs_acc)?;
+            // Offloading builds a new SDFG from the old one.
+            let host = std::mem::replace(out, Sdfg::new(out.name.clone()));
+            let (o, r) = crate::offload::offload_unvalidated(host, acc, &options.offload)
+                .map_err(|e| fail(e.to_string()))?;
+            *out = o;
+            let changed = !r.already_offloaded;
+            report.offload = Some(r);
+            changed
+        }
+        Pass::LowerLibrary => {
+            let acc = acc.ok_or_else(needs_acc)?;
+            report.library = crate::library::lower_library_unvalidated(out, acc)
+                .map_err(|e| fail(e.to_string()))?;
+            !report.library.is_empty()
+        }
+    })
 }

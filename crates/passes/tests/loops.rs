@@ -425,6 +425,7 @@ fn offloaded(sdfg: &Sdfg) -> (Sdfg, sdfg_passes::PipelineReport) {
         &PipelineOptions::default(),
         &[Pass::LoopToMap, Pass::SinkLoop, Pass::Offload],
     )
+    .map(|(out, report)| (out.into_inner(), report))
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -789,13 +790,14 @@ fn a_loop_testing_a_reduction_shares_it_among_a_persistent_kernels_threads() {
         "    while np.sum(A) > 0.5:\n        A[:] = A * 0.5\n        B[:] = B + np.max(A)\n",
         "A: dc.float64[N], B: dc.float64[N]",
     );
-    let (mut out, report) = pipeline::run(
+    let (out, report) = pipeline::run(
         &sdfg,
         Some(&SimAccelerator),
         &PipelineOptions::default(),
         &Pass::ALL,
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = out.into_inner();
     let off = report.offload.as_ref().unwrap();
     assert_eq!(off.persistent_loops.len(), 1, "{off}");
     assert_eq!(loops(&out), 0);

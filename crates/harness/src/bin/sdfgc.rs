@@ -400,8 +400,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     if !report.ran.contains(&Pass::Offload) {
                         return Err("`--emit source` needs the `offload` pass".to_owned());
                     }
-                    let unit =
-                        sdfg_codegen::emit(&sdfg, target.dialect).map_err(|e| e.to_string())?;
+                    let unit = sdfg_codegen::emit_validated(sdfg.validated(), target.dialect)
+                        .map_err(|e| e.to_string())?;
                     match out_dir {
                         Some(dir) => {
                             std::fs::create_dir_all(&dir)

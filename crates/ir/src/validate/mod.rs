@@ -73,6 +73,78 @@ impl<'a> Validated<'a> {
     }
 }
 
+/// An SDFG together with the proof that it is valid: what a pipeline of
+/// passes hands to code generation, so that the emitter does not validate
+/// again what the last pass's check has just accepted (on large programs
+/// each validation costs as much as a pass).
+///
+/// The proof survives only what cannot break it: the SDFG is reachable
+/// read-only (through `Deref`), and [`ValidSdfg::update`] validates again
+/// after a change.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidSdfg(Sdfg);
+
+/// Why [`ValidSdfg::update`] gave no valid SDFG.
+#[derive(Debug)]
+pub enum UpdateError<E> {
+    /// The change itself failed (a pass refused the SDFG).
+    Failed(E),
+    /// The change left the SDFG invalid.
+    Invalid(ValidationErrors),
+    /// The change reported no change but made one (checked in debug builds
+    /// only: the claim is what lets release builds skip validating).
+    Unreported,
+}
+
+impl ValidSdfg {
+    /// Validates `sdfg` and keeps it with its proof.
+    pub fn new(sdfg: Sdfg) -> Result<ValidSdfg, ValidationErrors> {
+        validate(&sdfg)?;
+        Ok(ValidSdfg(sdfg))
+    }
+
+    /// The borrowed proof, for the consumers that take one.
+    pub fn validated(&self) -> Validated<'_> {
+        Validated { sdfg: &self.0 }
+    }
+
+    /// The SDFG, giving up the proof (to change it freely).
+    pub fn into_inner(self) -> Sdfg {
+        self.0
+    }
+
+    /// Changes the SDFG through `f`, which says whether it changed anything
+    /// (as every pass reports its changes): the SDFG is validated again only
+    /// when it did. A change that reports none would keep a proof it may
+    /// have broken, so debug builds (the tests, the corpus, the fuzzer)
+    /// compare the SDFG's JSON before and after to hold `f` to its word.
+    pub fn update<E>(
+        self,
+        f: impl FnOnce(&mut Sdfg) -> Result<bool, E>,
+    ) -> Result<(ValidSdfg, bool), UpdateError<E>> {
+        let mut sdfg = self.0;
+        let before = cfg!(debug_assertions).then(|| sdfg.to_json());
+        let changed = f(&mut sdfg).map_err(UpdateError::Failed)?;
+        if changed {
+            return ValidSdfg::new(sdfg)
+                .map(|v| (v, true))
+                .map_err(UpdateError::Invalid);
+        }
+        if before.is_some_and(|b| b != sdfg.to_json()) {
+            return Err(UpdateError::Unreported);
+        }
+        Ok((ValidSdfg(sdfg), false))
+    }
+}
+
+impl std::ops::Deref for ValidSdfg {
+    type Target = Sdfg;
+
+    fn deref(&self) -> &Sdfg {
+        &self.0
+    }
+}
+
 /// Validates an SDFG, returning every violation found.
 pub fn validate(sdfg: &Sdfg) -> Result<Validated<'_>, ValidationErrors> {
     let mut errors = Vec::new();
