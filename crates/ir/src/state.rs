@@ -6,7 +6,6 @@ use petgraph::Direction;
 use petgraph::stable_graph::StableDiGraph;
 use petgraph::visit::{EdgeRef, IntoEdgeReferences};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// A state: an acyclic multigraph of dataflow nodes and memlet edges.
 ///
@@ -131,7 +130,11 @@ impl State {
 /// around it. Nodes outside every map have no parent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScopeTree {
-    parent: BTreeMap<NodeId, Option<NodeId>>,
+    /// By node index (the graph's indices, holes included): `None` for no
+    /// node, `Some(None)` at top level, `Some(Some(entry))` inside a map.
+    /// A vector, not a map: passes compute trees of every state they
+    /// visit, and lookups by index cost nothing.
+    parent: Vec<Option<Option<NodeId>>>,
 }
 
 /// Why a state's map scopes are not well nested.
@@ -187,14 +190,18 @@ impl ScopeTree {
     pub fn compute(state: &State) -> Result<ScopeTree, ScopeError> {
         let order = petgraph::algo::toposort(&state.graph, None)
             .map_err(|c| ScopeError::Cycle { node: c.node_id() })?;
-        let mut parent: BTreeMap<NodeId, Option<NodeId>> = BTreeMap::new();
+        let mut parent: Vec<Option<Option<NodeId>>> =
+            vec![None; petgraph::visit::NodeIndexable::node_bound(&state.graph)];
+        let get = |parent: &[Option<Option<NodeId>>], n: NodeId| {
+            parent.get(n.index()).copied().flatten().flatten()
+        };
         for n in order {
             let mut scope: Option<Option<NodeId>> = None;
             for (_, src, _) in state.in_edges(n) {
                 let s = match &state.graph[src] {
                     Node::MapEntry(_) => Some(src),
-                    Node::MapExit(x) => parent.get(&x.entry).copied().flatten(),
-                    _ => parent.get(&src).copied().flatten(),
+                    Node::MapExit(x) => get(&parent, x.entry),
+                    _ => get(&parent, src),
                 };
                 match scope {
                     None => scope = Some(s),
@@ -216,14 +223,14 @@ impl ScopeTree {
             } else if s.is_some() && state.out_edges(n).next().is_none() {
                 return Err(ScopeError::Dangling { node: n });
             }
-            parent.insert(n, s);
+            parent[n.index()] = Some(s);
         }
         Ok(ScopeTree { parent })
     }
 
     /// The map entry whose scope directly contains `node`, `None` at top level.
     pub fn parent(&self, node: NodeId) -> Option<NodeId> {
-        self.parent.get(&node).copied().flatten()
+        self.parent.get(node.index()).copied().flatten().flatten()
     }
 
     /// The chain of enclosing map entries of `node`, innermost first.
@@ -273,8 +280,9 @@ impl ScopeTree {
     pub fn children(&self, entry: Option<NodeId>) -> Vec<NodeId> {
         self.parent
             .iter()
-            .filter(|(_, p)| **p == entry)
-            .map(|(n, _)| *n)
+            .enumerate()
+            .filter(|(_, p)| **p == Some(entry))
+            .map(|(n, _)| NodeId::new(n))
             .collect()
     }
 }

@@ -10,6 +10,16 @@
 //! it for its own `p` (the offload pass makes a nested SDFG inside a kernel
 //! code of each thread).
 //!
+//! A body that is one state of tasklets and maps on the outer containers
+//! (one statement, or several that pass nothing through an intermediate
+//! access node), with nothing private and no symbol of its own, is
+//! inlined instead ([`crate::nest::inline_in_map`], DaCe's `InlineSDFG`):
+//! the map's scope holds the body's nodes, with memlets at the elements
+//! each point touches, as the frontend builds an array statement. Map
+//! fusion, which the pipeline runs again after this pass, can then fuse it
+//! with its neighbours: `k` loop nests updating one array in place are one
+//! kernel, not `k`.
+//!
 //! A loop is converted when (each refusal is reported with its reason):
 //!
 //! - it is a counted loop: a variable, an initial value, an update
@@ -41,7 +51,8 @@
 
 use crate::dependence::{Access, RegionUse, conflict};
 use crate::nest::{
-    MAX_PRIVATE_ELEMENTS, Nesting, mapped_symbols, nest_in_map, privatizable, rewrite_loops,
+    MAX_PRIVATE_ELEMENTS, Nesting, inline_in_map, mapped_symbols, nest_in_map, privatizable,
+    rewrite_loops,
 };
 use sdfg_ir::symbolic::{CmpOp, CondView};
 use sdfg_ir::{BlockKind, ControlBlock, LoopBlock, Range, Region, Sdfg, Subset, SymExpr};
@@ -145,7 +156,8 @@ impl Cx<'_> {
                 self.report
                     .converted
                     .push((block.label.clone(), plan.params.clone()));
-                let state = nest_in_map(self.sdfg, &block.label, plan);
+                let state = inline_in_map(self.sdfg, &block.label, plan)
+                    .unwrap_or_else(|plan| nest_in_map(self.sdfg, &block.label, *plan));
                 block.kind = BlockKind::State(state);
                 true
             }

@@ -22,7 +22,13 @@
 //!   exactly the element the first wrote at the same point, an injective
 //!   element (the dependence test of [`crate::dependence`]), by one writer;
 //! - the second map writes nothing the first touches, and neither has a
-//!   write-conflict resolution on a container both touch.
+//!   write-conflict resolution on a container both touch; except a
+//!   container both update in place (`B[i] += A[i]` then `B[i] *= 2`): the
+//!   first writes it, the second reads and writes it, and every access of
+//!   both maps to it is at the same injective element of the point, without
+//!   resolution. Each point then updates its own element, in program order
+//!   (the second reads the first's value through the access node below),
+//!   and the first's write leaves the scope only through the second's.
 //!
 //! The second map's reads of what the first wrote then come from the
 //! writer inside the fused scope, through an access node. A transient the
@@ -35,8 +41,8 @@ use crate::nest::single_map;
 use sdfg_ir::code::rename_vars;
 use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
 use sdfg_ir::{
-    BlockKind, ControlBlock, DataDesc, Edge, Memlet, Node, NodeId, Region, Sdfg, State, Subset,
-    SymExpr,
+    BlockKind, ControlBlock, DataDesc, Edge, EdgeId, Memlet, Node, NodeId, Region, Sdfg, State,
+    Subset, SymExpr,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -223,6 +229,9 @@ struct Plan {
     renames: BTreeMap<String, SymExpr>,
     names: BTreeMap<String, String>,
     through: BTreeMap<String, Subset>,
+    /// Containers the second map updates in place after the first: the
+    /// first's write leaves the scope only through the second's.
+    in_place: BTreeSet<String>,
 }
 
 /// The inner memlets of a map: (reads from its entry, writes into its
@@ -271,14 +280,49 @@ fn plan(s1: &State, s2: &State, map2: (NodeId, NodeId)) -> Option<Plan> {
         .collect();
     let (r1, w1) = inner(s1, e1, x1);
     let (r2, w2) = inner(s2, e2, x2);
-    let r2: Vec<Memlet> = r2.into_iter().map(|m| renamed(m, &renames)).collect();
-    let w2: Vec<Memlet> = w2.into_iter().map(|m| renamed(m, &renames)).collect();
     let touched1: BTreeSet<&str> = r1.iter().chain(&w1).map(|m| m.data.as_str()).collect();
-    // The second map writes nothing the first touches.
-    if w2.iter().any(|m| touched1.contains(m.data.as_str())) {
+    // The second map writes nothing the first touches, but a container
+    // both update in place: the first writes it, the second reads and
+    // writes it (decided on the names, before any memlet is renamed: most
+    // pairs fail here).
+    let in_place: BTreeSet<&str> = w2
+        .iter()
+        .map(|m| m.data.as_str())
+        .filter(|x| touched1.contains(x))
+        .collect();
+    if in_place
+        .iter()
+        .any(|x| !w1.iter().any(|m| m.data == *x) || !r2.iter().any(|m| m.data == *x))
+    {
         return None;
     }
+    let r2: Vec<Memlet> = r2.into_iter().map(|m| renamed(m, &renames)).collect();
     let none = BTreeSet::new();
+    // ... each point of both maps touching it at one element of its own,
+    // the same in both: the point's updates run in program order in one
+    // thread, and no other point sees them.
+    for x in &in_place {
+        let w2x: Vec<Memlet> = w2
+            .iter()
+            .filter(|m| m.data == *x)
+            .map(|m| renamed(m, &renames))
+            .collect();
+        let mut all = r1
+            .iter()
+            .copied()
+            .chain(w1.iter().copied())
+            .chain(&r2)
+            .chain(&w2x)
+            .filter(|m| m.data == *x);
+        let first = all.next()?;
+        let plain = |m: &Memlet| m.wcr.is_none() && !m.dynamic && m.subset == first.subset;
+        if !plain(first)
+            || !all.all(plain)
+            || !independent(&first.subset, &first.subset, &m1.map.params, &[], &none)
+        {
+            return None;
+        }
+    }
     let mut through = BTreeMap::new();
     for x in w1.iter().map(|m| m.data.as_str()).collect::<BTreeSet<_>>() {
         let reads: Vec<&Memlet> = r2.iter().filter(|m| m.data == x).collect();
@@ -293,7 +337,7 @@ fn plan(s1: &State, s2: &State, map2: (NodeId, NodeId)) -> Option<Plan> {
             || w.dynamic
             || reads.iter().any(|r| r.subset != w.subset)
             || !independent(&w.subset, &w.subset, &m1.map.params, &[], &none)
-            || r1.iter().any(|m| m.data == x)
+            || (r1.iter().any(|m| m.data == x) && !in_place.contains(x))
         {
             return None;
         }
@@ -307,6 +351,7 @@ fn plan(s1: &State, s2: &State, map2: (NodeId, NodeId)) -> Option<Plan> {
         renames,
         names,
         through,
+        in_place: in_place.into_iter().map(str::to_owned).collect(),
     })
 }
 
@@ -374,9 +419,56 @@ fn remove_connectors(state: &mut State, n: NodeId, cin: &str, cout: &str) {
     }
 }
 
+/// Removes edge `id` into `exit`'s connector `conn`, with what it fed
+/// outside the scope: the outer edge, its access node where nothing else
+/// uses it, and the connector pair.
+fn drop_exit_edge(out: &mut State, exit: NodeId, id: EdgeId, conn: Option<String>) {
+    out.graph.remove_edge(id);
+    let Some(cin) = conn else {
+        return;
+    };
+    let cout = cin.replacen(MAP_IN_PREFIX, MAP_OUT_PREFIX, 1);
+    let outer: Vec<_> = out
+        .out_edges(exit)
+        .filter(|(_, _, e)| e.src_conn.as_deref() == Some(cout.as_str()))
+        .map(|(id, d, _)| (id, d))
+        .collect();
+    for (oid, d) in outer {
+        out.graph.remove_edge(oid);
+        if out.in_edges(d).next().is_none() && out.out_edges(d).next().is_none() {
+            out.graph.remove_node(d);
+        }
+    }
+    remove_connectors(out, exit, &cin, &cout);
+}
+
 /// The fused state.
 fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<String>) -> State {
     let mut out = s1;
+    // The first map's writes of what the second updates in place: they
+    // reach the exit through the second map's (dead transients go whole,
+    // below).
+    let superseded: Vec<(EdgeId, Option<String>)> = out
+        .in_edges(plan.x1)
+        .filter(|(_, _, e)| {
+            e.memlet
+                .as_ref()
+                .is_some_and(|m| plan.in_place.contains(&m.data) && !dead.contains(&m.data))
+        })
+        .map(|(id, _, e)| (id, e.dst_conn.clone()))
+        .collect();
+    // The writer of each passed container inside the first map.
+    let mut writer: BTreeMap<String, (NodeId, Option<String>)> = BTreeMap::new();
+    for (_, src, e) in out.in_edges(plan.x1) {
+        if let Some(m) = &e.memlet
+            && plan.through.contains_key(&m.data)
+        {
+            writer.insert(m.data.clone(), (src, e.src_conn.clone()));
+        }
+    }
+    for (id, conn) in superseded {
+        drop_exit_edge(&mut out, plan.x1, id, conn);
+    }
     // The second state's nodes, renamed, the map's entry and exit becoming
     // the first's.
     let mut ids: BTreeMap<NodeId, NodeId> = BTreeMap::new();
@@ -449,15 +541,6 @@ fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<Str
             c.clone()
         })
     };
-    // The writer of each passed container inside the first map.
-    let mut writer: BTreeMap<String, (NodeId, Option<String>)> = BTreeMap::new();
-    for (_, src, e) in out.in_edges(plan.x1) {
-        if let Some(m) = &e.memlet
-            && plan.through.contains_key(&m.data)
-        {
-            writer.insert(m.data.clone(), (src, e.src_conn.clone()));
-        }
-    }
     // One access node per passed container inside the scope (a scalar of
     // the point for a dead transient).
     let mut passed: BTreeMap<String, (NodeId, Memlet)> = BTreeMap::new();
@@ -559,22 +642,7 @@ fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<Str
             .map(|(id, _, e)| (id, e.dst_conn.clone()))
             .collect();
         for (id, conn) in to_exit {
-            out.graph.remove_edge(id);
-            if let Some(cin) = conn {
-                let cout = cin.replacen(MAP_IN_PREFIX, MAP_OUT_PREFIX, 1);
-                let outer: Vec<_> = out
-                    .out_edges(plan.x1)
-                    .filter(|(_, _, e)| e.src_conn.as_deref() == Some(cout.as_str()))
-                    .map(|(id, d, _)| (id, d))
-                    .collect();
-                for (oid, d) in outer {
-                    out.graph.remove_edge(oid);
-                    if out.in_edges(d).next().is_none() && out.out_edges(d).next().is_none() {
-                        out.graph.remove_node(d);
-                    }
-                }
-                remove_connectors(&mut out, plan.x1, &cin, &cout);
-            }
+            drop_exit_edge(&mut out, plan.x1, id, conn);
         }
         sdfg.containers.remove(x);
     }

@@ -347,6 +347,184 @@ pub fn nest_in_map(sdfg: &mut Sdfg, label: &str, plan: Nesting) -> State {
     state
 }
 
+/// The access nodes of an inlinable body that become the scope's
+/// connectors (by container), and the containers read and written.
+struct Scope {
+    outer: BTreeMap<NodeId, String>,
+    reads: BTreeSet<String>,
+    writes: BTreeSet<String>,
+}
+
+/// The body state of `plan` and its [`Scope`], where [`inline_in_map`]
+/// can inline it.
+fn inlinable(plan: &Nesting) -> Option<(&State, Scope)> {
+    let body = match plan.body.blocks.as_slice() {
+        [
+            ControlBlock {
+                kind: BlockKind::State(body),
+                transition,
+                ..
+            },
+        ] if transition.is_empty() => body,
+        _ => return None,
+    };
+    if !plan.private.is_empty() || !plan.assigned.is_empty() || !plan.named_outside.is_empty() {
+        return None;
+    }
+    let mut scope = Scope {
+        outer: BTreeMap::new(),
+        reads: BTreeSet::new(),
+        writes: BTreeSet::new(),
+    };
+    for (id, node) in body.nodes() {
+        match node {
+            Node::Access(a) => {
+                let ins = body.in_edges(id).next().is_some();
+                let outs = body.out_edges(id).next().is_some();
+                let fits = match (ins, outs) {
+                    (true, true) => false,
+                    (false, true) => {
+                        scope.reads.insert(a.data.clone());
+                        plan.inputs.contains(&a.data)
+                    }
+                    (true, false) => {
+                        scope.writes.insert(a.data.clone());
+                        plan.outputs.contains(&a.data)
+                    }
+                    (false, false) => true,
+                };
+                if !fits {
+                    return None;
+                }
+                scope.outer.insert(id, a.data.clone());
+            }
+            Node::Tasklet(_) | Node::MapEntry(_) | Node::MapExit(_) => {}
+            _ => return None,
+        }
+    }
+    Some((body, scope))
+}
+
+/// [`nest_in_map`]'s lighter form, for a body that is one state of
+/// tasklets and maps working on the outer containers: the body moves into
+/// the map's scope itself, with no nested SDFG around it, as the frontend
+/// builds an array statement and as DaCe's `InlineSDFG` leaves a loop that
+/// became a map. The memlets inside keep what each point touches (a nested
+/// SDFG's connectors carry whole containers), so map fusion can fuse the
+/// map with its neighbours and the emitter writes a plain kernel body.
+///
+/// Refused (the plan comes back) where a nested SDFG is needed: a body of
+/// several blocks or with transition assignments, private containers or
+/// symbols the body assigns, parameters renamed because the rest of the
+/// SDFG names them, nodes other than tasklets, maps and access nodes, or
+/// an access node both written and read in the body (an intermediate
+/// value, which a nested SDFG orders).
+pub(crate) fn inline_in_map(
+    sdfg: &mut Sdfg,
+    label: &str,
+    plan: Nesting,
+) -> Result<State, Box<Nesting>> {
+    let Some((body, scope)) = inlinable(&plan) else {
+        return Err(Box::new(plan));
+    };
+    let Scope {
+        outer,
+        reads,
+        writes,
+    } = scope;
+    let map = Map {
+        label: label.to_owned(),
+        params: plan.params.clone(),
+        ranges: plan.ranges.clone(),
+        schedule: Schedule::Default,
+    };
+    let connectors = |set: &BTreeSet<String>, prefix: &str| -> BTreeSet<String> {
+        set.iter().map(|x| format!("{prefix}{x}")).collect()
+    };
+    let mut state = State::new();
+    let entry = state.add_node(Node::MapEntry(MapEntry {
+        map,
+        in_connectors: connectors(&reads, MAP_IN_PREFIX),
+        out_connectors: connectors(&reads, MAP_OUT_PREFIX),
+    }));
+    let exit = state.add_node(Node::MapExit(MapExit {
+        entry,
+        label: label.to_owned(),
+        in_connectors: connectors(&writes, MAP_IN_PREFIX),
+        out_connectors: connectors(&writes, MAP_OUT_PREFIX),
+    }));
+    // The body's other nodes, with their ids in the new state; a moved map
+    // exit names its entry by the new id.
+    let mut moved: BTreeMap<NodeId, NodeId> = BTreeMap::new();
+    for (id, node) in body.nodes() {
+        if !outer.contains_key(&id) {
+            moved.insert(id, state.add_node(node.clone()));
+        }
+    }
+    for &new in moved.values() {
+        if let Some(Node::MapExit(x)) = state.graph.node_weight_mut(new) {
+            x.entry = moved.get(&x.entry).copied().unwrap_or(x.entry);
+        }
+    }
+    for (_, src, dst, edge) in body.edges() {
+        let mut edge = edge.clone();
+        let src = match (outer.get(&src), moved.get(&src)) {
+            (Some(x), _) => {
+                edge.src_conn = Some(format!("{MAP_OUT_PREFIX}{x}"));
+                entry
+            }
+            (None, Some(&n)) => n,
+            (None, None) => continue,
+        };
+        let dst = match (outer.get(&dst), moved.get(&dst)) {
+            (Some(x), _) => {
+                edge.dst_conn = Some(format!("{MAP_IN_PREFIX}{x}"));
+                exit
+            }
+            (None, Some(&n)) => n,
+            (None, None) => continue,
+        };
+        state.graph.add_edge(src, dst, edge);
+    }
+    // Nodes that read nothing run after the entry, and nodes that write
+    // nothing before the exit: every node stays in the scope.
+    for &n in moved.values() {
+        if state.in_edges(n).next().is_none() {
+            state.add_empty_edge(entry, n);
+        }
+        if state.out_edges(n).next().is_none() {
+            state.add_empty_edge(n, exit);
+        }
+    }
+    if moved.is_empty() {
+        state.add_empty_edge(entry, exit);
+    }
+    let full = |sdfg: &Sdfg, x: &str| {
+        let shape = sdfg
+            .containers
+            .get(x)
+            .map(|d| d.shape())
+            .unwrap_or_default();
+        Memlet::new(x, Subset::full(&shape)).into_dynamic()
+    };
+    for x in &reads {
+        let a = state.add_access(x.clone());
+        let conn = format!("{MAP_IN_PREFIX}{x}");
+        state.add_edge(a, None, entry, Some(&conn), full(sdfg, x));
+    }
+    for x in &writes {
+        let a = state.add_access(x.clone());
+        let conn = format!("{MAP_OUT_PREFIX}{x}");
+        state.add_edge(exit, Some(&conn), a, None, full(sdfg, x));
+    }
+    // What all points together touch, from what each one does.
+    sdfg_ir::propagate::propagate_state(&mut state, &sdfg.containers);
+    for p in &plan.params {
+        sdfg.symbols.remove(p);
+    }
+    Ok(state)
+}
+
 /// The one top-level map of a state: its entry and parameters and ranges.
 pub(crate) fn top_map(state: &State) -> Option<(NodeId, Vec<String>, Vec<Range>)> {
     let (entry, _) = single_map(state)?;

@@ -5,6 +5,7 @@
 //! | `elide-copies` | `y = x` or `return x` of a dead temporary `x` computes `x` in `y`, with no copy ([`crate::elide_copies`]) |
 //! | `map-fusion` | consecutive maps of one range, each point needing only its own, become one ([`crate::map_fusion`]) |
 //! | `loop-to-map` | independent `for` loops become maps ([`mod@crate::loop_to_map`]) |
+//! | `map-fusion` | again: maps made from loops fuse like the frontend's |
 //! | `sink-loop` | a loop around per-point maps becomes one map running the loop ([`crate::sink_loop`]) |
 //! | `map-to-copy` | a map copying one contiguous block into another becomes a copy ([`crate::copies`]) |
 //! | `horizontal-fusion` | consecutive maps sharing nothing they write, of different extents, become one over their bounding box ([`crate::horizontal_fusion`]) |
@@ -64,6 +65,26 @@ impl Pass {
         Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
+        Pass::SinkLoop,
+        Pass::MapToCopy,
+        Pass::HorizontalFusion,
+        Pass::Offload,
+        Pass::LowerLibrary,
+    ];
+
+    /// The order in which the passes run: [`Pass::ALL`]'s, with map fusion
+    /// once more after loop-to-map, so that maps made from loops fuse like
+    /// the frontend's (DaCe's GPU `auto_optimize` also fuses after
+    /// `LoopToMap`). The first fusion stays before loop-to-map: a transient
+    /// two maps share becomes a scalar of the point, which lets loop-to-map
+    /// privatize a loop around them (azimint's bins). Running a pass twice
+    /// changes nothing more than running it once would at its second place:
+    /// every pass is idempotent.
+    pub const SCHEDULE: [Pass; 9] = [
+        Pass::ElideCopies,
+        Pass::MapFusion,
+        Pass::LoopToMap,
+        Pass::MapFusion,
         Pass::SinkLoop,
         Pass::MapToCopy,
         Pass::HorizontalFusion,
@@ -267,7 +288,7 @@ pub fn run_owned(
     let mut report = PipelineReport::default();
     let offloaded = crate::offload::is_offloaded(&sdfg);
     let mut current = Current::Given(sdfg);
-    for pass in Pass::ALL {
+    for pass in Pass::SCHEDULE {
         if !passes.contains(&pass) || !options.enabled.contains(&pass) {
             continue;
         }
@@ -330,8 +351,10 @@ fn run_pass(
             !report.elided.is_empty()
         }
         Pass::MapFusion => {
-            report.fused = crate::map_fusion::fuse_maps(out);
-            !report.fused.is_empty()
+            let fused = crate::map_fusion::fuse_maps(out);
+            let changed = !fused.is_empty();
+            report.fused.extend(fused);
+            changed
         }
         Pass::LoopToMap => {
             let loops = loop_to_map(out);

@@ -220,3 +220,36 @@ fn a_map_with_an_inner_map_fuses_with_its_inner_exit_renumbered() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(maps(&out), 1);
 }
+
+#[test]
+fn in_place_updates_of_one_element_per_point_fuse() {
+    // `B += A; B *= B`: each point updates its own element twice, in
+    // order; the first map's write leaves the scope only through the
+    // second's.
+    let sdfg = program(
+        "    for i in dc.map[0:N]:\n        B[i] = B[i] + A[i]\n    for i in dc.map[0:N]:\n        B[i] = B[i] * B[i]\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+}
+
+#[test]
+fn in_place_updates_at_other_elements_do_not_fuse() {
+    // The first map updates element i + 1 at point i, the second element
+    // i: a point's second update would not see its first.
+    let sdfg = program(
+        "    for i in dc.map[0:N - 1]:\n        B[i + 1] = B[i + 1] + A[i]\n    for i in dc.map[0:N - 1]:\n        B[i] = B[i] * 2.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, lines) = fused(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+    // A read before an update elsewhere: the first map only reads `B`.
+    let sdfg = program(
+        "    for i in dc.map[0:N]:\n        A[i] = B[i] + 1.0\n    for i in dc.map[0:N]:\n        B[i] = B[i] * 2.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, lines) = fused(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+}
