@@ -13,7 +13,7 @@
 //! A body that is one state of tasklets and maps on the outer containers
 //! (one statement, or several that pass nothing through an intermediate
 //! access node), with nothing private and no symbol of its own, is
-//! inlined instead ([`crate::nest::inline_in_map`], DaCe's `InlineSDFG`):
+//! inlined instead (`nest::inline_in_map`, DaCe's `InlineSDFG`):
 //! the map's scope holds the body's nodes, with memlets at the elements
 //! each point touches, as the frontend builds an array statement. Map
 //! fusion, which the pipeline runs again after this pass, can then fuse it
