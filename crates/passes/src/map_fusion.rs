@@ -86,19 +86,31 @@ fn fuse_region(
 ) {
     let blocks = std::mem::take(&mut region.blocks);
     let mut out: Vec<ControlBlock> = Vec::with_capacity(blocks.len());
+    // The single map of each block of `out` ([`single_map`]), found once:
+    // every block is tried against the few before it, and the search
+    // computes a scope tree.
+    let mut maps: Vec<Option<(NodeId, NodeId)>> = Vec::with_capacity(blocks.len());
     // The access counts of the state fused last, by label: a chain fuses
     // into it again and again, and recounting it each time made the pass
     // quadratic in the size of a fused state.
     let mut last: Option<(String, BTreeMap<String, usize>)> = None;
     for b in blocks {
-        let Some((j, plan)) = meeting(&out, &b) else {
+        let map2 = match &b.kind {
+            BlockKind::State(s2) => single_map(s2),
+            _ => None,
+        };
+        let Some((j, plan)) = map2.and_then(|m| meeting(&out, &maps, &b, m)) else {
             out.push(b);
+            maps.push(map2);
             continue;
         };
         let mut a = out.remove(j);
+        maps.remove(j);
         let (BlockKind::State(s1), BlockKind::State(s2)) = (&mut a.kind, &b.kind) else {
             out.push(a);
+            maps.push(None);
             out.push(b);
+            maps.push(None);
             continue;
         };
         // Moved, not copied: the fused state grows with every fusion.
@@ -135,6 +147,8 @@ fn fuse_region(
             *counts.entry(x.clone()).or_insert(0) += n;
         }
         last = Some((label.clone(), cm));
+        // The fused state's map is the first's.
+        maps.push(Some((plan.e1, plan.x1)));
         out.push(ControlBlock {
             label,
             kind: BlockKind::State(merged),
@@ -156,11 +170,15 @@ const WINDOW: usize = 8;
 /// state within [`WINDOW`] blocks back whose plan with `b` holds, with
 /// every block after it a state without transitions that touches nothing
 /// it touches (and no transition on it either).
-fn meeting(out: &[ControlBlock], b: &ControlBlock) -> Option<(usize, Plan)> {
+fn meeting(
+    out: &[ControlBlock],
+    maps: &[Option<(NodeId, NodeId)>],
+    b: &ControlBlock,
+    map2: (NodeId, NodeId),
+) -> Option<(usize, Plan)> {
     let BlockKind::State(s2) = &b.kind else {
         return None;
     };
-    let map2 = single_map(s2)?;
     let last = out.len().checked_sub(1)?;
     let first = out.len().saturating_sub(WINDOW);
     for j in (first..=last).rev() {
@@ -172,7 +190,8 @@ fn meeting(out: &[ControlBlock], b: &ControlBlock) -> Option<(usize, Plan)> {
             return None;
         };
         if s1.graph.node_count() + s2.graph.node_count() <= MAX_FUSED_NODES
-            && let Some(plan) = plan(s1, s2, map2)
+            && let Some(map1) = maps.get(j).copied().flatten()
+            && let Some(plan) = plan(s1, map1, s2, map2)
             && commutes(a, &out[j + 1..])
         {
             return Some((j, plan));
@@ -250,10 +269,10 @@ fn inner(state: &State, entry: NodeId, exit: NodeId) -> (Vec<&Memlet>, Vec<&Meml
     (reads, writes)
 }
 
-/// The plan of fusing `s2` (whose map is `map2`, as [`single_map`] finds
-/// it) into `s1`, if they fuse.
-fn plan(s1: &State, s2: &State, map2: (NodeId, NodeId)) -> Option<Plan> {
-    let (e1, x1) = single_map(s1)?;
+/// The plan of fusing `s2` into `s1` (whose maps are `map2` and `map1`,
+/// as [`single_map`] finds them), if they fuse.
+fn plan(s1: &State, map1: (NodeId, NodeId), s2: &State, map2: (NodeId, NodeId)) -> Option<Plan> {
+    let (e1, x1) = map1;
     let (e2, x2) = map2;
     let (Some(Node::MapEntry(m1)), Some(Node::MapEntry(m2))) = (s1.node(e1), s2.node(e2)) else {
         return None;
@@ -516,8 +535,33 @@ fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<Str
     let mut entry_names: BTreeMap<String, String> = BTreeMap::new();
     let mut exit_names: BTreeMap<String, String> = BTreeMap::new();
     let mut taken_in = in1.clone();
+    // A container the second map reads from outside with the memlet the
+    // first already brings in shares the first's connector: one connector
+    // per container and range, as a map the frontend built would have (a
+    // chain of `k` fusions made `k` connectors of one array once).
+    let outer1: Vec<(&Memlet, &str)> = out
+        .in_edges(plan.e1)
+        .filter_map(|(_, _, e)| Some((e.memlet.as_ref()?, e.dst_conn.as_deref()?)))
+        .collect();
+    let mut shared: BTreeMap<String, String> = BTreeMap::new();
+    for (_, _, e) in s2.in_edges(plan.e2) {
+        if let (Some(m), Some(c)) = (&e.memlet, &e.dst_conn)
+            && !plan.through.contains_key(&m.data)
+            && let Some((_, c1)) = outer1.iter().find(|(m1, _)| *m1 == m)
+            && let (Some(b2), Some(b1)) = (
+                c.strip_prefix(MAP_IN_PREFIX),
+                c1.strip_prefix(MAP_IN_PREFIX),
+            )
+        {
+            shared.insert(b2.to_owned(), b1.to_owned());
+        }
+    }
     for c in connectors(s2, plan.e2).0 {
         let base = c.strip_prefix(MAP_IN_PREFIX).unwrap_or(&c).to_owned();
+        if let Some(b1) = shared.get(&base) {
+            entry_names.insert(base, b1.clone());
+            continue;
+        }
         let fresh = fresh_connector(&taken_in, &format!("{MAP_IN_PREFIX}{base}"));
         taken_in.insert(fresh.clone());
         entry_names.insert(base, fresh.trim_start_matches(MAP_IN_PREFIX).to_owned());
@@ -599,6 +643,17 @@ fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<Str
         if dst == plan.e2
             && let Some(m) = &e.memlet
             && passed.contains_key(&m.data)
+        {
+            continue;
+        }
+        // ... and so is the outer edge of a connector the first map's
+        // shares.
+        if dst == plan.e2
+            && let Some(c) = e
+                .dst_conn
+                .as_deref()
+                .and_then(|c| c.strip_prefix(MAP_IN_PREFIX))
+            && shared.contains_key(c)
         {
             continue;
         }

@@ -253,3 +253,30 @@ fn in_place_updates_at_other_elements_do_not_fuse() {
     let (_, lines) = fused(&sdfg);
     assert!(lines.is_empty(), "{lines:?}");
 }
+
+#[test]
+fn fused_maps_reading_one_array_share_its_connector() {
+    // Both maps read all of `A`: the fused map brings it in once.
+    let sdfg = program(
+        "    B[:] = A + 1.0\n    C[:] = A * 2.0\n",
+        "A: dc.float64[N], B: dc.float64[N], C: dc.float64[N]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let entries: Vec<usize> = out
+        .states()
+        .iter()
+        .flat_map(|(_, s)| {
+            s.nodes().filter_map(|(_, n)| match n {
+                Node::MapEntry(e) => Some(
+                    e.in_connectors
+                        .iter()
+                        .filter(|c| c.starts_with("IN_A"))
+                        .count(),
+                ),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(entries, vec![1]);
+}
