@@ -9,7 +9,9 @@
 //! such assignments. The rewrite is done only where the copy is one block
 //! of memory on both sides, so it never turns into many runtime calls:
 //!
-//! - the map holds one tasklet `out = in`, the same type on both sides,
+//! - the map holds one tasklet `out = in` (or two, through a transient
+//!   scalar of the point: `x = a.copy(); y[:] = x` once map fusion made `x`
+//!   a scalar), the same type on both sides,
 //!   reading `X[f(p)]` and writing `Y[g(p)]` with no write-conflict
 //!   resolution, and unit steps;
 //! - in both, the map's parameters appear in order, each alone (plus a
@@ -95,6 +97,27 @@ fn block_of(
     (next == params.len()).then(|| Subset::new(out))
 }
 
+/// The copy tasklet reading access node `a`, a transient scalar written
+/// once and read once, into `exit`: (the tasklet, its output memlet).
+fn copy_on(
+    state: &State,
+    a: NodeId,
+    exit: NodeId,
+    containers: &std::collections::BTreeMap<String, DataDesc>,
+) -> Option<(NodeId, Memlet)> {
+    let x = state.node(a)?.as_access()?;
+    let desc = containers.get(x)?;
+    if !desc.transient || !desc.is_scalar() || state.in_edges(a).count() != 1 {
+        return None;
+    }
+    let outs: Vec<NodeId> = state.out_edges(a).map(|(_, d, _)| d).collect();
+    let [t2] = outs.as_slice() else {
+        return None;
+    };
+    let (src, mi, dst, mo) = copy_tasklet(state, *t2)?;
+    (src == a && mi.data == x && dst == exit).then_some((*t2, mo))
+}
+
 fn rewrite(
     state: &mut State,
     containers: &std::collections::BTreeMap<String, DataDesc>,
@@ -117,7 +140,15 @@ fn rewrite(
         return None;
     };
     let (_, mi, to, mo) = copy_tasklet(state, *t)?;
-    if to != exit || mi.dynamic || mo.dynamic {
+    // A copy through a scalar of the point (`x = a.copy(); y[:] = x`
+    // after map fusion made `x` a scalar): the two copies are one.
+    let (mo, through) = if to == exit {
+        (mo, None)
+    } else {
+        let (t2, mo2) = copy_on(state, to, exit, containers)?;
+        (mo2, Some((to, t2)))
+    };
+    if mi.dynamic || mo.dynamic {
         return None;
     }
     let (dx, dy) = (containers.get(&mi.data)?, containers.get(&mo.data)?);
@@ -152,6 +183,10 @@ fn rewrite(
         return None;
     }
     state.graph.remove_node(*t);
+    if let Some((scalar, t2)) = through {
+        state.graph.remove_node(scalar);
+        state.graph.remove_node(t2);
+    }
     state.graph.remove_node(entry);
     state.graph.remove_node(exit);
     state.graph.add_edge(

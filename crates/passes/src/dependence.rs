@@ -530,16 +530,6 @@ pub fn independent(
     let mut unknown: BTreeSet<String> = varying.clone();
     unknown.extend(params.iter().cloned());
     let bounds: Vec<(SymExpr, SymExpr)> = ranges.iter().map_while(range_bounds).collect();
-    let known = &params[..bounds.len().min(params.len())];
-    // The elements a range touches over every iteration.
-    let span = |r: &Range| -> Option<(SymExpr, SymExpr)> {
-        if !r.is_index() && r.step.as_int().is_none_or(|s| s <= 0) {
-            return None;
-        }
-        let (lo, _) = extent(&r.begin, known, &bounds, &unknown)?;
-        let (_, hi) = extent(&r.end, known, &bounds, &unknown)?;
-        Some((lo, hi))
-    };
     // Each loop variable pinned by some dimension: equal elements mean
     // equal iterations. (Tried first: it is the common case, and cheaper
     // than the spans below.)
@@ -560,11 +550,37 @@ pub fn independent(
                 .is_some_and(|b| strided(&ra.begin, &rb.begin, p, b, &unknown))
         })
     });
-    if pinned {
-        return true;
+    pinned || separated(a, b, params, ranges, varying)
+}
+
+/// Whether accesses `a` and `b` are disjoint for every pair of iterations
+/// of `params`, equal ones included: some dimension where what one ever
+/// touches lies wholly below what the other does (`p[i, N - 2]` and
+/// `p[i, N - 1]`). Map fusion asks this of a write of the second map
+/// against an access of the first: such a pair needs no order.
+pub fn separated(
+    a: &Subset,
+    b: &Subset,
+    params: &[String],
+    ranges: &[Range],
+    varying: &BTreeSet<String>,
+) -> bool {
+    if a.rank() != b.rank() {
+        return false;
     }
-    // A dimension that separates the two for every pair of iterations:
-    // what one ever touches lies wholly below what the other does.
+    let mut unknown: BTreeSet<String> = varying.clone();
+    unknown.extend(params.iter().cloned());
+    let bounds: Vec<(SymExpr, SymExpr)> = ranges.iter().map_while(range_bounds).collect();
+    let known = &params[..bounds.len().min(params.len())];
+    // The elements a range touches over every iteration.
+    let span = |r: &Range| -> Option<(SymExpr, SymExpr)> {
+        if !r.is_index() && r.step.as_int().is_none_or(|s| s <= 0) {
+            return None;
+        }
+        let (lo, _) = extent(&r.begin, known, &bounds, &unknown)?;
+        let (_, hi) = extent(&r.end, known, &bounds, &unknown)?;
+        Some((lo, hi))
+    };
     a.ranges.iter().zip(&b.ranges).any(|(ra, rb)| {
         let (Some((alo, ahi)), Some((blo, bhi))) = (span(ra), span(rb)) else {
             return false;

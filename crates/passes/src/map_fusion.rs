@@ -28,7 +28,13 @@
 //!   both maps to it is at the same injective element of the point, without
 //!   resolution. Each point then updates its own element, in program order
 //!   (the second reads the first's value through the access node below),
-//!   and the first's write leaves the scope only through the second's.
+//!   and the first's write leaves the scope only through the second's; or
+//!   a container the second writes *apart* from everything the first
+//!   touches: some dimension separates the elements written from those the
+//!   first reads or writes, over every pair of points (`p[:, -1] = p[:,
+//!   -2]`, column `N - 1` against `N - 2`, [`crate::dependence::separated`]),
+//!   so the two need no order. Columns `0` and `N - 1` are not apart: they
+//!   are one column when `N` is 1.
 //!
 //! The second map's reads of what the first wrote then come from the
 //! writer inside the fused scope, through an access node. A transient the
@@ -36,7 +42,7 @@
 //! the point, and its array disappears. The pass repeats along a region, so
 //! chains fuse whole; running it again changes nothing.
 
-use crate::dependence::{RegionUse, independent, state_accesses};
+use crate::dependence::{RegionUse, independent, separated, state_accesses};
 use crate::nest::single_map;
 use sdfg_ir::code::rename_vars;
 use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
@@ -122,9 +128,12 @@ fn fuse_region(
         };
         let c2 = state_counts(s2);
         // A transient the two maps alone use becomes a scalar of the point.
+        // (Not one the second map writes too: its last value leaves the
+        // scope, and a later fusion may pass it on.)
         let dead: BTreeSet<String> = plan
             .through
             .iter()
+            .filter(|(x, _)| !plan.written2.contains(*x))
             .filter(|(x, sub)| {
                 let here = c1.get(*x).copied().unwrap_or(0) + c2.get(*x).copied().unwrap_or(0);
                 sdfg.containers
@@ -251,6 +260,8 @@ struct Plan {
     /// Containers the second map updates in place after the first: the
     /// first's write leaves the scope only through the second's.
     in_place: BTreeSet<String>,
+    /// Containers the second map writes.
+    written2: BTreeSet<String>,
 }
 
 /// The inner memlets of a map: (reads from its entry, writes into its
@@ -300,45 +311,57 @@ fn plan(s1: &State, map1: (NodeId, NodeId), s2: &State, map2: (NodeId, NodeId)) 
     let (r1, w1) = inner(s1, e1, x1);
     let (r2, w2) = inner(s2, e2, x2);
     let touched1: BTreeSet<&str> = r1.iter().chain(&w1).map(|m| m.data.as_str()).collect();
-    // The second map writes nothing the first touches, but a container
-    // both update in place: the first writes it, the second reads and
-    // writes it (decided on the names, before any memlet is renamed: most
-    // pairs fail here).
-    let in_place: BTreeSet<&str> = w2
+    // What the second map writes and the first touches: a container both
+    // update in place, or one the second writes where the first never
+    // looks (else the two do not fuse).
+    let shared: BTreeSet<&str> = w2
         .iter()
         .map(|m| m.data.as_str())
         .filter(|x| touched1.contains(x))
         .collect();
-    if in_place
-        .iter()
-        .any(|x| !w1.iter().any(|m| m.data == *x) || !r2.iter().any(|m| m.data == *x))
-    {
-        return None;
-    }
     let r2: Vec<Memlet> = r2.into_iter().map(|m| renamed(m, &renames)).collect();
     let none = BTreeSet::new();
-    // ... each point of both maps touching it at one element of its own,
-    // the same in both: the point's updates run in program order in one
-    // thread, and no other point sees them.
-    for x in &in_place {
+    let mut in_place = BTreeSet::new();
+    for x in shared {
         let w2x: Vec<Memlet> = w2
             .iter()
-            .filter(|m| m.data == *x)
+            .filter(|m| m.data == x)
             .map(|m| renamed(m, &renames))
             .collect();
+        let of_x = |m: &&Memlet| m.data == x;
+        // In place: the first writes it, the second reads and writes it,
+        // each point of both maps at one element of its own, the same in
+        // both: the point's updates run in program order in one thread,
+        // and no other point sees them.
         let mut all = r1
             .iter()
             .copied()
             .chain(w1.iter().copied())
             .chain(&r2)
             .chain(&w2x)
-            .filter(|m| m.data == *x);
+            .filter(of_x);
         let first = all.next()?;
         let plain = |m: &Memlet| m.wcr.is_none() && !m.dynamic && m.subset == first.subset;
-        if !plain(first)
-            || !all.all(plain)
-            || !independent(&first.subset, &first.subset, &m1.map.params, &[], &none)
+        if w1.iter().any(of_x)
+            && r2.iter().any(|m| m.data == x)
+            && plain(first)
+            && all.all(plain)
+            && independent(&first.subset, &first.subset, &m1.map.params, &[], &none)
         {
+            in_place.insert(x);
+            continue;
+        }
+        // Apart: no point's write meets what any point of the first map
+        // touches (`p[:, -1] = p[:, -2]`: column N - 1 written, N - 2
+        // read), so no order between the two is needed.
+        let apart = w2x.iter().all(|b| {
+            b.wcr.is_none()
+                && r1.iter().chain(&w1).copied().filter(of_x).all(|a| {
+                    a.wcr.is_none()
+                        && separated(&a.subset, &b.subset, &m1.map.params, &m1.map.ranges, &none)
+                })
+        });
+        if !apart {
             return None;
         }
     }
@@ -371,6 +394,7 @@ fn plan(s1: &State, map1: (NodeId, NodeId), s2: &State, map2: (NodeId, NodeId)) 
         names,
         through,
         in_place: in_place.into_iter().map(str::to_owned).collect(),
+        written2: w2.iter().map(|m| m.data.clone()).collect(),
     })
 }
 

@@ -65,3 +65,23 @@ fn strided_or_reordered_sections_stay_maps() {
         assert!(launches >= 1, "{body}");
     }
 }
+
+#[test]
+fn a_copy_of_a_copy_is_one_copy() {
+    // `T = A.copy(); B[:] = T` inside a loop (where copy elision does not
+    // reach): map fusion makes `T` a scalar of the point between two copy
+    // tasklets, and the chain is one copy.
+    let sdfg = program(
+        "    for k in range(2):\n        T = A.copy()\n        B[:] = T\n        A[:] = B + 1.0\n",
+        "A: dc.float64[N, M], B: dc.float64[N, M]",
+    );
+    let mut fused = sdfg.clone();
+    let lines = sdfg_passes::map_fusion::fuse_maps(&mut fused);
+    assert!(!lines.is_empty(), "the copies fuse first");
+    let (lines, _) = copies(&fused);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("`A[0:N, 0:M]` -> `B[0:N, 0:M]`"),
+        "{lines:?}"
+    );
+}

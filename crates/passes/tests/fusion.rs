@@ -280,3 +280,49 @@ fn fused_maps_reading_one_array_share_its_connector() {
         .collect();
     assert_eq!(entries, vec![1]);
 }
+
+#[test]
+fn a_write_apart_from_every_read_fuses() {
+    // cavity_flow's boundary condition `p[:, -1] = p[:, -2]`: the copy of
+    // column N - 2 into a temporary and of the temporary into column
+    // N - 1 fuse (no point writes what any point reads), and the
+    // temporary becomes a scalar of the point.
+    let sdfg = program("    P[:, -1] = P[:, -2]\n", "P: dc.float64[M, N]");
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+    assert!(transient_arrays(&out).is_empty());
+}
+
+#[test]
+fn writes_that_may_meet_do_not_fuse() {
+    // Columns 0 and N - 1 are one column when N is 1: the order of the two
+    // writes would matter, and nothing proves N > 1.
+    let sdfg = program(
+        "    P[:, 0] = A\n    P[:, -1] = A * 2.0\n",
+        "P: dc.float64[M, N], A: dc.float64[M]",
+    );
+    let (_, lines) = fused(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
+    // Rows 0 and 1 never meet: they fuse.
+    let sdfg = program(
+        "    P[0, :] = B\n    P[1, :] = B * 2.0\n",
+        "P: dc.float64[M, N], B: dc.float64[N]",
+    );
+    let (_, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+}
+
+#[test]
+fn a_temporary_updated_in_place_and_dead_after_stays_valid() {
+    // A fuzzer's find (correlation's `stddev[stddev <= 0.1] = 1.0` with
+    // nothing reading `stddev` after): the second map writes the
+    // temporary the first passes it, so it is not a dead scalar of the
+    // point; fusing left the second map's tasklet with no output once.
+    let sdfg = program(
+        "    T = np.sqrt(A)\n    T[T <= 0.1] = 1.0\n    B[:] = A + 1.0\n",
+        "A: dc.float64[N], B: dc.float64[N]",
+    );
+    let (_, lines) = fused(&sdfg);
+    assert!(!lines.is_empty(), "{lines:?}");
+}
