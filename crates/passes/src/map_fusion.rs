@@ -27,8 +27,10 @@
 //!   first writes it, the second reads and writes it, and every access of
 //!   both maps to it is at the same injective element of the point, without
 //!   resolution. Each point then updates its own element, in program order
-//!   (the second reads the first's value through the access node below),
-//!   and the first's write leaves the scope only through the second's; or
+//!   (the second reads the first's value through the access node below,
+//!   and comes after every read of the first map: an empty edge orders a
+//!   read the first's writer does not depend on), and the first's write
+//!   leaves the scope only through the second's; or
 //!   a container the second writes *apart* from everything the first
 //!   touches: some dimension separates the elements written from those the
 //!   first reads or writes, over every pair of points (`p[:, -1] = p[:,
@@ -462,6 +464,20 @@ fn remove_connectors(state: &mut State, n: NodeId, cin: &str, cout: &str) {
     }
 }
 
+/// The nodes `n` depends on in `state` (a path leads from each to `n`).
+fn ancestors(state: &State, n: NodeId) -> BTreeSet<NodeId> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![n];
+    while let Some(v) = stack.pop() {
+        for (_, src, _) in state.in_edges(v) {
+            if seen.insert(src) {
+                stack.push(src);
+            }
+        }
+    }
+    seen
+}
+
 /// Removes edge `id` into `exit`'s connector `conn`, with what it fed
 /// outside the scope: the outer edge, its access node where nothing else
 /// uses it, and the connector pair.
@@ -488,6 +504,16 @@ fn drop_exit_edge(out: &mut State, exit: NodeId, id: EdgeId, conn: Option<String
 /// The fused state.
 fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<String>) -> State {
     let mut out = s1;
+    // The nodes inside the first map's scope.
+    let first_nodes: BTreeSet<NodeId> = out
+        .scope_tree()
+        .map(|tree| {
+            out.nodes()
+                .map(|(id, _)| id)
+                .filter(|id| tree.ancestors(*id).contains(&plan.e1))
+                .collect()
+        })
+        .unwrap_or_default();
     // The first map's writes of what the second updates in place: they
     // reach the exit through the second map's (dead transients go whole,
     // below).
@@ -712,6 +738,37 @@ fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<Str
             format!("{MAP_OUT_PREFIX}{base}"),
         );
         add_connectors(&mut out, plan.x1, &cin, &cout);
+    }
+    // An in-place update of the second map comes after every read of the
+    // first map's: a read the first's writer does not depend on (a value
+    // read from an access node inside the scope) gets an edge ordering it
+    // before the second's writers.
+    for x in &plan.in_place {
+        let Some(&(w, _)) = writer.get(x) else {
+            continue;
+        };
+        let before_w = ancestors(&out, w);
+        let readers: BTreeSet<NodeId> = out
+            .edges()
+            .filter(|(_, _, d, e)| {
+                first_nodes.contains(d)
+                    && *d != plan.x1
+                    && *d != w
+                    && !before_w.contains(d)
+                    && e.memlet.as_ref().is_some_and(|m| &m.data == x)
+            })
+            .map(|(_, _, d, _)| d)
+            .collect();
+        let writers: Vec<NodeId> = s2
+            .in_edges(plan.x2)
+            .filter(|(_, _, e)| e.memlet.as_ref().is_some_and(|m| &m.data == x))
+            .filter_map(|(_, src, _)| ids.get(&src).copied())
+            .collect();
+        for &r in &readers {
+            for &t in &writers {
+                out.graph.add_edge(r, t, Edge::empty());
+            }
+        }
     }
     // A dead transient is no longer written back, and no longer exists.
     for x in dead {

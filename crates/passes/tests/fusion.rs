@@ -326,3 +326,18 @@ fn a_temporary_updated_in_place_and_dead_after_stays_valid() {
     let (_, lines) = fused(&sdfg);
     assert!(!lines.is_empty(), "{lines:?}");
 }
+
+#[test]
+fn an_in_place_update_waits_for_every_read_of_the_first_map() {
+    // A fuzzer's find: the first map (two fused ones) reads `A` from an
+    // access node inside its scope, which its writer of `A` does not
+    // depend on; the third map's in-place update of `A` must come after
+    // that read, not only after the write.
+    let sdfg = program(
+        "    A[:] = np.sqrt(np.abs(y))\n    for i, j in dc.map[0:N, 0:M]:\n        t = A[i, j]\n        if t > 0.25:\n            t = t * 0.5 - A[i, j]\n        B[i, j] = t + A[i, j]\n    A[:] = np.exp(-np.abs(A))\n",
+        "A: dc.float64[N, M], B: dc.float64[N, M], y: dc.float64[M]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+}
