@@ -93,6 +93,41 @@ fn propagate_range(range: &Range, map: &Map) -> Option<Range> {
     Some(Range::inclusive(lo, hi))
 }
 
+/// Whether the box of the dimensions propagated one by one is exactly
+/// what the points touch together: every dimension naming a parameter is
+/// the index `p + c` or `c - p` of its own parameter `p` (over a unit-step
+/// range unless it is `p` itself, whose propagation keeps the step). A diagonal `A[j, j]` (one parameter in two dimensions), `A[2 * i]`
+/// (every other element) or `A[i + j]` touch less than their box: the
+/// memlet is then dynamic, so no pass takes it for a write of every
+/// element of the box (the offload pass would skip copying in the rest).
+fn jointly_exact(subset: &Subset, map: &Map) -> bool {
+    let mut used: Vec<&str> = Vec::new();
+    for r in &subset.ranges {
+        let named: Vec<(&String, &Range)> = map
+            .dims()
+            .filter(|(p, _)| r.any_symbol(&mut |s| s == p.as_str()))
+            .collect();
+        match named.as_slice() {
+            [] => {}
+            [(p, range)] => {
+                let plain = r.begin.is_symbol() == Some(p.as_str());
+                let shifted = r.is_index()
+                    && range.step.as_int() == Some(1)
+                    && r.begin.linear_in(p).is_some_and(|(coeff, rest)| {
+                        matches!(coeff.as_int(), Some(1 | -1))
+                            && !map.params.iter().any(|q| rest.has_symbol(q))
+                    });
+                if !(r.is_index() && (plain || shifted)) || used.contains(&p.as_str()) {
+                    return false;
+                }
+                used.push(p.as_str());
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// The memlet outside `map` for one memlet inside it.
 ///
 /// `shape` is the accessed container's shape, used for dimensions whose
@@ -114,7 +149,8 @@ pub fn propagate_memlet(inner: &Memlet, map: &Map, shape: &[SymExpr]) -> Memlet 
         .subset
         .ranges
         .iter()
-        .all(|r| propagate_range(r, map).is_some());
+        .all(|r| propagate_range(r, map).is_some())
+        && jointly_exact(&inner.subset, map);
     let subset = Subset::new(ranges);
     let volume = &inner.volume * &map.num_iterations();
     // The product still names a parameter when an inner extent depends on

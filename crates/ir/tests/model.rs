@@ -193,6 +193,26 @@ fn union_of_several_inner_memlets_is_their_bounding_box() {
     assert!(propagate_union(&[&a, &other], &m, &[e("N")]).is_none());
 }
 
+#[test]
+fn boxes_the_points_do_not_fill_are_dynamic() {
+    // A diagonal, every other element, a sum of parameters: the box of the
+    // dimensions taken one by one holds elements no point touches.
+    let m = map(&[("i", "0:N"), ("j", "0:N")]);
+    let shape = [e("N"), e("N")];
+    for inner in ["j, j", "2*i, j", "i + j, 0", "i, i"] {
+        let p = propagate_memlet(&Memlet::new("A", subset(inner)), &m, &shape);
+        assert!(
+            p.dynamic,
+            "`A[{inner}]` propagated to {} must be dynamic",
+            p.subset
+        );
+    }
+    for inner in ["i, j", "j, i", "i + 1, j - 1", "0, j", "N - 1 - i, j"] {
+        let p = propagate_memlet(&Memlet::new("A", subset(inner)), &m, &shape);
+        assert!(!p.dynamic, "`A[{inner}]` fills {}", p.subset);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -225,6 +245,42 @@ proptest! {
             i += step;
         }
         prop_assert_eq!((seen_lo, seen_hi), (pb, pe));
+    }
+
+    /// A memlet propagated as not dynamic is touched whole: over a 2-D map,
+    /// every element of the propagated box is some point's (the offload
+    /// pass skips copying in a container such a write covers).
+    #[test]
+    fn exact_propagation_fills_its_box(
+        dims in prop::collection::vec((0usize..7, 5i64..=7), 2),
+        n in 2i64..5, m in 2i64..5,
+    ) {
+        let forms = ["i", "j", "2*i", "i + j", "3", "-i", "-j"];
+        let text: Vec<String> = dims.iter().map(|(f, c)| format!("{} + {c}", forms[*f])).collect();
+        let mp = map(&[("i", &format!("0:{n}")), ("j", &format!("0:{m}"))]);
+        let inner = Memlet::new("A", subset(&text.join(", ")));
+        let p = propagate_memlet(&inner, &mp, &[SymExpr::int(20), SymExpr::int(20)]);
+        if !p.dynamic {
+            let env: BTreeMap<String, i64> = BTreeMap::new();
+            let mut touched = std::collections::BTreeSet::new();
+            for i in 0..n {
+                for j in 0..m {
+                    let env: BTreeMap<String, i64> = [("i".to_owned(), i), ("j".to_owned(), j)].into();
+                    let at: Vec<i64> = inner.subset.ranges.iter().map(|r| r.begin.eval(&env).unwrap()).collect();
+                    touched.insert(at);
+                }
+            }
+            let r: Vec<(i64, i64, i64)> = p.subset.ranges.iter().map(|r| (r.begin.eval(&env).unwrap(), r.end.eval(&env).unwrap(), r.step.eval(&env).unwrap())).collect();
+            let mut a = r[0].0;
+            while a <= r[0].1 {
+                let mut b = r[1].0;
+                while b <= r[1].1 {
+                    prop_assert!(touched.contains(&vec![a, b]), "A[{}] exact as {} but [{a}, {b}] untouched", text.join(", "), p.subset);
+                    b += r[1].2;
+                }
+                a += r[0].2;
+            }
+        }
     }
 }
 

@@ -17,8 +17,8 @@
 //!
 //! - the loop's body is states only, each holding exactly one map at its
 //!   top level (with the access nodes it reads and writes), all maps of the
-//!   same range; no transitions inside the body, a header that reads no
-//!   data;
+//!   same range, a range the loop's iterations do not change; no
+//!   transitions inside the body, a header that reads no data;
 //! - every container the body writes is accessed, inside every map, only at
 //!   elements of the point: with the map's parameters renamed to the first
 //!   map's, any two of its accesses by distinct points touch distinct
@@ -145,6 +145,14 @@ fn plan(
     let inside = RegionUse::of_loop(l, label, symbols);
     let mut varying: BTreeSet<String> = l.variable.iter().cloned().collect();
     varying.extend(inside.assigned.iter().cloned());
+    // The new map's range is evaluated once, before the loop: a range the
+    // loop's iterations change (a triangle `Y[:j, j]`) cannot be hoisted.
+    if ranges
+        .iter()
+        .any(|r| r.free_symbols().iter().any(|s| varying.contains(s)))
+    {
+        return None;
+    }
     for x in &written {
         let mut subsets = at.get(x)?.clone();
         subsets.sort_by_key(ToString::to_string);

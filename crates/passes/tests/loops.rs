@@ -533,6 +533,23 @@ fn a_recurrence_along_the_loop_within_each_point_sinks() {
 }
 
 #[test]
+fn a_map_whose_range_the_loop_changes_keeps_the_loop() {
+    // A triangle: the map over rows `:j` is a different range in each
+    // iteration, so no single map can hold the loop (found by the fuzzer,
+    // seed 3: the sunk map's range named the loop's variable).
+    let sdfg = program(
+        "    for j in range(1, N):\n        Y[:j, j] = Y[:j, j - 1] + 1.0\n",
+        "Y: dc.float64[N, N]",
+    );
+    let (out, report) = offloaded(&sdfg);
+    sdfg_ir::validate(&out).unwrap_or_else(|e| panic!("{e}"));
+    assert!(report.sunk.is_empty(), "{report}");
+    assert_eq!(loops(&out), 1);
+    let a = args(&sdfg);
+    same(&run(&sdfg, &a), &run(&out, &a));
+}
+
+#[test]
 fn a_neighbour_read_keeps_the_loop_around_its_maps() {
     // A stencil iterated in time: a point reads its neighbours, which other
     // points wrote in the previous iteration.
