@@ -1989,6 +1989,30 @@ fn node_nested_unconnected() {
 }
 
 #[test]
+fn node_nested_input_written() {
+    // The body writes what it reads (`src[i] = src[M - 1 - i]`), but `src`
+    // is only an input connector: the write would never reach `y`.
+    let (sdfg, n) = nested_flip_with(|n| {
+        let st = state_mut(&mut n.sdfg, "reverse");
+        let dst = access(st, "dst");
+        if let Some(Node::Access(a)) = st.graph.node_weight_mut(dst) {
+            a.data = "src".into();
+        }
+        for e in st.graph.edge_weights_mut() {
+            if let Some(m) = &mut e.memlet
+                && m.data == "dst"
+            {
+                m.data = "src".into();
+            }
+        }
+    });
+    assert_error(
+        &sdfg,
+        nested_err(n, NodeError::NestedInputWritten { name: "src".into() }),
+    );
+}
+
+#[test]
 fn node_symbol_mapping() {
     let (sdfg, n) = nested_flip_with(|n| {
         n.symbol_mapping.remove("M");

@@ -25,7 +25,11 @@
 //!   elements, in whatever iterations (the dependence test, the loop's
 //!   variable varying: vadv's `ccol[i, j, k - 1]` read where `ccol[i, j,
 //!   k]` was written); containers it only reads may be read anywhere;
-//! - the loop's variable is not used after the loop.
+//! - the loop's variable is not used after the loop;
+//! - a container written inside the maps' scopes, on no map's entry or
+//!   exit, is a small transient the rest of the SDFG does not use (a
+//!   point's own value, such as map fusion's registers): it moves into the
+//!   nested SDFG, so each thread has its own.
 //!
 //! The result is a map over the range whose scope is a nested SDFG running
 //! the loop; in it each map of the body is gone, its parameters symbols of
@@ -34,7 +38,8 @@
 
 use crate::dependence::{RegionUse, independent};
 use crate::nest::{
-    Nesting, bind_renames, mapped_symbols, nest_in_map, rewrite_loops, strip_maps, top_map,
+    Nesting, bind_renames, mapped_symbols, nest_in_map, privatizable, rewrite_loops, strip_maps,
+    top_map,
 };
 use sdfg_ir::{BlockKind, LoopBlock, Region, Sdfg, SymExpr};
 use std::collections::{BTreeMap, BTreeSet};
@@ -174,12 +179,29 @@ fn plan(
     {
         return None;
     }
+    // A container no map's entry or exit carries lives inside the maps'
+    // scopes, one per point (map fusion's registers, `tmp_p0`): it moves
+    // into the nested SDFG, each thread's own, rather than being passed in
+    // as an input the body would write.
     let mut inputs = BTreeSet::new();
+    let mut private = BTreeSet::new();
     for a in &inside.accesses {
-        sdfg.containers.get(&a.data)?;
-        inputs.insert(a.data.clone());
+        let desc = sdfg.containers.get(&a.data)?;
+        if at.contains_key(&a.data) {
+            inputs.insert(a.data.clone());
+        } else if desc.transient && !whole.container_outside(&inside, &a.data) && privatizable(desc)
+        {
+            private.insert(a.data.clone());
+        } else if a.write {
+            return None;
+        } else {
+            inputs.insert(a.data.clone());
+        }
     }
-    let mut mapped = mapped_symbols(sdfg, &inside, &inputs);
+    if private.iter().any(|x| inputs.contains(x)) {
+        return None;
+    }
+    let mut mapped = mapped_symbols(sdfg, &inside, inputs.iter().chain(&private));
     for r in ranges {
         mapped.extend(r.free_symbols());
     }
@@ -199,7 +221,7 @@ fn plan(
             params: params.clone(),
             ranges: ranges.clone(),
             body: one,
-            private: BTreeSet::new(),
+            private,
             inputs,
             outputs: written,
             mapped,

@@ -550,6 +550,31 @@ fn a_map_whose_range_the_loop_changes_keeps_the_loop() {
 }
 
 #[test]
+fn a_points_temporary_moves_into_the_sunk_loop() {
+    // deriche's recurrence: the element-wise maps fuse through a temporary
+    // that becomes each point's own scalar; sunk, the loop's nested SDFG
+    // must hold that scalar (each thread's), not take it as an input it
+    // writes (DaCe's validator refused the export).
+    let sdfg = program(
+        "    for j in range(2, M):\n        Y[:, j] = 0.5 * A[:, j] + 0.25 * Y[:, j - 1] + 0.125 * Y[:, j - 2]\n",
+        "A: dc.float64[N, M], Y: dc.float64[N, M]",
+    );
+    let (device, report) = pipeline::run(
+        &sdfg,
+        Some(&SimAccelerator),
+        &PipelineOptions::default(),
+        &Pass::TO_OFFLOAD,
+    )
+    .map(|(out, report)| (out.into_inner(), report))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!report.fused.is_empty(), "{report}");
+    assert_eq!(report.sunk.len(), 1, "{report}");
+    assert_eq!(loops(&device), 0);
+    let a = args(&sdfg);
+    same(&run(&sdfg, &a), &run(&device, &a));
+}
+
+#[test]
 fn a_neighbour_read_keeps_the_loop_around_its_maps() {
     // A stencil iterated in time: a point reads its neighbours, which other
     // points wrote in the previous iteration.

@@ -396,6 +396,13 @@ pub enum NodeError {
         /// The connector.
         name: String,
     },
+    /// An inner container the nested SDFG writes that is only an input
+    /// connector: the write never reaches the caller's data.
+    #[error("the nested SDFG writes `{name}`, which is only an input connector")]
+    NestedInputWritten {
+        /// The inner container.
+        name: String,
+    },
     /// A non-transient inner container that is not connected.
     #[error("non-transient container `{name}` of the nested SDFG is not a connector")]
     NestedUnconnected {

@@ -24,8 +24,9 @@
 //!   connectors come in `IN_x`/`OUT_x` pairs; every input connector has exactly
 //!   one edge and every output connector at least one; tasklet code
 //!   type-checks and writes every output; library operands have the right
-//!   ranks; nested SDFGs connect exactly their non-transient containers, map
-//!   every symbol argument to defined outer symbols, and are valid themselves;
+//!   ranks; nested SDFGs connect exactly their non-transient containers,
+//!   write none that is only an input, map every symbol argument to defined
+//!   outer symbols, and are valid themselves;
 //!   views have exactly one view edge; schedules nest (no kernel in a kernel,
 //!   thread-block maps only in kernels); host callbacks are never on the
 //!   device; device-shared memory is only used inside kernels.
@@ -1045,6 +1046,23 @@ impl<'a> Validator<'a, '_> {
             if !desc.transient && !n.inputs.contains(name) && !n.outputs.contains(name) {
                 self.node_error(cx, id, NodeError::NestedUnconnected { name: name.clone() });
             }
+        }
+        // What the body writes of the caller's data leaves through an output
+        // (DaCe's rule too): a write to an input alone would be lost, or
+        // shared by every caller of a kernel.
+        let mut written = BTreeSet::new();
+        for (_, s) in inner.states() {
+            for (_, _, dst, e) in s.edges() {
+                if let (Some(_), Some(Node::Access(a))) = (&e.memlet, s.node(dst))
+                    && n.inputs.contains(&a.data)
+                    && !n.outputs.contains(&a.data)
+                {
+                    written.insert(a.data.clone());
+                }
+            }
+        }
+        for name in written {
+            self.node_error(cx, id, NodeError::NestedInputWritten { name });
         }
         let ins: Vec<String> = n.inputs.iter().cloned().collect();
         let outs: Vec<String> = n.outputs.iter().cloned().collect();
