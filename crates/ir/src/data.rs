@@ -253,15 +253,12 @@ impl Layout {
         *self == Layout::contiguous(self.shape.clone())
     }
 
-    fn free_symbols_into(&self, out: &mut BTreeSet<String>) {
-        for e in self
-            .shape
+    /// Every expression of the layout: shape, strides, offset, total size.
+    pub fn expressions(&self) -> impl Iterator<Item = &SymExpr> {
+        self.shape
             .iter()
             .chain(&self.strides)
             .chain([&self.offset, &self.total_size])
-        {
-            out.extend(e.free_symbols());
-        }
     }
 }
 
@@ -405,26 +402,37 @@ impl DataDesc {
     /// Symbols the descriptor's shape, strides and sizes depend on.
     pub fn free_symbols(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
+        for e in self.expressions() {
+            out.extend(e.free_symbols());
+        }
+        out
+    }
+
+    /// Every symbolic expression of the descriptor (shapes, strides,
+    /// offsets, sizes, a stream's capacity, its members'), for the checks
+    /// that hold of each one alike.
+    pub fn expressions(&self) -> Vec<&SymExpr> {
+        let mut out = Vec::new();
+        self.expressions_into(&mut out);
+        out
+    }
+
+    fn expressions_into<'a>(&'a self, out: &mut Vec<&'a SymExpr>) {
         match &self.kind {
             DataKind::Scalar => {}
-            DataKind::Array(l) | DataKind::View(l) => l.free_symbols_into(&mut out),
+            DataKind::Array(l) | DataKind::View(l) => out.extend(l.expressions()),
             DataKind::Stream { shape, buffer_size } => {
-                for e in shape.iter().chain([buffer_size]) {
-                    out.extend(e.free_symbols());
-                }
+                out.extend(shape.iter().chain([buffer_size]));
             }
             DataKind::Structure { members } => {
                 for m in members.values() {
-                    out.extend(m.free_symbols());
+                    m.expressions_into(out);
                 }
             }
             DataKind::ContainerArray { shape, element } => {
-                for e in shape {
-                    out.extend(e.free_symbols());
-                }
-                out.extend(element.free_symbols());
+                out.extend(shape);
+                element.expressions_into(out);
             }
         }
-        out
     }
 }

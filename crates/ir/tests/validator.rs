@@ -694,6 +694,38 @@ fn container_strides_rank() {
 }
 
 #[test]
+fn container_division_by_zero() {
+    // `N // 0` evaluates for no N: refused whether or not a pass would
+    // later remove the container (a fuzzer's JSON mutant ran offloaded,
+    // where the container was gone, but not on the host).
+    let mut sdfg = axpy();
+    let bad = SymExpr::symbol("N").floor_div(&SymExpr::int(0));
+    assert!(bad.divides_by_zero());
+    sdfg.containers.insert(
+        "tmp".into(),
+        DataDesc::array(F64, vec![bad.clone()]).into_transient(),
+    );
+    assert_error(
+        &sdfg,
+        container_err(
+            "axpy",
+            "tmp",
+            ContainerError::DivisionByZero {
+                expr: bad.to_string(),
+            },
+        ),
+    );
+    // Divisions by anything else stay.
+    let mut sdfg = axpy();
+    let n = SymExpr::symbol("N");
+    sdfg.containers.insert(
+        "tmp".into(),
+        DataDesc::array(F64, vec![n.floor_div(&SymExpr::int(2)), n.modulo(&n)]).into_transient(),
+    );
+    assert_valid(&sdfg);
+}
+
+#[test]
 fn container_negative_extent() {
     let mut sdfg = axpy();
     sdfg.containers.insert(

@@ -719,6 +719,17 @@ impl SymExpr {
         })
     }
 
+    /// Whether some `//` or `%` in the expression divides by the constant
+    /// 0: evaluating it fails for every value of the symbols, so a layout
+    /// holding one describes nothing (the validator refuses it, rather than
+    /// leave the failure to whichever run allocates the container).
+    pub fn divides_by_zero(&self) -> bool {
+        self.any_atom(&mut |a| match a {
+            Atom::FloorDiv(ops) | Atom::Mod(ops) => ops[1].is_zero(),
+            _ => false,
+        })
+    }
+
     /// Whether this is the constant 0.
     pub fn is_zero(&self) -> bool {
         self.terms.is_empty() && self.constant == 0

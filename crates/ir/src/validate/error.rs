@@ -175,6 +175,13 @@ pub enum ContainerError {
         /// Number of strides.
         strides: usize,
     },
+    /// A shape, stride, offset or size that divides by the constant 0
+    /// (`N // 0`): no value of the symbols makes it an integer.
+    #[error("its layout divides by zero in `{expr}`")]
+    DivisionByZero {
+        /// The shape, stride, offset or size expression.
+        expr: String,
+    },
     /// A dimension whose extent is a negative constant.
     #[error("dimension {dim} has negative extent {extent}")]
     NegativeExtent {

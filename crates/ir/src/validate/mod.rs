@@ -292,6 +292,11 @@ impl<'a> Validator<'a, '_> {
                 strides: layout.strides.len(),
             });
         }
+        if let Some(e) = desc.expressions().into_iter().find(|e| e.divides_by_zero()) {
+            errs.push(ContainerError::DivisionByZero {
+                expr: e.to_string(),
+            });
+        }
         for (dim, extent) in desc.shape().iter().enumerate() {
             if let Some(v) = extent.as_int().filter(|v| *v < 0) {
                 errs.push(ContainerError::NegativeExtent { dim, extent: v });
