@@ -527,9 +527,7 @@ pub fn independent(
     if a.rank() != b.rank() {
         return false;
     }
-    let mut unknown: BTreeSet<String> = varying.clone();
-    unknown.extend(params.iter().cloned());
-    let bounds: Vec<(SymExpr, SymExpr)> = ranges.iter().map_while(range_bounds).collect();
+    let (unknown, bounds) = unknowns_and_bounds(params, ranges, varying);
     // Each loop variable pinned by some dimension: equal elements mean
     // equal iterations. (Tried first: it is the common case, and cheaper
     // than the spans below.)
@@ -553,6 +551,19 @@ pub fn independent(
     pinned || separated(a, b, params, ranges, varying)
 }
 
+/// The symbols whose values an access test cannot know (the loop
+/// variables and what changes inside an iteration), and the bounds of the
+/// ranges that have them.
+fn unknowns_and_bounds(
+    params: &[String],
+    ranges: &[Range],
+    varying: &BTreeSet<String>,
+) -> (BTreeSet<String>, Vec<(SymExpr, SymExpr)>) {
+    let mut unknown: BTreeSet<String> = varying.clone();
+    unknown.extend(params.iter().cloned());
+    (unknown, ranges.iter().map_while(range_bounds).collect())
+}
+
 /// Whether accesses `a` and `b` are disjoint for every pair of iterations
 /// of `params`, equal ones included: some dimension where what one ever
 /// touches lies wholly below what the other does (`p[i, N - 2]` and
@@ -568,9 +579,7 @@ pub fn separated(
     if a.rank() != b.rank() {
         return false;
     }
-    let mut unknown: BTreeSet<String> = varying.clone();
-    unknown.extend(params.iter().cloned());
-    let bounds: Vec<(SymExpr, SymExpr)> = ranges.iter().map_while(range_bounds).collect();
+    let (unknown, bounds) = unknowns_and_bounds(params, ranges, varying);
     let known = &params[..bounds.len().min(params.len())];
     // The elements a range touches over every iteration.
     let span = |r: &Range| -> Option<(SymExpr, SymExpr)> {

@@ -434,11 +434,17 @@ fn the_pipeline_can_turn_loop_to_map_off() {
 
 /// Offloads through the pipeline up to offloading (all passes there).
 fn offloaded(sdfg: &Sdfg) -> (Sdfg, sdfg_passes::PipelineReport) {
+    through(sdfg, &[Pass::LoopToMap, Pass::SinkLoop, Pass::Offload])
+}
+
+/// Runs `passes` for the simulated accelerator (validated after each).
+#[track_caller]
+fn through(sdfg: &Sdfg, passes: &[Pass]) -> (Sdfg, sdfg_passes::PipelineReport) {
     pipeline::run(
         sdfg,
         Some(&SimAccelerator),
         &PipelineOptions::default(),
-        &[Pass::LoopToMap, Pass::SinkLoop, Pass::Offload],
+        passes,
     )
     .map(|(out, report)| (out.into_inner(), report))
     .unwrap_or_else(|e| panic!("{e}"))
@@ -471,14 +477,7 @@ fn loop_nests_updating_in_place_become_one_kernel() {
     );
     let (out, _) = convert(&sdfg);
     assert!(nested_maps(&out).is_empty(), "{:?}", nested_maps(&out));
-    let (device, report) = pipeline::run(
-        &sdfg,
-        Some(&SimAccelerator),
-        &PipelineOptions::default(),
-        &Pass::TO_OFFLOAD,
-    )
-    .map(|(out, report)| (out.into_inner(), report))
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (device, report) = through(&sdfg, &Pass::TO_OFFLOAD);
     assert_eq!(report.fused.len(), 2, "{report}");
     assert_eq!(kernels(&device), 1);
     let a = args(&sdfg);
@@ -559,14 +558,7 @@ fn a_points_temporary_moves_into_the_sunk_loop() {
         "    for j in range(2, M):\n        Y[:, j] = 0.5 * A[:, j] + 0.25 * Y[:, j - 1] + 0.125 * Y[:, j - 2]\n",
         "A: dc.float64[N, M], Y: dc.float64[N, M]",
     );
-    let (device, report) = pipeline::run(
-        &sdfg,
-        Some(&SimAccelerator),
-        &PipelineOptions::default(),
-        &Pass::TO_OFFLOAD,
-    )
-    .map(|(out, report)| (out.into_inner(), report))
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (device, report) = through(&sdfg, &Pass::TO_OFFLOAD);
     assert!(!report.fused.is_empty(), "{report}");
     assert_eq!(report.sunk.len(), 1, "{report}");
     assert_eq!(loops(&device), 0);
@@ -871,14 +863,7 @@ fn a_loop_testing_a_reduction_shares_it_among_a_persistent_kernels_threads() {
         "    while np.sum(A) > 0.5:\n        A[:] = A * 0.5\n        B[:] = B + np.max(A)\n",
         "A: dc.float64[N], B: dc.float64[N]",
     );
-    let (out, report) = pipeline::run(
-        &sdfg,
-        Some(&SimAccelerator),
-        &PipelineOptions::default(),
-        &Pass::ALL,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut out = out.into_inner();
+    let (mut out, report) = through(&sdfg, &Pass::ALL);
     let off = report.offload.as_ref().unwrap();
     assert_eq!(off.persistent_loops.len(), 1, "{off}");
     assert_eq!(loops(&out), 0);
