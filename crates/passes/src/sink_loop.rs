@@ -198,9 +198,6 @@ fn plan(
             inputs.insert(a.data.clone());
         }
     }
-    if private.iter().any(|x| inputs.contains(x)) {
-        return None;
-    }
     let mut mapped = mapped_symbols(sdfg, &inside, inputs.iter().chain(&private));
     for r in ranges {
         mapped.extend(r.free_symbols());
