@@ -2457,6 +2457,26 @@ fn user_mistakes_are_errors_at_their_construct_not_internal_errors() {
         matches!(&k, ErrorKind::Type(m) if m.contains("`~`")),
         "{k:?}"
     );
+    // A complex value stored into a real array (NumPy's TypeError), in
+    // a slice assignment and in a `dace.map` body (a fuzz finding: the
+    // lowered tasklet's cast was refused as an invalid SDFG).
+    for (src, col) in [
+        (
+            "\n@dc.program\ndef f(A: dc.float64[N], B: dc.complex128[N]):\n    A[:] = B\n",
+            5,
+        ),
+        (
+            "\n@dc.program\ndef f(u: dc.float64[N, N]):\n    for i, j in dc.map[0:N, 0:N]:\n        u[i, j] = (i + N - 10**20j) / N\n",
+            9,
+        ),
+    ] {
+        let line = if src.contains("dc.map") { 8 } else { 7 };
+        let k = error_at(src, line, col);
+        assert!(
+            matches!(&k, ErrorKind::Type(m) if m.contains("complex128 value cannot become float64")),
+            "{k:?}"
+        );
+    }
     // A parameter given twice (Python's SyntaxError).
     let k = error_at(
         "\n@dc.program\ndef f(A: dc.float64[N], A: dc.float64[N]):\n    A[0] = 1.0\n",

@@ -2413,6 +2413,66 @@ fn edge_out_of_bounds() {
 }
 
 #[test]
+fn edge_out_of_bounds_in_scope() {
+    // `y[i] = 2 * x[i]` over `i = 0:N + 1`: the last iteration reads and
+    // writes index N of both arrays, though the outer edges say `0:N` (a
+    // fuzz finding: map-to-copy turned it into an invalid copy).
+    let mut sdfg = scale_sdfg(Schedule::Default, Storage::Default, Storage::Default);
+    let state = state_mut(&mut sdfg, "compute");
+    if let Some(Node::MapEntry(e)) = state.graph.node_weight_mut(NodeId::new(2)) {
+        e.map.ranges[0] = Subset::parse("0:N + 1").unwrap().ranges.remove(0);
+    }
+    let oob = |data: &str| EdgeError::OutOfBoundsInScope {
+        data: data.into(),
+        dim: 0,
+        index: "N".into(),
+        extent: "N".into(),
+    };
+    assert_errors(
+        &sdfg,
+        &[
+            edge_err(
+                "scale",
+                "compute",
+                EdgeId::new(1),
+                ("scale", "scale"),
+                oob("x"),
+            ),
+            edge_err(
+                "scale",
+                "compute",
+                EdgeId::new(2),
+                ("scale", "scale"),
+                oob("y"),
+            ),
+        ],
+    );
+    // A shifted index within the range is valid (`x[i + 1]` over
+    // `i = 0:N - 1`), and so is a dynamic (guarded) access beyond it.
+    let mut sdfg = scale_sdfg(Schedule::Default, Storage::Default, Storage::Default);
+    let state = state_mut(&mut sdfg, "compute");
+    if let Some(Node::MapEntry(e)) = state.graph.node_weight_mut(NodeId::new(2)) {
+        e.map.ranges[0] = Subset::parse("0:N - 1").unwrap().ranges.remove(0);
+    }
+    memlet_mut(state, EdgeId::new(1)).subset = Subset::parse("i + 1").unwrap();
+    assert_valid(&sdfg);
+    memlet_mut(state_mut(&mut sdfg, "compute"), EdgeId::new(1)).subset =
+        Subset::parse("i + 2").unwrap();
+    assert_error(
+        &sdfg,
+        edge_err(
+            "scale",
+            "compute",
+            EdgeId::new(1),
+            ("scale", "scale"),
+            oob("x"),
+        ),
+    );
+    memlet_mut(state_mut(&mut sdfg, "compute"), EdgeId::new(1)).dynamic = true;
+    assert_valid(&sdfg);
+}
+
+#[test]
 fn edge_reversed_range() {
     let mut sdfg = tiny();
     memlet_mut(state_mut(&mut sdfg, "s"), EdgeId::new(0)).subset = Subset::parse("5:2").unwrap();

@@ -244,7 +244,7 @@ impl<'m> Lowerer<'m> {
             list.iter().find(|(x, _)| x == r).map(|(_, c)| c.clone())
         };
         let code = self.code(node, &value, &conn_of)?;
-        let code = cast(code, value.dtype(), target.dtype);
+        let code = cast(code, value.dtype(), target.dtype).map_err(|k| self.err(node, k))?;
         let (stmt, out_conn, out_memlet) = match &scatter {
             None => (
                 code::Stmt::assign("__out", code),
@@ -347,10 +347,21 @@ impl<'m> Lowerer<'m> {
         for (axis, i) in base.order.iter().zip(index) {
             let kept = subset.ranges.get(*axis).is_some_and(|r| !r.is_index());
             if kept {
-                out.push(cast(self.code(node, i, conn_of)?, i.dtype(), DType::Int64));
+                out.push(self.converted(node, i, DType::Int64, conn_of)?);
             }
         }
         Ok(out)
+    }
+
+    /// Tasklet code for `x` converted to `to` (see [`cast`]).
+    fn converted(
+        &self,
+        node: &impl Ranged,
+        x: &Elem,
+        to: DType,
+        conn_of: &dyn Fn(&ArrayRef, bool) -> Option<String>,
+    ) -> Result<code::Expr> {
+        cast(self.code(node, x, conn_of)?, x.dtype(), to).map_err(|k| self.err(node, k))
     }
 
     /// Tasklet code for an elementwise expression.
@@ -376,25 +387,25 @@ impl<'m> Lowerer<'m> {
             Elem::Lit(l) => code::Expr::Lit(*l),
             Elem::Unary(op, x) => {
                 let t = e.dtype();
-                code::Expr::unary(*op, cast(self.code(node, x, conn_of)?, x.dtype(), t))
+                code::Expr::unary(*op, self.converted(node, x, t, conn_of)?)
             }
             Elem::Binary(op, x, y, t) => code::Expr::binary(
                 *op,
-                cast(self.code(node, x, conn_of)?, x.dtype(), *t),
-                cast(self.code(node, y, conn_of)?, y.dtype(), *t),
+                self.converted(node, x, *t, conn_of)?,
+                self.converted(node, y, *t, conn_of)?,
             ),
             Elem::Call(f, args, t) => code::Expr::call(
                 *f,
                 args.iter()
-                    .map(|a| Ok(cast(self.code(node, a, conn_of)?, a.dtype(), *t)))
+                    .map(|a| self.converted(node, a, *t, conn_of))
                     .collect::<Result<Vec<_>>>()?,
             ),
             Elem::Select(c, a, b, t) => code::Expr::select(
-                cast(self.code(node, c, conn_of)?, c.dtype(), DType::Bool),
-                cast(self.code(node, a, conn_of)?, a.dtype(), *t),
-                cast(self.code(node, b, conn_of)?, b.dtype(), *t),
+                self.converted(node, c, DType::Bool, conn_of)?,
+                self.converted(node, a, *t, conn_of)?,
+                self.converted(node, b, *t, conn_of)?,
             ),
-            Elem::Cast(t, x) => cast(self.code(node, x, conn_of)?, x.dtype(), *t),
+            Elem::Cast(t, x) => self.converted(node, x, *t, conn_of)?,
         })
     }
 }
@@ -413,11 +424,24 @@ pub(super) fn wcr_identity(w: Wcr, dtype: DType) -> Option<Literal> {
         .or_else(|| Literal::i64(unit as i64).with_dtype(dtype))
 }
 
-/// Casts `e` of type `from` to `to` (a no-op when equal; literals are retyped).
-fn cast(e: code::Expr, from: DType, to: DType) -> code::Expr {
+/// Casts `e` of type `from` to `to` (a no-op when equal; literals are
+/// retyped). A complex value has no real conversion: NumPy refuses to store
+/// one in a real array (`TypeError`) and `astype` would drop the imaginary
+/// part with only a warning, so the program must say which part it means.
+fn cast(e: code::Expr, from: DType, to: DType) -> std::result::Result<code::Expr, ErrorKind> {
     if from == to {
-        return e;
+        return Ok(e);
     }
+    if from.is_complex() && !to.is_complex() {
+        return Err(ErrorKind::Type(format!(
+            "a {from} value cannot become {to} (it would drop the imaginary part): take `.real`, `.imag` or `abs()` first"
+        )));
+    }
+    Ok(cast_real(e, to))
+}
+
+/// [`cast`] of a value that is not complex or becomes complex.
+fn cast_real(e: code::Expr, to: DType) -> code::Expr {
     if let code::Expr::Lit(l) = &e {
         let v = match *l {
             Literal::Bool(b) => Some(if b { 1.0 } else { 0.0 }),

@@ -300,7 +300,9 @@ pub(crate) fn lower_program(
             matches!(
                 e,
                 V::Edge {
-                    error: EdgeError::OutOfBounds { .. } | EdgeError::ReversedRange { .. },
+                    error: EdgeError::OutOfBounds { .. }
+                        | EdgeError::OutOfBoundsInScope { .. }
+                        | EdgeError::ReversedRange { .. },
                     ..
                 }
             )

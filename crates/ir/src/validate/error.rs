@@ -519,6 +519,25 @@ pub enum EdgeError {
         /// The extent.
         extent: String,
     },
+    /// An index that some iteration of the maps around the edge drives
+    /// provably outside the container: the memlet `A[i + 1]` under
+    /// `i = 0:N` of an `A` of `N` elements. Found by propagating the memlet
+    /// through its scopes, as the edge entering them would carry it; the
+    /// outer edge may understate it, and a pass that turns the map into a
+    /// copy (map-to-copy) would then write an invalid SDFG from a valid one.
+    #[error(
+        "dimension {dim} of `{data}`: over the ranges of the maps around it, index {index} is out of bounds 0..{extent}"
+    )]
+    OutOfBoundsInScope {
+        /// The container.
+        data: String,
+        /// The dimension.
+        dim: usize,
+        /// The offending bound, with the maps' parameters at their extremes.
+        index: String,
+        /// The extent.
+        extent: String,
+    },
     /// A range whose end is provably before its start by more than one step.
     #[error("dimension {dim} of `{data}`: range `{range}` is reversed")]
     ReversedRange {

@@ -55,6 +55,7 @@ use crate::node::{
     Connector, LibraryOp, MAP_IN_PREFIX, MAP_OUT_PREFIX, Node, NodeId, VIEW_CONNECTOR,
 };
 use crate::placement::{Schedule, Side, Storage};
+use crate::propagate::propagate_memlet;
 use crate::sdfg::{BlockContext, BlockPath, Sdfg};
 use crate::state::{ScopeError, ScopeTree, State};
 use crate::symbolic::{Atom, CondView, SymCond, SymExpr};
@@ -560,6 +561,61 @@ impl<'a> Validator<'a, '_> {
         for (id, src, dst, _) in state.edges() {
             self.check_edge(&cx, id, src, dst);
         }
+    }
+
+    /// [`check_subset`] of the memlet on the edge leaving `src`, propagated
+    /// through the maps around that edge: an index the maps' parameters
+    /// drive out of bounds at an extreme of their ranges.
+    fn check_subset_over_scopes(
+        &self,
+        cx: &StateCx<'_>,
+        src: NodeId,
+        src_node: &Node,
+        m: &Memlet,
+        shape: &[SymExpr],
+        errs: &mut Vec<EdgeError>,
+    ) {
+        // The edge's own scope, as `ScopeTree::compute` assigns it.
+        let scope = match src_node {
+            Node::MapEntry(_) => Some(src),
+            Node::MapExit(x) => cx.scopes.parent(x.entry),
+            _ => cx.scopes.parent(src),
+        };
+        let Some(scope) = scope else {
+            return;
+        };
+        let mut maps = Vec::new();
+        for e in std::iter::once(scope).chain(cx.scopes.ancestors(scope)) {
+            if let Some(Node::MapEntry(entry)) = cx.state.node(e) {
+                maps.push(&entry.map);
+            }
+        }
+        let mentions = m
+            .subset
+            .any_symbol(&mut |s| maps.iter().any(|map| map.params.iter().any(|p| p == s)));
+        if !mentions || m.subset.rank() != shape.len() {
+            return;
+        }
+        let mut outer = m.clone();
+        for map in maps {
+            outer = propagate_memlet(&outer, map, shape);
+        }
+        let mut found = Vec::new();
+        check_subset(&m.data, "subset", &outer.subset, shape, &mut found);
+        errs.extend(found.into_iter().filter_map(|e| match e {
+            EdgeError::OutOfBounds {
+                data,
+                dim,
+                index,
+                extent,
+            } => Some(EdgeError::OutOfBoundsInScope {
+                data,
+                dim,
+                index,
+                extent,
+            }),
+            _ => None,
+        }));
     }
 
     /// Symbols defined at `node`: the SDFG's and the parameters of every map
@@ -1277,6 +1333,12 @@ impl<'a> Validator<'a, '_> {
             && let Some(other_desc) = self.sdfg.containers.get(other_name)
         {
             check_subset(other_name, "other subset", o, other_desc.dims(), errs);
+        }
+
+        // Bounds over every iteration of the maps around the edge (a
+        // dynamic memlet is a "may" access, often guarded in its code).
+        if !m.dynamic {
+            self.check_subset_over_scopes(cx, src, src_node, m, desc.dims(), errs);
         }
 
         // Symbols.
