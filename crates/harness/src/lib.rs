@@ -28,13 +28,16 @@
 //! ms → 1.73 s (1.12), a chain 93 ms → 1.33 s (1.15), recurrences 68 →
 //! 865 ms (1.10), a loop 45 → 510 ms (1.06), `elif` arms 59 → 642 ms
 //! (1.04). The same programs through `sdfgc compile --backend cuda --emit
-//! source` (release, whole process, best of three, idle 2-core machine,
-//! 2026-12-04), 1,000 / 10,000 statements: `k` loop nests 0.13 / 1.56 s,
-//! `k` arguments 0.09 / 1.11 s, a chain of `k` element-wise statements
-//! 0.07 / 0.89 s, a sequential loop of `k` scalar recurrences 0.04 / 0.58
-//! s, a loop of `k` statements 0.03 / 0.29 s, `k` `elif` arms 0.03 / 0.34
-//! s: exponents 0.99 to 1.16. Instruction counts (callgrind, repeatable
-//! where wall time on a shared machine is not) grow by 10.5 for 10 times
+//! source` (release, whole process, best of three, 2-core machine,
+//! 2026-12-05), 1,000 / 10,000 of each: `k` loop nests 0.10 / 1.17 s,
+//! `k` arguments 0.07 / 0.95 s, a chain of `k` element-wise statements
+//! 0.05 / 0.62 s, a sequential loop of `k` scalar recurrences 0.04 / 0.45
+//! s, a loop of `k` statements 0.02 / 0.25 s, `k` `elif` arms 0.02 / 0.28
+//! s: exponents 1.05 to 1.15. A loop nest is three Python statements (two
+//! `for` and an assignment): the program of 10,000 statements, 3,334
+//! nests, takes 0.36 s; every shape's 10,000-statement program is under
+//! one second. Instruction counts (callgrind, repeatable where wall time
+//! on a shared machine is not) grow by 10.2 (nests) to 10.5 (arguments) for 10 times
 //! the statements. Where the time went before (2 to 8 s at 10,000
 //! statements), and what removed it: validation after every pass, about
 //! half (it now runs only after a pass that changed the SDFG, debug builds
@@ -44,11 +47,11 @@
 //! memlet (visitors instead), a walk of the SDFG per new container name,
 //! map fusion recounting and copying the growing fused state per fusion,
 //! whole-SDFG analyses on programs without loops, and the system allocator
-//! (mimalloc in `sdfgc`). The goal of one second for 10,000 statements
-//! holds for the chain, the loop, the recurrences and the `elif` arms;
-//! loop nests (1.6 s) and arguments (1.1 s) miss it, their cost spread
-//! thin over validation (a quarter), emission, the frontend and the
-//! analyses, about 0.9 million instructions per loop nest. The operating
+//! (mimalloc in `sdfgc`). Since then: connector checks that compared
+//! every connector with every edge of a fused map, and map fusion's scope
+//! walk of the growing fused state where no in-place update needs it.
+//! What remains is spread thin over validation (about a fifth), map
+//! fusion (a quarter), emission, the frontend and the analyses. The operating
 //! system also spends up to a fifth of the wall time zeroing pages that
 //! mimalloc purged and takes back (`MIMALLOC_PURGE_DELAY=-1` removes it; setting it
 //! from the program needs `unsafe`, which the workspace forbids).

@@ -81,10 +81,9 @@ fn propagate_range(range: &Range, map: &Map) -> Option<Range> {
     } else {
         (&range.begin, &range.end)
     };
-    if !range
+    if range
         .step
-        .free_symbols()
-        .is_disjoint(&map.params.iter().cloned().collect())
+        .any_symbol(&mut |s| map.params.iter().any(|p| p == s))
     {
         return None;
     }
@@ -128,30 +127,41 @@ fn jointly_exact(subset: &Subset, map: &Map) -> bool {
     true
 }
 
+/// The subset outside `map` for one subset inside it: the box of
+/// [`propagate_memlet`] without its volume and exactness, for a caller that
+/// needs only the bounds (the validator's bounds check inside scopes).
+pub fn propagate_subset(inner: &Subset, map: &Map, shape: &[SymExpr]) -> Subset {
+    propagate_ranges(inner, map, shape).0
+}
+
+/// The propagated box, and whether every dimension's bounds were affine
+/// (otherwise the dimension takes the container's whole extent).
+fn propagate_ranges(inner: &Subset, map: &Map, shape: &[SymExpr]) -> (Subset, bool) {
+    let mut affine = true;
+    let ranges = inner
+        .ranges
+        .iter()
+        .enumerate()
+        .map(|(d, r)| {
+            propagate_range(r, map).unwrap_or_else(|| {
+                affine = false;
+                match shape.get(d) {
+                    Some(extent) => Range::full(extent),
+                    None => r.clone(),
+                }
+            })
+        })
+        .collect();
+    (Subset::new(ranges), affine)
+}
+
 /// The memlet outside `map` for one memlet inside it.
 ///
 /// `shape` is the accessed container's shape, used for dimensions whose
 /// bounds are not affine in the parameters (the whole extent is taken).
 pub fn propagate_memlet(inner: &Memlet, map: &Map, shape: &[SymExpr]) -> Memlet {
-    let ranges = inner
-        .subset
-        .ranges
-        .iter()
-        .enumerate()
-        .map(|(d, r)| {
-            propagate_range(r, map).unwrap_or_else(|| match shape.get(d) {
-                Some(extent) => Range::full(extent),
-                None => r.clone(),
-            })
-        })
-        .collect();
-    let exact = inner
-        .subset
-        .ranges
-        .iter()
-        .all(|r| propagate_range(r, map).is_some())
-        && jointly_exact(&inner.subset, map);
-    let subset = Subset::new(ranges);
+    let (subset, affine) = propagate_ranges(&inner.subset, map, shape);
+    let exact = affine && jointly_exact(&inner.subset, map);
     let volume = &inner.volume * &map.num_iterations();
     // The product still names a parameter when an inner extent depends on
     // it (a triangular nest): the exact count is a sum over the range, so

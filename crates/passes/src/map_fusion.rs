@@ -155,7 +155,12 @@ fn fuse_region(
         }
         let cm = state_counts(&merged);
         for (x, n) in &cm {
-            *counts.entry(x.clone()).or_insert(0) += n;
+            match counts.get_mut(x) {
+                Some(c) => *c += n,
+                None => {
+                    counts.insert(x.clone(), *n);
+                }
+            }
         }
         last = Some((label.clone(), cm));
         // The fused state's map is the first's.
@@ -504,16 +509,20 @@ fn drop_exit_edge(out: &mut State, exit: NodeId, id: EdgeId, conn: Option<String
 /// The fused state.
 fn fuse(sdfg: &mut Sdfg, s1: State, s2: &State, plan: &Plan, dead: &BTreeSet<String>) -> State {
     let mut out = s1;
-    // The nodes inside the first map's scope.
-    let first_nodes: BTreeSet<NodeId> = out
-        .scope_tree()
-        .map(|tree| {
-            out.nodes()
-                .map(|(id, _)| id)
-                .filter(|id| tree.ancestors(*id).contains(&plan.e1))
-                .collect()
-        })
-        .unwrap_or_default();
+    // The nodes inside the first map's scope, needed (and computed: a walk
+    // of the growing fused state) only to order an in-place update.
+    let first_nodes: BTreeSet<NodeId> = if plan.in_place.is_empty() {
+        BTreeSet::new()
+    } else {
+        out.scope_tree()
+            .map(|tree| {
+                out.nodes()
+                    .map(|(id, _)| id)
+                    .filter(|id| tree.ancestors(*id).contains(&plan.e1))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     // The first map's writes of what the second updates in place: they
     // reach the exit through the second map's (dead transients go whole,
     // below).

@@ -55,7 +55,7 @@ use crate::node::{
     Connector, LibraryOp, MAP_IN_PREFIX, MAP_OUT_PREFIX, Node, NodeId, VIEW_CONNECTOR,
 };
 use crate::placement::{Schedule, Side, Storage};
-use crate::propagate::propagate_memlet;
+use crate::propagate::propagate_subset;
 use crate::sdfg::{BlockContext, BlockPath, Sdfg};
 use crate::state::{ScopeError, ScopeTree, State};
 use crate::symbolic::{Atom, CondView, SymCond, SymExpr};
@@ -596,12 +596,12 @@ impl<'a> Validator<'a, '_> {
         if !mentions || m.subset.rank() != shape.len() {
             return;
         }
-        let mut outer = m.clone();
-        for map in maps {
-            outer = propagate_memlet(&outer, map, shape);
+        let mut outer = propagate_subset(&m.subset, maps[0], shape);
+        for map in &maps[1..] {
+            outer = propagate_subset(&outer, map, shape);
         }
         let mut found = Vec::new();
-        check_subset(&m.data, "subset", &outer.subset, shape, &mut found);
+        check_subset(&m.data, "subset", &outer, shape, &mut found);
         errs.extend(found.into_iter().filter_map(|e| match e {
             EdgeError::OutOfBounds {
                 data,
@@ -697,17 +697,8 @@ impl<'a> Validator<'a, '_> {
                 }
             }
             Node::Library(l) => {
-                let ins: Vec<String> =
-                    l.op.in_connectors()
-                        .iter()
-                        .map(|s| (*s).to_owned())
-                        .collect();
-                let outs: Vec<String> =
-                    l.op.out_connectors()
-                        .iter()
-                        .map(|s| (*s).to_owned())
-                        .collect();
-                self.check_edge_counts(cx, id, &ins, &outs);
+                let (ins, outs) = (l.op.in_connectors(), l.op.out_connectors());
+                self.check_edge_counts(cx, id, ins.iter().copied(), outs.iter().copied());
                 // At the top of a persistent kernel's body the threads
                 // share it (library lowering expands it into their maps).
                 let grid_level = self.grid && cx.scopes.parent(id).is_none();
@@ -862,14 +853,20 @@ impl<'a> Validator<'a, '_> {
     ) {
         // Every `IN_x` needs an `OUT_x` and vice versa; a connector without
         // either prefix has no partner name at all.
+        // The partners' names without their prefix, to look up without
+        // building a string per connector.
+        fn stems<'s>(set: &'s BTreeSet<String>, prefix: &str) -> BTreeSet<&'s str> {
+            set.iter().filter_map(|c| c.strip_prefix(prefix)).collect()
+        }
+        let (in_stems, out_stems) = (stems(ins, MAP_IN_PREFIX), stems(outs, MAP_OUT_PREFIX));
         let sides = [
-            (ins, MAP_IN_PREFIX, outs, MAP_OUT_PREFIX),
-            (outs, MAP_OUT_PREFIX, ins, MAP_IN_PREFIX),
+            (ins, MAP_IN_PREFIX, &out_stems, MAP_OUT_PREFIX),
+            (outs, MAP_OUT_PREFIX, &in_stems, MAP_IN_PREFIX),
         ];
         for (own, prefix, partners, partner_prefix) in sides {
             for c in own {
                 let missing = match c.strip_prefix(prefix) {
-                    Some(rest) if partners.contains(&format!("{partner_prefix}{rest}")) => None,
+                    Some(rest) if partners.contains(rest) => None,
                     Some(rest) => Some(format!("a partner `{partner_prefix}{rest}`")),
                     None => Some(format!("the prefix `{prefix}`")),
                 };
@@ -885,9 +882,12 @@ impl<'a> Validator<'a, '_> {
                 }
             }
         }
-        let ins: Vec<String> = ins.iter().cloned().collect();
-        let outs: Vec<String> = outs.iter().cloned().collect();
-        self.check_edge_counts(cx, id, &ins, &outs);
+        self.check_edge_counts(
+            cx,
+            id,
+            ins.iter().map(String::as_str),
+            outs.iter().map(String::as_str),
+        );
     }
 
     fn check_code_connectors(
@@ -917,37 +917,51 @@ impl<'a> Validator<'a, '_> {
                 );
             }
         }
-        let ins: Vec<String> = inputs.iter().map(|c| c.name.clone()).collect();
-        let outs: Vec<String> = outputs.iter().map(|c| c.name.clone()).collect();
-        self.check_edge_counts(cx, id, &ins, &outs);
+        self.check_edge_counts(
+            cx,
+            id,
+            inputs.iter().map(|c| c.name.as_str()),
+            outputs.iter().map(|c| c.name.as_str()),
+        );
     }
 
     /// Every input connector has exactly one incoming edge, every output at least one outgoing.
-    fn check_edge_counts(&mut self, cx: &StateCx<'_>, id: NodeId, ins: &[String], outs: &[String]) {
+    fn check_edge_counts<'c>(
+        &mut self,
+        cx: &StateCx<'_>,
+        id: NodeId,
+        ins: impl IntoIterator<Item = &'c str>,
+        outs: impl IntoIterator<Item = &'c str>,
+    ) {
+        // One walk over each side's edges, not one per connector: a fused
+        // map has as many connectors as its edges.
+        let mut incoming: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, _, e) in cx.state.in_edges(id) {
+            if let Some(c) = e.dst_conn.as_deref() {
+                *incoming.entry(c).or_default() += 1;
+            }
+        }
+        let outgoing: BTreeSet<&str> = cx
+            .state
+            .out_edges(id)
+            .filter_map(|(_, _, e)| e.src_conn.as_deref())
+            .collect();
         for c in ins {
-            let count = cx
-                .state
-                .in_edges(id)
-                .filter(|(_, _, e)| e.dst_conn.as_deref() == Some(c))
-                .count();
+            let count = incoming.get(c).copied().unwrap_or(0);
             if count != 1 {
                 self.node_error(
                     cx,
                     id,
                     NodeError::InputEdges {
-                        name: c.clone(),
+                        name: c.to_owned(),
                         count,
                     },
                 );
             }
         }
         for c in outs {
-            if !cx
-                .state
-                .out_edges(id)
-                .any(|(_, _, e)| e.src_conn.as_deref() == Some(c))
-            {
-                self.node_error(cx, id, NodeError::DanglingOutput { name: c.clone() });
+            if !outgoing.contains(c) {
+                self.node_error(cx, id, NodeError::DanglingOutput { name: c.to_owned() });
             }
         }
     }
@@ -1125,9 +1139,13 @@ impl<'a> Validator<'a, '_> {
         for name in written {
             self.node_error(cx, id, NodeError::NestedInputWritten { name });
         }
-        let ins: Vec<String> = n.inputs.iter().cloned().collect();
-        let outs: Vec<String> = n.outputs.iter().cloned().collect();
-        self.check_edge_counts(cx, id, &ins, &outs);
+        let (ins, outs) = (&n.inputs, &n.outputs);
+        self.check_edge_counts(
+            cx,
+            id,
+            ins.iter().map(String::as_str),
+            outs.iter().map(String::as_str),
+        );
         for arg in &inner.arguments {
             if inner.symbols.contains_key(arg) && !n.symbol_mapping.contains_key(arg) {
                 self.node_error(
@@ -1543,26 +1561,29 @@ fn path_data<'s>(
     } else {
         (MAP_OUT_PREFIX, MAP_IN_PREFIX)
     };
+    // Connectors by their name without the prefix: a scope's `IN_x` leads
+    // to its `OUT_x` (and back), with no string built per step.
     let mut out = Vec::new();
-    let mut todo: Vec<(NodeId, String)> = conn
+    let mut todo: Vec<(NodeId, &str)> = conn
         .and_then(|c| c.strip_prefix(enter))
-        .map(|x| vec![(scope, format!("{leave}{x}"))])
+        .map(|x| vec![(scope, x)])
         .unwrap_or_default();
     let mut seen = BTreeSet::new();
-    while let Some((node, conn)) = todo.pop() {
-        if !seen.insert((node, conn.clone())) {
+    let named = |c: Option<&str>, x: &str| c.and_then(|c| c.strip_prefix(leave)) == Some(x);
+    while let Some((node, x)) = todo.pop() {
+        if !seen.insert((node, x)) {
             continue;
         }
         let next: Vec<(NodeId, Option<&str>)> = if forward {
             state
                 .out_edges(node)
-                .filter(|(_, _, e)| e.src_conn.as_deref() == Some(conn.as_str()))
+                .filter(|(_, _, e)| named(e.src_conn.as_deref(), x))
                 .map(|(_, n, e)| (n, e.dst_conn.as_deref()))
                 .collect()
         } else {
             state
                 .in_edges(node)
-                .filter(|(_, _, e)| e.dst_conn.as_deref() == Some(conn.as_str()))
+                .filter(|(_, _, e)| named(e.dst_conn.as_deref(), x))
                 .map(|(_, n, e)| (n, e.src_conn.as_deref()))
                 .collect()
         };
@@ -1571,7 +1592,7 @@ fn path_data<'s>(
                 Some(Node::Access(a)) => out.push(a.data.as_str()),
                 Some(Node::MapEntry(_) | Node::MapExit(_)) => {
                     if let Some(x) = c.and_then(|c| c.strip_prefix(enter)) {
-                        todo.push((n, format!("{leave}{x}")));
+                        todo.push((n, x));
                     }
                 }
                 _ => {}
