@@ -1,13 +1,13 @@
 //! Copy maps become copies: a map whose only work is `out = in` between
-//! two contiguous blocks, element for element in order, is one copy between
-//! the two access nodes.
+//! two boxes, element for element in order, that one runtime copy can
+//! move, is one copy between the two access nodes.
 //!
 //! The frontend lowers every assignment of array sections (`A[r] = T`,
 //! `B[:] = A`) to a map of a tasklet `out = in`; on a device that is a
 //! kernel launch. A copy between access nodes is a runtime copy instead (a
 //! `MemcpyAsync` on the device, no launch), as DaCe's frontend makes for
-//! such assignments. The rewrite is done only where the copy is one block
-//! of memory on both sides, so it never turns into many runtime calls:
+//! such assignments. The rewrite is done only where the copy is one
+//! runtime call, so it never turns into many:
 //!
 //! - the map holds one tasklet `out = in` (or two, through a transient
 //!   scalar of the point: `x = a.copy(); y[:] = x` once map fusion made `x`
@@ -16,11 +16,18 @@
 //!   resolution, and unit steps;
 //! - in both, the map's parameters appear in order, each alone (plus a
 //!   constant offset) in one dimension, and the other dimensions are fixed
-//!   indices before them (or of extent one, anywhere: `keepdims`);
-//! - both containers are row-major contiguous and, over the map's range,
-//!   every parameter but the first covers its dimension whole: each side is
-//!   one run of consecutive elements, in the same order.
+//!   indices;
+//! - over the map's range, the innermost parameters' dimensions coalesce
+//!   into one run of consecutive elements on both sides (each one's stride
+//!   is the run of those inside it), and at most the outermost stays
+//!   apart, at a stride no shorter than the run: one contiguous copy, or
+//!   one two-dimensional copy (`Memcpy2DAsync`: a column, `p[:, -1] =
+//!   p[:, -2]`), decided on the layouts' symbolic strides;
+//! - within one container (cavity_flow's boundary conditions), the source
+//!   and destination boxes lie apart ([`separated`]); the memlet names the
+//!   source, as the IR's copies within one container always do.
 
+use crate::dependence::separated;
 use crate::nest::{copy_tasklet, single_map};
 use sdfg_ir::{
     BlockKind, DataDesc, Edge, Memlet, Node, NodeId, Range, Sdfg, State, Subset, SymExpr,
@@ -44,20 +51,19 @@ pub fn maps_to_copies(sdfg: &mut Sdfg) -> Vec<String> {
     done
 }
 
-/// The block a map's inner memlet covers over the map's range, if it is
-/// one contiguous run of `desc` in the map's order.
-fn block_of(
-    subset: &Subset,
-    params: &[String],
-    ranges: &[Range],
-    desc: &DataDesc,
-) -> Option<Subset> {
+/// The box a map's inner memlet covers over the map's range, with the
+/// elements and the stride (in elements of the layout) of the dimension of
+/// each parameter, in the map's order, and whether the layout is row-major
+/// contiguous: `None` unless each parameter indexes one dimension alone
+/// (plus an offset free of parameters), the parameters in order, every
+/// other dimension a fixed index.
+fn block_of(subset: &Subset, params: &[String], ranges: &[Range], desc: &DataDesc) -> Option<Side> {
     let layout = desc.layout()?;
-    if !layout.is_contiguous() || subset.ranges.iter().any(|r| !r.is_index()) {
+    if subset.ranges.iter().any(|r| !r.is_index()) {
         return None;
     }
-    let shape = desc.shape();
     let mut out = Vec::new();
+    let mut dims = Vec::new();
     let mut next = 0;
     for (d, r) in subset.ranges.iter().enumerate() {
         let e = &r.begin;
@@ -68,14 +74,7 @@ fn block_of(
             .map(|(k, _)| k)
             .collect();
         match named.as_slice() {
-            [] => {
-                // A fixed index: before the parameters, or of a dimension
-                // of one element (`keepdims`) anywhere.
-                if next > 0 && shape[d].as_int() != Some(1) {
-                    return None;
-                }
-                out.push(r.clone());
-            }
+            [] => out.push(r.clone()),
             [k] if *k == next => {
                 let p = &params[*k];
                 let (coeff, rest) = e.linear_in(p)?;
@@ -83,18 +82,57 @@ fn block_of(
                     return None;
                 }
                 let range = &ranges[*k];
-                let block = Range::inclusive(&range.begin + &rest, &range.end + &rest);
-                // Every parameter but the first covers its dimension.
-                if *k > 0 && block != Range::full(&shape[d]) {
-                    return None;
-                }
-                out.push(block);
+                out.push(Range::inclusive(&range.begin + &rest, &range.end + &rest));
+                dims.push((range.num_elements(), layout.strides.get(d)?.clone()));
                 next += 1;
             }
             _ => return None,
         }
     }
-    (next == params.len()).then(|| Subset::new(out))
+    (next == params.len()).then(|| Side {
+        block: Subset::new(out),
+        dims,
+        row_major: layout.is_contiguous(),
+    })
+}
+
+/// One end of a copy, as [`block_of`] finds it.
+struct Side {
+    /// The box copied.
+    block: Subset,
+    /// The elements and the stride of each parameter's dimension.
+    dims: Vec<(SymExpr, SymExpr)>,
+    /// Whether the layout is row-major contiguous: a dimension's stride is
+    /// then the elements of all the dimensions inside it, at least any box
+    /// of them in bounds.
+    row_major: bool,
+}
+
+/// Whether copying one box into the other is one runtime call, as the
+/// emitter issues it: the innermost dimensions coalesce into one run of
+/// consecutive elements on both sides, and at most the outermost stays, at
+/// a stride no shorter than the run on either side (a two-dimensional
+/// copy: a column, `p[:, N - 1] = p[:, N - 2]`). That stride is known to be
+/// long enough where it exceeds the run by a constant, or in a row-major
+/// layout, where it spans the whole dimensions inside it, which the box
+/// (in bounds, as the validator and the runtime check) does not exceed.
+fn one_call(a: &Side, b: &Side) -> bool {
+    let mut run = SymExpr::int(1);
+    for (k, ((count, sa), (_, sb))) in a.dims.iter().zip(&b.dims).enumerate().rev() {
+        if *sa == run && *sb == run {
+            run = &run * count;
+            continue;
+        }
+        let spaced = |side: &Side, s: &SymExpr| {
+            side.row_major
+                || matches!(
+                    s.try_compare(&run),
+                    Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+                )
+        };
+        return k == 0 && spaced(a, sa) && spaced(b, sb);
+    }
+    true
 }
 
 /// The copy tasklet reading access node `a`, a transient scalar written
@@ -156,11 +194,20 @@ fn rewrite(
         return None;
     };
     let dtype = tasklet.inputs.first().map(|c| c.dtype);
-    if Some(dx.dtype) != dtype || Some(dy.dtype) != dtype || mi.data == mo.data {
+    if Some(dx.dtype) != dtype || Some(dy.dtype) != dtype {
         return None;
     }
-    let sx = block_of(&mi.subset, &params, &ranges, dx)?;
-    let sy = block_of(&mo.subset, &params, &ranges, dy)?;
+    let from = block_of(&mi.subset, &params, &ranges, dx)?;
+    let to = block_of(&mo.subset, &params, &ranges, dy)?;
+    if !one_call(&from, &to) {
+        return None;
+    }
+    let (sx, sy) = (from.block, to.block);
+    // Within one container the two boxes must lie apart: overlapping ones
+    // would need a memmove, which the runtimes' copies are not.
+    if mi.data == mo.data && !separated(&sx, &sy, &[], &[], &Default::default()) {
+        return None;
+    }
     // The outer access nodes.
     let source = state
         .in_edges(entry)

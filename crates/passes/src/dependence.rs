@@ -440,11 +440,21 @@ pub fn state_accesses<'s>(state: &'s State, mut f: impl FnMut(EdgeAccess<'s>)) {
             push(&m.data, Some(&m.subset), true);
             continue;
         }
-        if let Some(x) = access(src) {
-            push(x, own_subset(m, x), false);
-        }
-        if let Some(x) = access(dst) {
-            push(x, own_subset(m, x), true);
+        match (access(src), access(dst)) {
+            // A copy: its memlet's subset is the end it names, the source
+            // when both ends are one container (`p[:, -1] = p[:, -2]`).
+            (Some(x), Some(y)) => {
+                let (from, to) = if m.data == x {
+                    (Some(&m.subset), m.other_subset.as_ref())
+                } else {
+                    (m.other_subset.as_ref(), Some(&m.subset))
+                };
+                push(x, from, false);
+                push(y, to, true);
+            }
+            (Some(x), None) => push(x, own_subset(m, x), false),
+            (None, Some(y)) => push(y, own_subset(m, y), true),
+            (None, None) => {}
         }
         // A transient passed from one code node to the next.
         if is_code(src) && is_code(dst) {
@@ -596,6 +606,55 @@ pub fn separated(
         };
         ahi.try_compare(&blo) == Some(std::cmp::Ordering::Less)
             || bhi.try_compare(&alo) == Some(std::cmp::Ordering::Less)
+    })
+}
+
+/// Whether two blocks that follow each other with no transition between
+/// them run in either order to the same effect: neither jumps or calls
+/// back to the host, neither assigns a symbol the other names, and every
+/// pair of their accesses to one container, one of the two a write, is
+/// [`separated`] (the symbols either block varies unknown). `y[k] = alpha`
+/// and `y[:k] += alpha * t` commute: `k` lies past `0..k - 1`. A view names
+/// its origin's elements under another name, so `is_view` containers
+/// commute with nothing; an access of unknown elements (an interstate
+/// read) commutes only with reads.
+pub fn commute(a: &RegionUse, b: &RegionUse, is_view: impl Fn(&str) -> bool) -> bool {
+    if !a.jumps.is_empty() || !b.jumps.is_empty() {
+        return false;
+    }
+    if !a.callbacks.is_empty() || !b.callbacks.is_empty() {
+        return false;
+    }
+    let names = |x: &RegionUse, y: &RegionUse| {
+        x.assigned
+            .iter()
+            .any(|s| y.symbols.contains_key(s) || y.bound_uses.contains_key(s))
+    };
+    if names(a, b) || names(b, a) {
+        return false;
+    }
+    if a.accesses
+        .iter()
+        .chain(&b.accesses)
+        .any(|x| is_view(&x.data))
+    {
+        return false;
+    }
+    let varying: BTreeSet<String> = a.varying().union(&b.varying()).cloned().collect();
+    let mut of_b: BTreeMap<&str, Vec<&Access>> = BTreeMap::new();
+    for y in &b.accesses {
+        of_b.entry(y.data.as_str()).or_default().push(y);
+    }
+    a.accesses.iter().all(|x| {
+        of_b.get(x.data.as_str()).into_iter().flatten().all(|y| {
+            if !(x.write || y.write) {
+                return true;
+            }
+            match (&x.subset, &y.subset) {
+                (Some(sx), Some(sy)) => separated(sx, sy, &[], &[], &varying),
+                _ => false,
+            }
+        })
     })
 }
 

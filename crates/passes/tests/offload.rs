@@ -1786,6 +1786,34 @@ fn fill_args(
 }
 
 #[test]
+fn single_thread_states_merge_across_states_they_commute_with() {
+    // Durbin's shape: per iteration a scalar update, a map, a scalar that
+    // needs both, a map reading it, and a store of it past the map's range.
+    // The first moves down past the map on `r` (it touches only `b` and
+    // `y[k]`), the store up past the map on `y[:k]` (`k` lies past it): one
+    // single-thread kernel between the two maps, 3 launches per iteration.
+    // Where the first map adds `b[0]`, the store is `y[k - 1]` and the
+    // scalar reads `r[k - 1]`, each pair touches an element in common and
+    // nothing moves: 5 launches per iteration.
+    let body = |add: &str, read: &str, store: &str| {
+        format!(
+            "@dc.program\ndef f(y: dc.float64[N], r: dc.float64[N], a: dc.float64[1], b: dc.float64[1]):\n    for k in range(1, N):\n        b[0] = b[0] * 0.5 + y[k]\n        r[:k] = r[:k] + {add}\n        a[0] = b[0] + r[{read}]\n        y[:k] = y[:k] * a[0]\n        y[{store}] = a[0]\n"
+        )
+    };
+    for (add, read, store, per_iteration) in [("1.0", "k", "k", 3), ("b[0]", "k - 1", "k - 1", 5)] {
+        let sdfg = compile(&body(add, read, store));
+        let args = fill_args(&sdfg, &[("N", 6)], vec![]);
+        let checked = check_offload(&sdfg, &args, &Simulator::new());
+        assert_eq!(
+            checked.run.report.launches,
+            5 * per_iteration,
+            "+ {add}, r[{read}], y[{store}]: {}",
+            checked.report
+        );
+    }
+}
+
+#[test]
 fn scalars_kernels_only_read_are_passed_by_value() {
     // A linspace: the step is sequential scalar code on scalar arguments,
     // computed on the host; the kernel takes `lo` and `step` by value, so

@@ -87,13 +87,16 @@ pub fn state_accesses(
             Side::Host
         }
     };
-    let full = |x: &str, m: Option<&sdfg_ir::Memlet>| {
+    // Whether memlet `m` writes all of `x`; `from` is the source of a copy
+    // into `x`, whose memlet names its source when both ends are one
+    // container.
+    let full = |x: &str, from: Option<&str>, m: Option<&sdfg_ir::Memlet>| {
         let (Some(m), Some(desc)) = (m, containers.get(x)) else {
             return false;
         };
         // The subset of `x` written: a copy into `x` named by its source
         // gives it as the (possibly implied) other subset.
-        let subset = if m.data == x {
+        let subset = if m.data == x && from != Some(x) {
             m.subset.clone()
         } else {
             m.copy_subsets(&m.data, &desc.shape()).1
@@ -133,14 +136,14 @@ pub fn state_accesses(
                 };
                 let side = view.map_or(Side::Device, |v| view_side(state, &tree, v));
                 out.push(read(a, side));
-                out.push(write(b, side, full(b, m)));
+                out.push(write(b, side, full(b, Some(a), m)));
                 // A memlet naming a third container (a view's origin, say).
                 if let Some(m) = m.filter(|m| m.data != a && m.data != b) {
                     out.push(read(&m.data, side));
                 }
             }
             (Some(a), None) => out.push(read(a, side(dst))),
-            (None, Some(b)) => out.push(write(b, side(src), full(b, m))),
+            (None, Some(b)) => out.push(write(b, side(src), full(b, None, m))),
             (None, None) => {
                 let Some(m) = m else { continue };
                 // What reaches an access node is judged there (a partial

@@ -34,6 +34,7 @@
 use super::locations::interstate_reads;
 use super::{OffloadError, Report, for_each_state_mut};
 use crate::accelerator::Accelerator;
+use crate::dependence::{RegionUse, commute};
 use sdfg_ir::NodeId;
 use sdfg_ir::node::{MAP_IN_PREFIX, MAP_OUT_PREFIX};
 use sdfg_ir::{BlockKind, Edge, Map, MapEntry, MapExit, Node, Range, Sdfg, State, SymExpr};
@@ -81,79 +82,151 @@ pub(crate) fn wrap_host_tasklets(
 /// the point; the bound keeps the pass linear.
 const MAX_ORDERING_EDGES: usize = 16;
 
-/// Consecutive states of device tasklets (plain host code that does not
-/// stay on the host, no copies between access nodes, nothing between the
-/// states) merge into one state, every tasklet of the second ordered after
-/// every tasklet of the first by an empty memlet, so that their tasklets
-/// become one partition:
-/// one single-thread kernel where each statement had its own (lu's
-/// `A[i, j] -= ...; A[i, j] /= A[j, j]`). Neither was a host state, so the
-/// host states of the SDFG stay what they were.
+/// How many blocks a state of device tasklets may move past to meet the
+/// next one: the bound keeps the pass linear.
+const MAX_CROSSED: usize = 8;
+
+/// States of device tasklets (plain host code that does not stay on the
+/// host, no copies between access nodes) merge into one state, every
+/// tasklet of the second ordered after every tasklet of the first by an
+/// empty memlet, so that their tasklets become one partition: one
+/// single-thread kernel where each statement had its own (lu's `A[i, j] -=
+/// ...; A[i, j] /= A[j, j]`). Neither was a host state, so the host states
+/// of the SDFG stay what they were.
+///
+/// The two need not be adjacent: up to [`MAX_CROSSED`] blocks may stand
+/// between them (with no transition anywhere from the first to the
+/// second), when the first [`commute`]s with each of them (it moves down to
+/// the second) or the second does (it moves up to the first). Durbin's
+/// iteration updates `beta`, launches the flip and the dot, computes
+/// `alpha`, the flip and the update of `y`, and stores `y[k] = alpha`:
+/// `beta` moves down past the flip and the dot, `y[k]` up past the two
+/// maps that touch only `y[:k]`, and the three are one launch, not three.
 fn merge_device_states(sdfg: &mut Sdfg, host: &HostStates) {
-    sdfg.body.for_each_region_mut(&mut |region| {
+    let symbols: BTreeSet<String> = sdfg.symbols.keys().cloned().collect();
+    let views: BTreeSet<&str> = sdfg
+        .containers
+        .iter()
+        .filter(|(_, d)| d.is_view())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let is_view = |x: &str| views.contains(x);
+    let mut body = std::mem::take(&mut sdfg.body);
+    body.for_each_region_mut(&mut |region| {
         let mut k = 0;
-        while k + 1 < region.blocks.len() {
-            let (a, b) = (&region.blocks[k], &region.blocks[k + 1]);
-            let mergeable = |label: &str, kind: &BlockKind| match kind {
-                BlockKind::State(s) => {
-                    !host.stays(label)
-                        && s.nodes().any(|(_, n)| matches!(n, Node::Tasklet(_)))
-                        && plain_host_code(s).is_some()
-                }
-                _ => false,
-            };
-            let (BlockKind::State(s1), BlockKind::State(s2)) = (&a.kind, &b.kind) else {
-                k += 1;
-                continue;
-            };
-            let tasklets = |st: &State| -> Vec<NodeId> {
-                st.nodes()
-                    .filter(|(_, n)| matches!(n, Node::Tasklet(_)))
-                    .map(|(id, _)| id)
-                    .collect()
-            };
-            // Copies between access nodes would need ordering of their own.
-            let copies = |st: &State| {
-                st.edges().any(|(_, x, y, _)| {
-                    st.node(x).and_then(Node::as_access).is_some()
-                        && st.node(y).and_then(Node::as_access).is_some()
-                })
-            };
-            let (sinks, sources) = (tasklets(s1), tasklets(s2));
-            if copies(s1) || copies(s2) {
-                k += 1;
-                continue;
+        while k < region.blocks.len() {
+            match partner(region, k, host, &symbols, &is_view) {
+                Some((j, up)) if merge_states(region, k, j, up) => {}
+                _ => k += 1,
             }
-            if !a.transition.is_empty()
-                || !mergeable(&a.label, &a.kind)
-                || !mergeable(&b.label, &b.kind)
-                || sinks.len() * sources.len() > MAX_ORDERING_EDGES
-            {
-                k += 1;
-                continue;
-            }
-            let second = region.blocks.remove(k + 1);
-            let BlockKind::State(s2) = second.kind else {
-                continue;
-            };
-            let BlockKind::State(s1) = &mut region.blocks[k].kind else {
-                continue;
-            };
-            let mut ids = BTreeMap::new();
-            for (id, n) in s2.nodes() {
-                ids.insert(id, s1.add_node(n.clone()));
-            }
-            for (_, src, dst, e) in s2.edges() {
-                s1.graph.add_edge(ids[&src], ids[&dst], e.clone());
-            }
-            for s in &sinks {
-                for t in &sources {
-                    s1.graph.add_edge(*s, ids[t], Edge::empty());
-                }
-            }
-            region.blocks[k].transition = second.transition;
         }
     });
+    sdfg.body = body;
+}
+
+/// The tasklets of a state of device tasklets that may merge (see
+/// [`merge_device_states`]); `None` for any other block.
+fn device_tasklets(block: &sdfg_ir::ControlBlock, host: &HostStates) -> Option<Vec<NodeId>> {
+    let BlockKind::State(s) = &block.kind else {
+        return None;
+    };
+    if host.stays(&block.label) || plain_host_code(s).is_none() {
+        return None;
+    }
+    // Copies between access nodes would need ordering of their own.
+    let copies = s.edges().any(|(_, x, y, _)| {
+        s.node(x).and_then(Node::as_access).is_some()
+            && s.node(y).and_then(Node::as_access).is_some()
+    });
+    let tasklets: Vec<NodeId> = s
+        .nodes()
+        .filter(|(_, n)| matches!(n, Node::Tasklet(_)))
+        .map(|(id, _)| id)
+        .collect();
+    (!copies && !tasklets.is_empty()).then_some(tasklets)
+}
+
+/// The state block `k` merges with, if any: `(j, up)`, where `up` says the
+/// second moves up to the first (else the first moves down to the second).
+fn partner(
+    region: &sdfg_ir::Region,
+    k: usize,
+    host: &HostStates,
+    symbols: &BTreeSet<String>,
+    is_view: &dyn Fn(&str) -> bool,
+) -> Option<(usize, bool)> {
+    let blocks = &region.blocks;
+    let first = device_tasklets(&blocks[k], host)?;
+    let mut first_use: Option<RegionUse> = None;
+    let mut crossed: Vec<RegionUse> = Vec::new();
+    for j in k + 1..blocks.len().min(k + 2 + MAX_CROSSED) {
+        if !blocks[j - 1].transition.is_empty() {
+            return None;
+        }
+        let second = device_tasklets(&blocks[j], host);
+        if let Some(second) = &second
+            && first.len() * second.len() <= MAX_ORDERING_EDGES
+        {
+            if crossed.is_empty() {
+                return Some((j, true));
+            }
+            let first_use =
+                first_use.get_or_insert_with(|| RegionUse::of_block(&blocks[k], symbols));
+            if crossed.iter().all(|c| commute(first_use, c, is_view)) {
+                return Some((j, false));
+            }
+            let second_use = RegionUse::of_block(&blocks[j], symbols);
+            if crossed.iter().all(|c| commute(&second_use, c, is_view)) {
+                return Some((j, true));
+            }
+        }
+        crossed.push(RegionUse::of_block(&blocks[j], symbols));
+    }
+    None
+}
+
+/// Merges state `j` into state `k` (`k < j`, every transition from `k` to
+/// `j - 1` empty), placing the merged state at `k` when `up`, else at `j -
+/// 1`, with `j`'s transition after the last block it stood behind.
+/// Returns `false`, changing nothing, unless both are states.
+fn merge_states(region: &mut sdfg_ir::Region, k: usize, j: usize, up: bool) -> bool {
+    let (BlockKind::State(_), BlockKind::State(_)) =
+        (&region.blocks[k].kind, &region.blocks[j].kind)
+    else {
+        return false;
+    };
+    let second = region.blocks.remove(j);
+    let (BlockKind::State(s1), BlockKind::State(s2)) = (&mut region.blocks[k].kind, second.kind)
+    else {
+        return false;
+    };
+    let tasklets = |st: &State| -> Vec<NodeId> {
+        st.nodes()
+            .filter(|(_, n)| matches!(n, Node::Tasklet(_)))
+            .map(|(id, _)| id)
+            .collect()
+    };
+    let (sinks, sources) = (tasklets(s1), tasklets(&s2));
+    let mut ids = BTreeMap::new();
+    for (id, n) in s2.nodes() {
+        ids.insert(id, s1.add_node(n.clone()));
+    }
+    for (_, src, dst, e) in s2.edges() {
+        s1.graph.add_edge(ids[&src], ids[&dst], e.clone());
+    }
+    for s in &sinks {
+        for t in &sources {
+            s1.graph.add_edge(*s, ids[t], Edge::empty());
+        }
+    }
+    if up {
+        region.blocks[j - 1].transition = second.transition;
+    } else {
+        let mut merged = region.blocks.remove(k);
+        merged.transition = second.transition;
+        region.blocks.insert(j - 1, merged);
+    }
+    true
 }
 
 /// The parameter of single-thread maps: a name no symbol or container has.

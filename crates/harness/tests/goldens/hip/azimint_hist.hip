@@ -80,7 +80,7 @@ __global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __r
 #endif  // reduce_expansion_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k2(double* __restrict__ delta_9, double* __restrict__ lib_5, double* __restrict__ lib_7, int64_t npt) {
+__global__ void assign_single_k2(double* __restrict__ arr_1, double* __restrict__ delta_9, double* __restrict__ lib_5, double* __restrict__ lib_7, int64_t npt) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -90,10 +90,16 @@ __global__ void assign_single_k2(double* __restrict__ delta_9, double* __restric
       t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)));
       delta_9[(0LL) + (0LL) * (1LL)] = t___out;
     }
+    {  // tasklet assign
+      const double t___in0 = lib_7[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_1[(0LL) + (npt) * (1LL)] = t___out;
+    }
   }
 }
 #else
-__global__ void assign_single_k2(double* __restrict__ delta_9, double* __restrict__ lib_5, double* __restrict__ lib_7, int64_t npt);
+__global__ void assign_single_k2(double* __restrict__ arr_1, double* __restrict__ delta_9, double* __restrict__ lib_5, double* __restrict__ lib_7, int64_t npt);
 #endif  // assign_single_k2
 
 #if !defined(SDFG_HOST_ONLY)
@@ -119,23 +125,7 @@ __global__ void arr_2_l34_0_k3(double* __restrict__ arr_1, double* __restrict__ 
 #endif  // arr_2_l34_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k4(double* __restrict__ arr_1, double* __restrict__ lib_7, int64_t npt) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = lib_7[(0LL) + (0LL) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      arr_1[(0LL) + (npt) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k4(double* __restrict__ arr_1, double* __restrict__ lib_7, int64_t npt);
-#endif  // assign_single_k4
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N) {
+__global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N) {
   double v__lib3_acc_s[1];
   double* v__lib3_acc = v__lib3_acc_s;
   for (int64_t v__l3_o0_i = (int64_t)blockIdx.x; v__l3_o0_i < (1LL); v__l3_o0_i += (int64_t)gridDim.x) {
@@ -169,11 +159,11 @@ __global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N);
-#endif  // reduce_expansion_k5
+__global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N);
+#endif  // reduce_expansion_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N) {
+__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N) {
   double v__lib4_acc_s[1];
   double* v__lib4_acc = v__lib4_acc_s;
   for (int64_t v__l4_o0_i = (int64_t)blockIdx.x; v__l4_o0_i < (1LL); v__l4_o0_i += (int64_t)gridDim.x) {
@@ -207,11 +197,11 @@ __global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k6(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N);
-#endif  // reduce_expansion_k6
+__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N);
+#endif  // reduce_expansion_k5
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k7(double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt) {
+__global__ void assign_single_k6(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
     {  // tasklet assign
@@ -221,14 +211,20 @@ __global__ void assign_single_k7(double* __restrict__ delta_25, double* __restri
       t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>((((int64_t)1LL) * npt)));
       delta_25[(0LL) + (0LL) * (1LL)] = t___out;
     }
+    {  // tasklet assign
+      const double t___in0 = lib_23[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      arr_17[(0LL) + (npt) * (1LL)] = t___out;
+    }
   }
 }
 #else
-__global__ void assign_single_k7(double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt);
-#endif  // assign_single_k7
+__global__ void assign_single_k6(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ lib_23, int64_t npt);
+#endif  // assign_single_k6
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_18_l46_0_k8(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ ret_30, int64_t npt) {
+__global__ void arr_18_l46_0_k7(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ ret_30, int64_t npt) {
   for (int64_t v__i19_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i19_i < (npt); v__i19_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i19 = (0LL) + v__i19_i * (1LL);
     {  // tasklet assign
@@ -246,27 +242,11 @@ __global__ void arr_18_l46_0_k8(double* __restrict__ arr_17, double* __restrict_
   }
 }
 #else
-__global__ void arr_18_l46_0_k8(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ ret_30, int64_t npt);
-#endif  // arr_18_l46_0_k8
+__global__ void arr_18_l46_0_k7(double* __restrict__ arr_17, double* __restrict__ delta_25, double* __restrict__ lib_21, double* __restrict__ ret_30, int64_t npt);
+#endif  // arr_18_l46_0_k7
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k9(double* __restrict__ arr_17, double* __restrict__ lib_23, int64_t npt) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = lib_23[(0LL) + (0LL) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      arr_17[(0LL) + (npt) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k9(double* __restrict__ arr_17, double* __restrict__ lib_23, int64_t npt);
-#endif  // assign_single_k9
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_2_l38_0_k10(double* __restrict__ arr_1, double* __restrict__ arr_17, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t N, int64_t npt) {
+__global__ void arr_2_l38_0_k8(double* __restrict__ arr_1, double* __restrict__ arr_17, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t N, int64_t npt) {
   for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (N); i_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t i = (0LL) + i_i * (1LL);
     {  // tasklet assign
@@ -287,11 +267,11 @@ __global__ void arr_2_l38_0_k10(double* __restrict__ arr_1, double* __restrict__
   }
 }
 #else
-__global__ void arr_2_l38_0_k10(double* __restrict__ arr_1, double* __restrict__ arr_17, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t N, int64_t npt);
-#endif  // arr_2_l38_0_k10
+__global__ void arr_2_l38_0_k8(double* __restrict__ arr_1, double* __restrict__ arr_17, double* __restrict__ dev_data, double* __restrict__ dev_radius, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t N, int64_t npt);
+#endif  // arr_2_l38_0_k8
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_l60_0_k11(double* __restrict__ dev_return, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t npt) {
+__global__ void v__return_l60_0_k9(double* __restrict__ dev_return, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t npt) {
   for (int64_t v__i33_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i33_i < (npt); v__i33_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i33 = (0LL) + v__i33_i * (1LL);
     {  // tasklet assign
@@ -304,8 +284,8 @@ __global__ void v__return_l60_0_k11(double* __restrict__ dev_return, int64_t* __
   }
 }
 #else
-__global__ void v__return_l60_0_k11(double* __restrict__ dev_return, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t npt);
-#endif  // v__return_l60_0_k11
+__global__ void v__return_l60_0_k9(double* __restrict__ dev_return, int64_t* __restrict__ ret_14, double* __restrict__ ret_30, int64_t npt);
+#endif  // v__return_l60_0_k9
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -465,7 +445,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
       dim3 sdfg_block(1);
-      SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, delta_9, lib_5, lib_7, npt);
+      SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, arr_1, delta_9, lib_5, lib_7, npt);
     }
   }
   // assign_l34_4
@@ -476,21 +456,13 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
       SDFG_KERNEL(arr_2_l34_0_k3, sdfg_grid, sdfg_block, 0, arr_1, delta_9, lib_5, ret_14, npt);
     }
   }
-  // assign_l20_12
-  {
-    if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
-      dim3 sdfg_block(1);
-      SDFG_KERNEL(assign_single_k4, sdfg_grid, sdfg_block, 0, arr_1, lib_7, npt);
-    }
-  }
   // reduce_l15_22
   {
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin((1LL), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_SYNCHRONIZING(reduce_expansion_k5);
-      SDFG_KERNEL(reduce_expansion_k5, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, N);
+      SDFG_SYNCHRONIZING(reduce_expansion_k4);
+      SDFG_KERNEL(reduce_expansion_k4, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, N);
     }
   }
   // reduce_l16_24
@@ -498,8 +470,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin((1LL), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_SYNCHRONIZING(reduce_expansion_k6);
-      SDFG_KERNEL(reduce_expansion_k6, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, N);
+      SDFG_SYNCHRONIZING(reduce_expansion_k5);
+      SDFG_KERNEL(reduce_expansion_k5, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, N);
     }
   }
   // assign_l17_26
@@ -507,7 +479,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
       dim3 sdfg_block(1);
-      SDFG_KERNEL(assign_single_k7, sdfg_grid, sdfg_block, 0, delta_25, lib_21, lib_23, npt);
+      SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, arr_17, delta_25, lib_21, lib_23, npt);
     }
   }
   // assign_l46_20
@@ -515,15 +487,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((npt) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(arr_18_l46_0_k8, sdfg_grid, sdfg_block, 0, arr_17, delta_25, lib_21, ret_30, npt);
-    }
-  }
-  // assign_l20_28
-  {
-    if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
-      dim3 sdfg_block(1);
-      SDFG_KERNEL(assign_single_k9, sdfg_grid, sdfg_block, 0, arr_17, lib_23, npt);
+      SDFG_KERNEL(arr_18_l46_0_k7, sdfg_grid, sdfg_block, 0, arr_17, delta_25, lib_21, ret_30, npt);
     }
   }
   // assign_l38_13
@@ -531,7 +495,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((N) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((N) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(arr_2_l38_0_k10, sdfg_grid, sdfg_block, 0, arr_1, arr_17, dev_data, dev_radius, ret_14, ret_30, N, npt);
+      SDFG_KERNEL(arr_2_l38_0_k8, sdfg_grid, sdfg_block, 0, arr_1, arr_17, dev_data, dev_radius, ret_14, ret_30, N, npt);
     }
   }
   // assign_l60_34
@@ -539,7 +503,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
     if ((npt) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((npt) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(v__return_l60_0_k11, sdfg_grid, sdfg_block, 0, dev_return, ret_14, ret_30, npt);
+      SDFG_KERNEL(v__return_l60_0_k9, sdfg_grid, sdfg_block, 0, dev_return, ret_14, ret_30, npt);
     }
   }
   // offload_copy_out_return

@@ -114,22 +114,6 @@ __global__ void arr_9_l19_0_k4(double* __restrict__ dev_return, double* __restri
 __global__ void arr_9_l19_0_k4(double* __restrict__ dev_return, double* __restrict__ lib_13, double* __restrict__ tmp_17, int64_t M, int64_t N, int64_t i);
 #endif  // arr_9_l19_0_k4
 
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l20_0_k5(double* __restrict__ dev_return, double* __restrict__ tmp_17, int64_t M, int64_t i) {
-  for (int64_t v__i20_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i20_i < (M - i); v__i20_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i20 = (0LL) + v__i20_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = tmp_17[(0LL) + (v__i20) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      dev_return[(0LL) + (v__i20 + i) * (M) + (i) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void arr_9_l20_0_k5(double* __restrict__ dev_return, double* __restrict__ tmp_17, int64_t M, int64_t i);
-#endif  // arr_9_l20_0_k5
-
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
 #if !defined(SDFG_LAUNCH)
@@ -322,11 +306,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
         SDFG_CHECK(hipMalloc((void**)&tmp_17, sizeof(double) * (size_t)sdfg::imax((M - i), 1)));
         sdfg_cap_tmp_17 = (size_t)sdfg::imax((M - i), 1);
       }
-      if ((M - i) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((M - i) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_9_l20_0_k5, sdfg_grid, sdfg_block, 0, dev_return, tmp_17, M, i);
-      }
+      SDFG_CHECK(hipMemcpy2DAsync(dev_return + ((0LL) + (i) * (M) + (i) * (1LL)), sizeof(double) * (M), tmp_17 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL), sizeof(double) * (1LL), (M - i), hipMemcpyDeviceToDevice, stream));
     }
   }
   // offload_copy_out_return

@@ -34,24 +34,7 @@ __global__ void assign_single_k0(double* __restrict__ alpha_2, double* __restric
 #endif  // assign_single_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k1(double* __restrict__ alpha_2, double* __restrict__ beta_4) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const double t___in1 = alpha_2[(0LL) + (0LL) * (1LL)];
-      const double t___in0 = beta_4[(0LL) + (0LL) * (1LL)];
-      double t___out;
-      t___out = (t___in0 * (((double)1.0) - (t___in1 * t___in1)));
-      beta_4[(0LL) + (0LL) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k1(double* __restrict__ alpha_2, double* __restrict__ beta_4);
-#endif  // assign_single_k1
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void arr_8_l19_0_k2(double* __restrict__ dev_r, double* __restrict__ ret_10, int64_t k) {
+__global__ void arr_8_l19_0_k1(double* __restrict__ dev_r, double* __restrict__ ret_10, int64_t k) {
   double arr_8_p0_s[1];
   double* arr_8_p0 = arr_8_p0_s;
   for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (k); i_i += (int64_t)gridDim.x * blockDim.x) {
@@ -71,13 +54,20 @@ __global__ void arr_8_l19_0_k2(double* __restrict__ dev_r, double* __restrict__ 
   }
 }
 #else
-__global__ void arr_8_l19_0_k2(double* __restrict__ dev_r, double* __restrict__ ret_10, int64_t k);
-#endif  // arr_8_l19_0_k2
+__global__ void arr_8_l19_0_k1(double* __restrict__ dev_r, double* __restrict__ ret_10, int64_t k);
+#endif  // arr_8_l19_0_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ lib_13, int64_t k) {
+__global__ void assign_single_k2(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ dev_return, double* __restrict__ lib_13, int64_t k) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
+    {  // tasklet assign
+      const double t___in1 = alpha_2[(0LL) + (0LL) * (1LL)];
+      const double t___in0 = beta_4[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = (t___in0 * (((double)1.0) - (t___in1 * t___in1)));
+      beta_4[(0LL) + (0LL) * (1LL)] = t___out;
+    }
     {  // tasklet assign
       const double t___in2 = beta_4[(0LL) + (0LL) * (1LL)];
       const double t___in1 = lib_13[(0LL) + (0LL) * (1LL)];
@@ -86,14 +76,20 @@ __global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restric
       t___out = ((-(t___in0 + t___in1)) / t___in2);
       alpha_2[(0LL) + (0LL) * (1LL)] = t___out;
     }
+    {  // tasklet assign
+      const double t___in0 = alpha_2[(0LL) + (0LL) * (1LL)];
+      double t___out;
+      t___out = t___in0;
+      dev_return[(0LL) + (k) * (1LL)] = t___out;
+    }
   }
 }
 #else
-__global__ void assign_single_k3(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ lib_13, int64_t k);
-#endif  // assign_single_k3
+__global__ void assign_single_k2(double* __restrict__ alpha_2, double* __restrict__ beta_4, double* __restrict__ dev_r, double* __restrict__ dev_return, double* __restrict__ lib_13, int64_t k);
+#endif  // assign_single_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_16_l19_0_k4(double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k) {
+__global__ void arr_16_l19_0_k3(double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k) {
   double arr_16_p0_s[1];
   double* arr_16_p0 = arr_16_p0_s;
   for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (k); i_i += (int64_t)gridDim.x * blockDim.x) {
@@ -113,11 +109,11 @@ __global__ void arr_16_l19_0_k4(double* __restrict__ dev_return, double* __restr
   }
 }
 #else
-__global__ void arr_16_l19_0_k4(double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k);
-#endif  // arr_16_l19_0_k4
+__global__ void arr_16_l19_0_k3(double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k);
+#endif  // arr_16_l19_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l32_0_k5(double* __restrict__ alpha_2, double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k) {
+__global__ void arr_1_l32_0_k4(double* __restrict__ alpha_2, double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k) {
   for (int64_t v__i21_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i21_i < (k); v__i21_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__i21 = (0LL) + v__i21_i * (1LL);
     {  // tasklet assign
@@ -131,24 +127,8 @@ __global__ void arr_1_l32_0_k5(double* __restrict__ alpha_2, double* __restrict_
   }
 }
 #else
-__global__ void arr_1_l32_0_k5(double* __restrict__ alpha_2, double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k);
-#endif  // arr_1_l32_0_k5
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restrict__ dev_return, int64_t k) {
-  for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // tasklet assign
-      const double t___in0 = alpha_2[(0LL) + (0LL) * (1LL)];
-      double t___out;
-      t___out = t___in0;
-      dev_return[(0LL) + (k) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void assign_single_k6(double* __restrict__ alpha_2, double* __restrict__ dev_return, int64_t k);
-#endif  // assign_single_k6
+__global__ void arr_1_l32_0_k4(double* __restrict__ alpha_2, double* __restrict__ dev_return, double* __restrict__ ret_18, int64_t k);
+#endif  // arr_1_l32_0_k4
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -266,14 +246,6 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
   }
   // for_l29_24
   for (k = (1LL); ((k) < (N)); k = (k + 1LL)) {
-    // assign_l30_7
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
-        dim3 sdfg_block(1);
-        SDFG_KERNEL(assign_single_k1, sdfg_grid, sdfg_block, 0, alpha_2, beta_4);
-      }
-    }
     // assign_l19_9
     {
       if ((size_t)sdfg::imax((k), 1) > sdfg_cap_ret_10) {
@@ -287,7 +259,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((k) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_8_l19_0_k2, sdfg_grid, sdfg_block, 0, dev_r, ret_10, k);
+        SDFG_KERNEL(arr_8_l19_0_k1, sdfg_grid, sdfg_block, 0, dev_r, ret_10, k);
       }
     }
     // matmul_l31_14
@@ -308,12 +280,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
         SDFG_BLAS_CHECK(hipblasSetPointerMode(sdfg_blas, HIPBLAS_POINTER_MODE_HOST));
       }
     }
-    // assign_l31_15
+    // assign_l30_7
     {
       if ((1LL) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
         dim3 sdfg_block(1);
-        SDFG_KERNEL(assign_single_k3, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, lib_13, k);
+        SDFG_KERNEL(assign_single_k2, sdfg_grid, sdfg_block, 0, alpha_2, beta_4, dev_r, dev_return, lib_13, k);
       }
     }
     // assign_l19_17
@@ -329,7 +301,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((k) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_16_l19_0_k4, sdfg_grid, sdfg_block, 0, dev_return, ret_18, k);
+        SDFG_KERNEL(arr_16_l19_0_k3, sdfg_grid, sdfg_block, 0, dev_return, ret_18, k);
       }
     }
     // assign_l32_22
@@ -345,15 +317,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
       if ((k) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((k) + 256 - 1, 256), 2147483647LL));
         dim3 sdfg_block(256);
-        SDFG_KERNEL(arr_1_l32_0_k5, sdfg_grid, sdfg_block, 0, alpha_2, dev_return, ret_18, k);
-      }
-    }
-    // assign_l33_23
-    {
-      if ((1LL) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
-        dim3 sdfg_block(1);
-        SDFG_KERNEL(assign_single_k6, sdfg_grid, sdfg_block, 0, alpha_2, dev_return, k);
+        SDFG_KERNEL(arr_1_l32_0_k4, sdfg_grid, sdfg_block, 0, alpha_2, dev_return, ret_18, k);
       }
     }
   }
