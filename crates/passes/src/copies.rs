@@ -57,7 +57,12 @@ pub fn maps_to_copies(sdfg: &mut Sdfg) -> Vec<String> {
 /// contiguous: `None` unless each parameter indexes one dimension alone
 /// (plus an offset free of parameters), the parameters in order, every
 /// other dimension a fixed index.
-fn block_of(subset: &Subset, params: &[String], ranges: &[Range], desc: &DataDesc) -> Option<Side> {
+fn block_of(
+    subset: &Subset,
+    params: &[String],
+    ranges: &[Range],
+    desc: &DataDesc,
+) -> Option<CopyEnd> {
     let layout = desc.layout()?;
     if subset.ranges.iter().any(|r| !r.is_index()) {
         return None;
@@ -89,7 +94,7 @@ fn block_of(subset: &Subset, params: &[String], ranges: &[Range], desc: &DataDes
             _ => return None,
         }
     }
-    (next == params.len()).then(|| Side {
+    (next == params.len()).then(|| CopyEnd {
         block: Subset::new(out),
         dims,
         row_major: layout.is_contiguous(),
@@ -97,7 +102,7 @@ fn block_of(subset: &Subset, params: &[String], ranges: &[Range], desc: &DataDes
 }
 
 /// One end of a copy, as [`block_of`] finds it.
-struct Side {
+struct CopyEnd {
     /// The box copied.
     block: Subset,
     /// The elements and the stride of each parameter's dimension.
@@ -116,14 +121,14 @@ struct Side {
 /// long enough where it exceeds the run by a constant, or in a row-major
 /// layout, where it spans the whole dimensions inside it, which the box
 /// (in bounds, as the validator and the runtime check) does not exceed.
-fn one_call(a: &Side, b: &Side) -> bool {
+fn one_call(a: &CopyEnd, b: &CopyEnd) -> bool {
     let mut run = SymExpr::int(1);
     for (k, ((count, sa), (_, sb))) in a.dims.iter().zip(&b.dims).enumerate().rev() {
         if *sa == run && *sb == run {
             run = &run * count;
             continue;
         }
-        let spaced = |side: &Side, s: &SymExpr| {
+        let spaced = |side: &CopyEnd, s: &SymExpr| {
             side.row_major
                 || matches!(
                     s.try_compare(&run),

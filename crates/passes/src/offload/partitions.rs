@@ -138,12 +138,17 @@ fn device_tasklets(block: &sdfg_ir::ControlBlock, host: &HostStates) -> Option<V
         s.node(x).and_then(Node::as_access).is_some()
             && s.node(y).and_then(Node::as_access).is_some()
     });
-    let tasklets: Vec<NodeId> = s
+    let tasklets = tasklets_of(s);
+    (!copies && !tasklets.is_empty()).then_some(tasklets)
+}
+
+/// The tasklets of `state`.
+fn tasklets_of(state: &State) -> Vec<NodeId> {
+    state
         .nodes()
         .filter(|(_, n)| matches!(n, Node::Tasklet(_)))
         .map(|(id, _)| id)
-        .collect();
-    (!copies && !tasklets.is_empty()).then_some(tasklets)
+        .collect()
 }
 
 /// The state block `k` merges with, if any: `(j, up)`, where `up` says the
@@ -163,24 +168,23 @@ fn partner(
         if !blocks[j - 1].transition.is_empty() {
             return None;
         }
-        let second = device_tasklets(&blocks[j], host);
-        if let Some(second) = &second
-            && first.len() * second.len() <= MAX_ORDERING_EDGES
-        {
-            if crossed.is_empty() {
-                return Some((j, true));
-            }
+        let mergeable = device_tasklets(&blocks[j], host)
+            .is_some_and(|second| first.len() * second.len() <= MAX_ORDERING_EDGES);
+        if mergeable && crossed.is_empty() {
+            return Some((j, true));
+        }
+        let second_use = RegionUse::of_block(&blocks[j], symbols);
+        if mergeable {
             let first_use =
                 first_use.get_or_insert_with(|| RegionUse::of_block(&blocks[k], symbols));
             if crossed.iter().all(|c| commute(first_use, c, is_view)) {
                 return Some((j, false));
             }
-            let second_use = RegionUse::of_block(&blocks[j], symbols);
             if crossed.iter().all(|c| commute(&second_use, c, is_view)) {
                 return Some((j, true));
             }
         }
-        crossed.push(RegionUse::of_block(&blocks[j], symbols));
+        crossed.push(second_use);
     }
     None
 }
@@ -200,13 +204,7 @@ fn merge_states(region: &mut sdfg_ir::Region, k: usize, j: usize, up: bool) -> b
     else {
         return false;
     };
-    let tasklets = |st: &State| -> Vec<NodeId> {
-        st.nodes()
-            .filter(|(_, n)| matches!(n, Node::Tasklet(_)))
-            .map(|(id, _)| id)
-            .collect()
-    };
-    let (sinks, sources) = (tasklets(s1), tasklets(&s2));
+    let (sinks, sources) = (tasklets_of(s1), tasklets_of(&s2));
     let mut ids = BTreeMap::new();
     for (id, n) in s2.nodes() {
         ids.insert(id, s1.add_node(n.clone()));
