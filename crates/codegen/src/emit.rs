@@ -316,6 +316,20 @@ pub(crate) fn return_values(sdfg: &Sdfg) -> Vec<String> {
     found.into_iter().map(|(_, x)| x).collect()
 }
 
+/// The elements of a box that is one run of consecutive elements (each
+/// dimension's stride the elements of those inside it), from its
+/// `(elements, stride)` per dimension; `None` when it is not one run.
+fn contiguous_run(extents: &[(SymExpr, SymExpr)]) -> Option<SymExpr> {
+    let mut run = SymExpr::int(1);
+    for (count, stride) in extents.iter().rev() {
+        if *stride != run {
+            return None;
+        }
+        run = &run * count;
+    }
+    Some(run)
+}
+
 fn unsupported(what: impl Into<String>, node: &str, state: &str) -> EmitError {
     EmitError::Unsupported {
         what: what.into(),
@@ -736,11 +750,21 @@ impl<'a> Emitter<'a> {
         );
         out.push_str(&prologue);
         out.push_str(&body);
-        let _ = writeln!(
-            out,
-            "  SDFG_CHECK({}(stream));\n  return 0;\n}}\n",
-            self.api("StreamSynchronize")
-        );
+        // A body ending in its `return` has waited and returned already.
+        let returned = sdfg
+            .body
+            .blocks
+            .last()
+            .is_some_and(|b| matches!(b.kind, BlockKind::Return));
+        if returned {
+            out.push_str("}\n\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "  SDFG_CHECK({}(stream));\n  return 0;\n}}\n",
+                self.api("StreamSynchronize")
+            );
+        }
         // Run: the symbols must be those init allocated for.
         let _ = writeln!(
             out,
@@ -1190,6 +1214,25 @@ impl<'a> Emitter<'a> {
         let (oa, dims_a) = self.subset_geometry(a, sa, &mut used);
         let (ob, dims_b) = self.subset_geometry(b, sb, &mut used);
         let t = ctype(da.dtype);
+        let api = self.api("MemcpyAsync");
+        let (ext_a, ext_b) = (self.subset_extents(a, sa), self.subset_extents(b, sb));
+        // Both sides one run of consecutive elements, each coalesced on its
+        // own (a reshape: `(R, M)` into `(R * M,)`): one call, whatever the
+        // shapes, decided on the canonical symbolic forms.
+        if let (Some(run), Some(other)) = (contiguous_run(&ext_a), contiguous_run(&ext_b))
+            && run.joined_powers() == other.joined_powers()
+        {
+            let mut p = self.sym();
+            let count = p.expr(&run);
+            let kind = self.api(kind);
+            let _ = writeln!(
+                out,
+                "{pad}SDFG_CHECK({api}({} + ({ob}), {} + ({oa}), sizeof({t}) * {count}, {kind}, stream));",
+                ident(b),
+                ident(a)
+            );
+            return Ok(kind.ends_with("DeviceToHost"));
+        }
         if dims_a.len() != dims_b.len() {
             return Err(unsupported(
                 format!("a copy `{a}` -> `{b}` between subsets of different shapes"),
@@ -1206,7 +1249,7 @@ impl<'a> Emitter<'a> {
             .zip(dims_b)
             .map(|((c, s1), (_, s2))| (c, s1, s2))
             .collect();
-        let (mut ext_a, mut ext_b) = (self.subset_extents(a, sa), self.subset_extents(b, sb));
+        let (mut ext_a, mut ext_b) = (ext_a, ext_b);
         let mut run = "1LL".to_owned();
         let mut run_elements = SymExpr::int(1);
         while let (Some((c, _, _)), Some((count_a, stride_a)), Some((count_b, stride_b))) =
@@ -1221,7 +1264,6 @@ impl<'a> Emitter<'a> {
             ext_a.pop();
             ext_b.pop();
         }
-        let api = self.api("MemcpyAsync");
         let api2 = self.api("Memcpy2DAsync");
         let kind = self.api(kind);
         let mut loops = String::new();

@@ -279,6 +279,12 @@ pub struct ExecCounts {
     pub simulated_to_host_bytes: u64,
     /// Runtime API calls.
     pub api_calls: u64,
+    /// Runtime copy calls, every direction (host to device, device to
+    /// host, device to device): one per call, so a whole array moved in
+    /// one `MemcpyAsync` counts one.
+    pub copies: u64,
+    /// Host-side waits (stream, event and device synchronizations).
+    pub synchronizations: u64,
 }
 
 impl ExecCounts {
@@ -823,6 +829,10 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                     to_host_bytes: c.device_to_host.bytes.saturating_sub(status_read),
                     simulated_to_host_bytes: simulated.to_host.bytes,
                     api_calls: c.api_calls,
+                    copies: c.host_to_device.count
+                        + c.device_to_host.count
+                        + c.device_to_device.count,
+                    synchronizations: c.synchronizations,
                 });
             }
             Ok(())

@@ -52,11 +52,15 @@ pub fn maps_to_copies(sdfg: &mut Sdfg) -> Vec<String> {
 }
 
 /// The box a map's inner memlet covers over the map's range, with the
-/// elements and the stride (in elements of the layout) of the dimension of
-/// each parameter, in the map's order, and whether the layout is row-major
-/// contiguous: `None` unless each parameter indexes one dimension alone
-/// (plus an offset free of parameters), the parameters in order, every
-/// other dimension a fixed index.
+/// elements and the stride (in elements of the layout) of each parameter,
+/// in the map's order, and whether the layout is row-major contiguous:
+/// `None` unless the parameters index the dimensions in order, each
+/// dimension indexed by none (a fixed index) or by consecutive parameters
+/// plus an offset free of them. A dimension of one parameter takes it with
+/// coefficient 1; one of several (the flat index of a reshape, `X[a * M +
+/// b]` over `a < R, b < M`) takes them as the digits of one run, each
+/// coefficient the elements of those inside it, so the box along that
+/// dimension is one interval.
 fn block_of(
     subset: &Subset,
     params: &[String],
@@ -78,26 +82,104 @@ fn block_of(
             .filter(|(_, p)| e.has_symbol(p))
             .map(|(k, _)| k)
             .collect();
-        match named.as_slice() {
-            [] => out.push(r.clone()),
-            [k] if *k == next => {
-                let p = &params[*k];
-                let (coeff, rest) = e.linear_in(p)?;
-                if coeff.as_int() != Some(1) || params.iter().any(|q| rest.has_symbol(q)) {
-                    return None;
-                }
-                let range = &ranges[*k];
-                out.push(Range::inclusive(&range.begin + &rest, &range.end + &rest));
-                dims.push((range.num_elements(), layout.strides.get(d)?.clone()));
-                next += 1;
-            }
-            _ => return None,
+        let Some((&first, &last)) = named.first().zip(named.last()) else {
+            out.push(r.clone());
+            continue;
+        };
+        if first != next || last + 1 - first != named.len() {
+            return None;
         }
+        // Innermost parameter first: each one's coefficient is the run of
+        // those inside it.
+        let stride = layout.strides.get(d)?;
+        let mut rest = e.clone();
+        let mut run = SymExpr::int(1);
+        let mut own = Vec::new();
+        for &k in named.iter().rev() {
+            let (coeff, others) = rest.linear_in(&params[k])?;
+            if coeff != run || params.iter().any(|q| coeff.has_symbol(q)) {
+                return None;
+            }
+            let count = ranges[k].num_elements();
+            own.push((count.clone(), stride * &coeff));
+            rest = &others + &(&coeff * &ranges[k].begin);
+            run = &run * &count;
+        }
+        if params.iter().any(|q| rest.has_symbol(q)) {
+            return None;
+        }
+        own.reverse();
+        dims.extend(own);
+        out.push(Range::inclusive(rest.clone(), &rest + &run - 1));
+        next = last + 1;
     }
     (next == params.len()).then(|| CopyEnd {
         block: Subset::new(out),
         dims,
         row_major: layout.is_contiguous(),
+    })
+}
+
+/// [`block_of`] for an end whose indices mix the parameters (the read of
+/// `y[:] = np.reshape(T, (N,))` for a 2-D `T`: `T[i // M, i % M]`), in a
+/// row-major contiguous layout: the flat index, `sum(index * stride)`, must
+/// be affine in the parameters (the canonical form folds `i // M * M + i %
+/// M` into `i`), the points numbering one run of elements in order (the
+/// innermost parameter's coefficient 1, each other's the elements of those
+/// inside it). The box is the
+/// map's propagated memlet `outer` where it holds exactly the elements
+/// copied, else the whole container where the copy starts at its first
+/// element and has its size: a box holding all the elements copied and
+/// no more in a row-major layout is their one run.
+fn flat_end(
+    inner: &Subset,
+    outer: &Subset,
+    params: &[String],
+    ranges: &[Range],
+    desc: &DataDesc,
+) -> Option<CopyEnd> {
+    let layout = desc.layout()?;
+    if !layout.is_contiguous() || inner.ranges.iter().any(|r| !r.is_index()) {
+        return None;
+    }
+    let mut rest = inner
+        .ranges
+        .iter()
+        .zip(&layout.strides)
+        .fold(SymExpr::int(0), |acc, (r, s)| acc + &r.begin * s);
+    // Innermost parameter first: consecutive points at consecutive
+    // elements, in increasing order (a reversal, `A[M - 1 - i]`, covers a
+    // run too, backwards: no copy).
+    let mut dims = Vec::new();
+    let mut volume = SymExpr::int(1);
+    for (p, r) in params.iter().zip(ranges).rev() {
+        let (coeff, others) = rest.linear_in(p)?;
+        if coeff != volume {
+            return None;
+        }
+        let count = r.num_elements();
+        rest = &others + &(&coeff * &r.begin);
+        dims.push((count.clone(), coeff));
+        volume = &volume * &count;
+    }
+    dims.reverse();
+    if params.iter().any(|q| rest.has_symbol(q)) {
+        return None;
+    }
+    let whole = Subset::full(&desc.shape());
+    let size = |s: &Subset| s.num_elements().joined_powers();
+    let volume = volume.joined_powers();
+    let block = if size(outer) == volume {
+        outer.clone()
+    } else if rest.is_zero() && size(&whole) == volume {
+        whole
+    } else {
+        return None;
+    };
+    Some(CopyEnd {
+        block,
+        dims,
+        row_major: true,
     })
 }
 
@@ -202,8 +284,18 @@ fn rewrite(
     if Some(dx.dtype) != dtype || Some(dy.dtype) != dtype {
         return None;
     }
-    let from = block_of(&mi.subset, &params, &ranges, dx)?;
-    let to = block_of(&mo.subset, &params, &ranges, dy)?;
+    let outer_in = state
+        .in_edges(entry)
+        .find_map(|(_, _, e)| e.memlet.as_ref().filter(|m| m.data == mi.data))?;
+    let outer_out = state
+        .out_edges(exit)
+        .find_map(|(_, _, e)| e.memlet.as_ref().filter(|m| m.data == mo.data))?;
+    let end = |inner: &Memlet, outer: &Memlet, desc: &DataDesc| {
+        block_of(&inner.subset, &params, &ranges, desc)
+            .or_else(|| flat_end(&inner.subset, &outer.subset, &params, &ranges, desc))
+    };
+    let from = end(&mi, outer_in, dx)?;
+    let to = end(&mo, outer_out, dy)?;
     if !one_call(&from, &to) {
         return None;
     }

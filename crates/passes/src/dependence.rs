@@ -558,7 +558,48 @@ pub fn independent(
                 .is_some_and(|b| strided(&ra.begin, &rb.begin, p, b, &unknown))
         })
     });
-    pinned || separated(a, b, params, ranges, varying)
+    pinned
+        || (a == b
+            && a.ranges
+                .iter()
+                .any(|r| r.is_index() && mixed_radix(&r.begin, params, &bounds, &unknown)))
+        || separated(a, b, params, ranges, varying)
+}
+
+/// Whether index `e` numbers the points of a box of `params` one to one,
+/// as the digits of a mixed-radix number: `c * (p_n + N_n * (p_{n-1} +
+/// N_{n-1} * ...))` plus a part free of the unknowns, each `N` the length
+/// of the range inside it, the innermost parameter last (the flat index of
+/// a row-major reshape: `a * M * R**i + b * M + k` over `k < M`, `b <
+/// R**i`). No two points then meet, though no single dimension pins each
+/// parameter.
+fn mixed_radix(
+    e: &SymExpr,
+    params: &[String],
+    bounds: &[(SymExpr, SymExpr)],
+    unknown: &BTreeSet<String>,
+) -> bool {
+    if bounds.len() < params.len() || params.is_empty() {
+        return false;
+    }
+    let mut rest = e.clone();
+    let mut run: Option<SymExpr> = None;
+    for (p, (lo, hi)) in params.iter().zip(bounds).rev() {
+        let Some((coeff, others)) = rest.linear_in(p) else {
+            return false;
+        };
+        match &run {
+            None if coeff.as_int().is_some_and(|c| c != 0) => {}
+            Some(r) if coeff == *r => {}
+            _ => return false,
+        }
+        if !invariant(lo, unknown) || !invariant(hi, unknown) {
+            return false;
+        }
+        run = Some(&coeff * &(hi - lo + SymExpr::int(1)));
+        rest = others;
+    }
+    invariant(&rest, unknown)
 }
 
 /// The symbols whose values an access test cannot know (the loop

@@ -33,6 +33,7 @@
 //! so running the pass again changes nothing.
 
 use crate::dependence::RegionUse;
+use crate::map_fusion::{WINDOW, commutes};
 use crate::nest::{
     Nesting, bind_renames, mapped_symbols, nest_in_map, privatizable, strip_maps, top_map,
 };
@@ -54,20 +55,33 @@ pub fn fuse_independent_maps(sdfg: &mut Sdfg) -> Vec<String> {
     let mut body = std::mem::take(&mut sdfg.body);
     let mut fused = Vec::new();
     body.for_each_region_mut(&mut |region| {
-        let mut k = 0;
-        while k + 1 < region.blocks.len() {
-            let Some(plan) = plan(
-                sdfg,
-                &region.blocks[k],
-                &region.blocks[k + 1],
-                &counts,
-                &symbols,
-            ) else {
+        // Block `k` against the map states a few blocks back that can move
+        // down to it past the states between (which touch nothing they
+        // touch: mandelbrot's scalar `dist` between its grid and its
+        // vector).
+        let mut k = 1;
+        while k < region.blocks.len() {
+            let found = (k.saturating_sub(WINDOW)..k).rev().find_map(|j| {
+                let between = &region.blocks[j + 1..k];
+                if !commutes(&region.blocks[j], between) {
+                    return None;
+                }
+                plan(
+                    sdfg,
+                    &region.blocks[j],
+                    &region.blocks[k],
+                    &counts,
+                    &symbols,
+                )
+                .map(|p| (j, p))
+            });
+            let Some((j, plan)) = found else {
                 k += 1;
                 continue;
             };
-            let second = region.blocks.remove(k + 1);
-            let first = &mut region.blocks[k];
+            let first = region.blocks.remove(j);
+            k -= 1;
+            let second = &mut region.blocks[k];
             let state = bind_renames(nest_in_map(sdfg, &first.label, plan.nesting), &plan.renames);
             for (x, n) in &plan.replaced {
                 if let Some(c) = counts.get_mut(x) {
@@ -77,9 +91,11 @@ pub fn fuse_independent_maps(sdfg: &mut Sdfg) -> Vec<String> {
             for (x, n) in RegionUse::of_state(&first.label, &state, &symbols).into_per_container() {
                 *counts.entry(x).or_default() += n;
             }
-            first.kind = BlockKind::State(state);
-            first.transition = second.transition;
             fused.push(format!("`{}` with `{}`", second.label, first.label));
+            second.label = first.label;
+            second.kind = BlockKind::State(state);
+            // The fused state may fuse again with the next.
+            k = k.max(1);
         }
     });
     sdfg.body = body;
@@ -93,6 +109,119 @@ struct Plan {
     renames: BTreeMap<String, String>,
     /// The accesses per container of the two states the fused one replaces.
     replaced: BTreeMap<String, usize>,
+}
+
+/// The fused map's box: its parameters and ranges, every stripped map's
+/// parameters to its own, and the condition under which each of the two
+/// bodies runs.
+struct Fused {
+    params: Vec<String>,
+    bounds: Vec<Range>,
+    renames: BTreeMap<String, String>,
+    guard_a: Vec<SymCond>,
+    guard_b: Vec<SymCond>,
+}
+
+/// Two maps of one rank: the bounding box, each body where its own range
+/// is smaller behind `p <= end`, the second's parameters named as the
+/// first's, position by position.
+fn same_rank(pa: &[String], ra: &[Range], pb: &[String], rb: &[Range]) -> Option<Fused> {
+    let mut bounds = Vec::new();
+    let (mut guard_a, mut guard_b) = (Vec::new(), Vec::new());
+    let below =
+        |p: &String, r: &Range| SymCond::cmp(SymExpr::symbol(p.clone()), CmpOp::Le, r.end.clone());
+    for (d, (x, y)) in ra.iter().zip(rb).enumerate() {
+        if x.step.as_int() != Some(1) || y.step.as_int() != Some(1) || x.begin != y.begin {
+            return None;
+        }
+        match x.end.try_compare(&y.end)? {
+            Ordering::Less => {
+                guard_a.push(below(&pa[d], x));
+                bounds.push(y.clone());
+            }
+            Ordering::Greater => {
+                guard_b.push(below(&pa[d], y));
+                bounds.push(x.clone());
+            }
+            Ordering::Equal => bounds.push(x.clone()),
+        }
+    }
+    if guard_a.is_empty() && guard_b.is_empty() {
+        return None;
+    }
+    Some(Fused {
+        params: pa.to_vec(),
+        bounds,
+        renames: renamed(pa, pb, pa)?,
+        guard_a,
+        guard_b,
+    })
+}
+
+/// A map of lower rank whose ranges are, in order, ranges of the other's
+/// (mandelbrot's two `linspace` vectors beside its `(XN, YN)` grid): it
+/// runs at the points of the other's box whose other parameters are at
+/// their first index, its parameters named as those of the dimensions it
+/// matches. `low_first`: the lower-rank map is the first of the two.
+fn embedded(
+    ph: &[String],
+    rh: &[Range],
+    pl: &[String],
+    rl: &[Range],
+    low_first: bool,
+) -> Option<Fused> {
+    let mut matched = Vec::new();
+    let mut next = 0;
+    for r in rl {
+        let d = (next..rh.len()).find(|&d| rh[d] == *r)?;
+        matched.push(d);
+        next = d + 1;
+    }
+    let guard: Vec<SymCond> = (0..ph.len())
+        .filter(|d| !matched.contains(d))
+        .map(|d| {
+            SymCond::cmp(
+                SymExpr::symbol(ph[d].clone()),
+                CmpOp::Eq,
+                rh[d].begin.clone(),
+            )
+        })
+        .collect();
+    let targets: Vec<String> = matched.iter().map(|&d| ph[d].clone()).collect();
+    let renames = renamed(ph, pl, &targets)?;
+    let (guard_a, guard_b) = if low_first {
+        (guard, Vec::new())
+    } else {
+        (Vec::new(), guard)
+    };
+    Some(Fused {
+        params: ph.to_vec(),
+        bounds: rh.to_vec(),
+        renames,
+        guard_a,
+        guard_b,
+    })
+}
+
+/// The fused map's parameters `keep` named as themselves and `other`'s
+/// named `targets`, position by position; `None` where a name would stand
+/// for two.
+fn renamed(
+    keep: &[String],
+    other: &[String],
+    targets: &[String],
+) -> Option<BTreeMap<String, String>> {
+    let mut renames: BTreeMap<String, String> =
+        keep.iter().map(|p| (p.clone(), p.clone())).collect();
+    for (q, p) in other.iter().zip(targets) {
+        if renames
+            .insert(q.clone(), p.clone())
+            .is_some_and(|old| old != *p)
+        {
+            return None;
+        }
+    }
+    Some(renames)
 }
 
 /// The fusion of blocks `a` and `b` (consecutive), if they fuse.
@@ -112,41 +241,22 @@ fn plan(
     let (ea, pa, ra) = top_map(sa)?;
     let (eb, pb, rb) = top_map(sb)?;
     let default = |s: &State, e| matches!(s.node(e), Some(Node::MapEntry(m)) if m.map.schedule == Schedule::Default);
-    if !default(sa, ea) || !default(sb, eb) || pa.len() != pb.len() {
+    if !default(sa, ea) || !default(sb, eb) {
         return None;
     }
-    // The bounding box, and which dimensions of each map are smaller.
-    let mut bounds = Vec::new();
-    let (mut smaller_a, mut smaller_b) = (Vec::new(), Vec::new());
-    for (d, (x, y)) in ra.iter().zip(&rb).enumerate() {
-        if x.step.as_int() != Some(1) || y.step.as_int() != Some(1) || x.begin != y.begin {
-            return None;
-        }
-        match x.end.try_compare(&y.end)? {
-            Ordering::Less => {
-                smaller_a.push(d);
-                bounds.push(y.clone());
-            }
-            Ordering::Greater => {
-                smaller_b.push(d);
-                bounds.push(x.clone());
-            }
-            Ordering::Equal => bounds.push(x.clone()),
-        }
-    }
-    if smaller_a.is_empty() && smaller_b.is_empty() {
-        return None;
-    }
-    // The second map's parameters become the first's, position by position.
-    let mut renames: BTreeMap<String, String> = pa.iter().map(|p| (p.clone(), p.clone())).collect();
-    for (q, p) in pb.iter().zip(&pa) {
-        if renames
-            .insert(q.clone(), p.clone())
-            .is_some_and(|old| old != *p)
-        {
-            return None;
-        }
-    }
+    let Fused {
+        params,
+        bounds,
+        renames,
+        guard_a,
+        guard_b,
+    } = if pa.len() == pb.len() {
+        same_rank(&pa, &ra, &pb, &rb)?
+    } else if pa.len() > pb.len() {
+        embedded(&pa, &ra, &pb, &rb, false)?
+    } else {
+        embedded(&pb, &rb, &pa, &ra, true)?
+    };
     // Independent: neither writes what the other touches.
     let (ua, ub) = (
         RegionUse::of_state(&a.label, sa, symbols),
@@ -159,31 +269,23 @@ fn plan(
     if wa.iter().any(|x| tb.contains(*x)) || wb.iter().any(|x| ta.contains(*x)) {
         return None;
     }
-    // Each state behind the condition of its own range where it is smaller.
-    let guarded =
-        |label: &str, state: &State, params: &[String], ranges: &[Range], dims: &[usize]| {
-            let block = ControlBlock::new(label, BlockKind::State(state.clone()));
-            if dims.is_empty() {
-                return block;
-            }
-            let cond = SymCond::and_all(dims.iter().map(|&d| {
-                SymCond::cmp(
-                    SymExpr::symbol(params[d].clone()),
-                    CmpOp::Le,
-                    ranges[d].end.clone(),
-                )
-            }));
-            ControlBlock::new(
-                format!("{label}_in_range"),
-                BlockKind::Conditional(ConditionalBlock {
-                    branches: vec![(cond, Region::new(vec![block]))],
-                    otherwise: None,
-                }),
-            )
-        };
+    // Each state behind the condition of the points it runs at.
+    let guarded = |label: &str, state: &State, guard: Vec<SymCond>| {
+        let block = ControlBlock::new(label, BlockKind::State(state.clone()));
+        if guard.is_empty() {
+            return block;
+        }
+        ControlBlock::new(
+            format!("{label}_in_range"),
+            BlockKind::Conditional(ConditionalBlock {
+                branches: vec![(SymCond::and_all(guard), Region::new(vec![block]))],
+                otherwise: None,
+            }),
+        )
+    };
     let mut body = Region::new(vec![
-        guarded(&a.label, sa, &pa, &ra, &smaller_a),
-        guarded(&b.label, sb, &pb, &rb, &smaller_b),
+        guarded(&a.label, sa, guard_a),
+        guarded(&b.label, sb, guard_b),
     ]);
     let inside = RegionUse::of(&body, symbols);
     strip_maps(&mut body);
@@ -215,7 +317,7 @@ fn plan(
     mapped.retain(|s| !renames.contains_key(s));
     Some(Plan {
         nesting: Nesting {
-            params: pa,
+            params,
             ranges: bounds,
             body,
             private,

@@ -26,6 +26,7 @@
 //! again changes nothing.
 
 pub mod accelerator;
+mod accumulators;
 pub mod copies;
 pub mod dependence;
 pub mod elide_copies;

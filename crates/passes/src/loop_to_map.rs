@@ -49,6 +49,7 @@
 //! loop by loop. The pass repeats until nothing changes, so running it
 //! again changes nothing.
 
+use crate::accumulators::privatized;
 use crate::dependence::{Access, RegionUse, conflict};
 use crate::nest::{
     MAX_PRIVATE_ELEMENTS, Nesting, inline_in_map, mapped_symbols, nest_in_map, privatizable,
@@ -151,7 +152,26 @@ impl Cx<'_> {
         let BlockKind::Loop(l) = &block.kind else {
             return false;
         };
-        match self.plan(&block.label, l) {
+        // A loop kept only for the accumulators it carries converts with
+        // them private to each iteration (`crate::accumulators`).
+        let plan = self.plan(&block.label, l).or_else(|why| {
+            let Some((rewritten, declared)) = privatized(self.sdfg, &block.label, l) else {
+                return Err(why);
+            };
+            for (x, desc) in &declared {
+                self.sdfg.containers.insert(x.clone(), desc.clone());
+            }
+            match self.plan(&block.label, &rewritten) {
+                Ok(plan) => Ok(plan),
+                Err(_) => {
+                    for (x, _) in &declared {
+                        self.sdfg.containers.remove(x);
+                    }
+                    Err(why)
+                }
+            }
+        });
+        match plan {
             Ok(plan) => {
                 self.report
                     .converted

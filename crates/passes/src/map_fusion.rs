@@ -180,7 +180,7 @@ fn fuse_region(
 const MAX_FUSED_NODES: usize = 128;
 
 /// How far back a map state is looked for to fuse with.
-const WINDOW: usize = 8;
+pub(crate) const WINDOW: usize = 8;
 
 /// Where block `b`, coming after `out`, fuses: the position of a map
 /// state within [`WINDOW`] blocks back whose plan with `b` holds, with
@@ -218,7 +218,7 @@ fn meeting(
 
 /// Whether map state `a` commutes past `between`: each a state touching
 /// nothing `a` writes and writing nothing `a` reads.
-fn commutes(a: &ControlBlock, between: &[ControlBlock]) -> bool {
+pub(crate) fn commutes(a: &ControlBlock, between: &[ControlBlock]) -> bool {
     if between.is_empty() {
         return true;
     }
@@ -295,26 +295,29 @@ fn plan(s1: &State, map1: (NodeId, NodeId), s2: &State, map2: (NodeId, NodeId)) 
     let (Some(Node::MapEntry(m1)), Some(Node::MapEntry(m2))) = (s1.node(e1), s2.node(e2)) else {
         return None;
     };
-    if m1.map.ranges != m2.map.ranges
-        || m1.map.params.len() != m2.map.params.len()
-        || m1.map.schedule != m2.map.schedule
-    {
+    if m1.map.schedule != m2.map.schedule {
         return None;
     }
-    let renames: BTreeMap<String, SymExpr> = m2
-        .map
-        .params
-        .iter()
-        .zip(&m1.map.params)
-        .map(|(a, b)| (a.clone(), SymExpr::symbol(b.clone())))
-        .collect();
-    let names: BTreeMap<String, String> = m2
-        .map
-        .params
-        .iter()
-        .cloned()
-        .zip(m1.map.params.iter().cloned())
-        .collect();
+    let (renames, names) =
+        if m1.map.ranges == m2.map.ranges && m1.map.params.len() == m2.map.params.len() {
+            let renames: BTreeMap<String, SymExpr> = m2
+                .map
+                .params
+                .iter()
+                .zip(&m1.map.params)
+                .map(|(a, b)| (a.clone(), SymExpr::symbol(b.clone())))
+                .collect();
+            let names: BTreeMap<String, String> = m2
+                .map
+                .params
+                .iter()
+                .cloned()
+                .zip(m1.map.params.iter().cloned())
+                .collect();
+            (renames, names)
+        } else {
+            (linearized(&m1.map, &m2.map, s2)?, BTreeMap::new())
+        };
     let (r1, w1) = inner(s1, e1, x1);
     let (r2, w2) = inner(s2, e2, x2);
     let touched1: BTreeSet<&str> = r1.iter().chain(&w1).map(|m| m.data.as_str()).collect();
@@ -353,7 +356,13 @@ fn plan(s1: &State, map1: (NodeId, NodeId), s2: &State, map2: (NodeId, NodeId)) 
             && r2.iter().any(|m| m.data == x)
             && plain(first)
             && all.all(plain)
-            && independent(&first.subset, &first.subset, &m1.map.params, &[], &none)
+            && independent(
+                &first.subset,
+                &first.subset,
+                &m1.map.params,
+                &m1.map.ranges,
+                &none,
+            )
         {
             in_place.insert(x);
             continue;
@@ -385,7 +394,7 @@ fn plan(s1: &State, map1: (NodeId, NodeId), s2: &State, map2: (NodeId, NodeId)) 
         if w.wcr.is_some()
             || w.dynamic
             || reads.iter().any(|r| r.subset != w.subset)
-            || !independent(&w.subset, &w.subset, &m1.map.params, &[], &none)
+            || !independent(&w.subset, &w.subset, &m1.map.params, &m1.map.ranges, &none)
             || (r1.iter().any(|m| m.data == x) && !in_place.contains(x))
         {
             return None;
@@ -403,6 +412,49 @@ fn plan(s1: &State, map1: (NodeId, NodeId), s2: &State, map2: (NodeId, NodeId)) 
         in_place: in_place.into_iter().map(str::to_owned).collect(),
         written2: w2.iter().map(|m| m.data.clone()).collect(),
     })
+}
+
+/// The second map's one parameter as the row-major linear index of the
+/// first's (`n = (a * B + b) * C + c` over `a < A, b < B, c < C`), where the
+/// second runs over `0:A*B*C` and the first over the box `0:A, 0:B, 0:C`:
+/// the same points, numbered as a flat array and as its reshape number
+/// them (stockham_fft's twiddle fill through a 3-D view, then a product
+/// over the flat array). Every memlet of the second is renamed with it
+/// and the plan must still hold; tasklet code naming the parameter is
+/// refused (it would need the expression, not a name).
+fn linearized(
+    m1: &sdfg_ir::Map,
+    m2: &sdfg_ir::Map,
+    s2: &State,
+) -> Option<BTreeMap<String, SymExpr>> {
+    let ([n], [r2]) = (m2.params.as_slice(), m2.ranges.as_slice()) else {
+        return None;
+    };
+    let from_zero = |r: &sdfg_ir::Range| r.begin.is_zero() && r.step.as_int() == Some(1);
+    if m1.params.len() < 2 || !from_zero(r2) || !m1.ranges.iter().all(from_zero) {
+        return None;
+    }
+    let counts: Vec<SymExpr> = m1.ranges.iter().map(sdfg_ir::Range::num_elements).collect();
+    let total = counts.iter().fold(SymExpr::int(1), |acc, c| &acc * c);
+    if total.joined_powers() != r2.num_elements().joined_powers() {
+        return None;
+    }
+    let in_code = s2.nodes().any(|(_, node)| {
+        let Node::Tasklet(t) = node else {
+            return false;
+        };
+        let mut names = Vec::new();
+        sdfg_ir::code::body_names(&t.body, &mut names);
+        names.iter().any(|x| x == n)
+    });
+    if in_code {
+        return None;
+    }
+    let mut index = SymExpr::int(0);
+    for (p, count) in m1.params.iter().zip(&counts) {
+        index = &(&index * count) + &SymExpr::symbol(p.clone());
+    }
+    Some(BTreeMap::from([(n.clone(), index)]))
 }
 
 fn renamed(m: &Memlet, renames: &BTreeMap<String, SymExpr>) -> Memlet {

@@ -355,9 +355,9 @@ struct Scope {
     writes: BTreeSet<String>,
 }
 
-/// The body state of `plan` and its [`Scope`], where [`inline_in_map`]
-/// can inline it.
-fn inlinable(plan: &Nesting) -> Option<(&State, Scope)> {
+/// The body state of `plan`, where [`inline_in_map`] can inline it: one
+/// state and no transition, nothing private, assigned or renamed.
+fn inlinable(plan: &Nesting) -> Option<&State> {
     let body = match plan.body.blocks.as_slice() {
         [
             ControlBlock {
@@ -371,6 +371,13 @@ fn inlinable(plan: &Nesting) -> Option<(&State, Scope)> {
     if !plan.private.is_empty() || !plan.assigned.is_empty() || !plan.named_outside.is_empty() {
         return None;
     }
+    Some(body)
+}
+
+/// The [`Scope`] of an inlinable body: its access nodes are each read or
+/// written (not both: an intermediate value needs a nested SDFG to order
+/// it) and its other nodes tasklets and maps.
+fn scope_of(body: &State, plan: &Nesting) -> Option<Scope> {
     let mut scope = Scope {
         outer: BTreeMap::new(),
         reads: BTreeSet::new(),
@@ -402,7 +409,72 @@ fn inlinable(plan: &Nesting) -> Option<(&State, Scope)> {
             _ => return None,
         }
     }
-    Some((body, scope))
+    Some(scope)
+}
+
+/// The map an inlined body collapses into (DaCe's `MapCollapse`): a body
+/// that is one map over a range independent of the loop's variables (the
+/// slice statement of `for i in range(N): X[i, :] = i`) loses its map, whose
+/// parameters join the loop's, so the loop and the statement are one map of
+/// `N x M` points, not `N` points each walking a row in sequence. Repeats
+/// through maps nested in that map. `None` when the body is not such a map.
+///
+/// The parameters keep the nest's order, the loop's first, unless what the
+/// body writes varies fastest with a loop variable (`for j: Y[:, j] = j`,
+/// whose elements `j` and `j + 1` are neighbours): the loop's parameters
+/// then come last, where the emitter puts consecutive threads, so those
+/// threads write consecutive elements.
+fn collapsed(body: &State, plan: &Nesting) -> Option<(State, Vec<String>, Vec<Range>)> {
+    let mut state = body.clone();
+    let mut inner: (Vec<String>, Vec<Range>) = (Vec::new(), Vec::new());
+    while let Some((entry, _)) = single_map(&state) {
+        let Some(Node::MapEntry(e)) = state.node(entry) else {
+            break;
+        };
+        let outer = plan.params.iter().chain(&inner.0);
+        let names: BTreeSet<&String> = outer.collect();
+        if e.map.schedule != Schedule::Default
+            || e.map
+                .ranges
+                .iter()
+                .any(|r| r.any_symbol(&mut |s| names.iter().any(|n| *n == s)))
+        {
+            break;
+        }
+        inner.0.extend(e.map.params.iter().cloned());
+        inner.1.extend(e.map.ranges.iter().cloned());
+        strip(&mut state, entry);
+    }
+    if inner.0.is_empty() {
+        return None;
+    }
+    // Whether a loop variable steps some write's innermost index by one
+    // element (`Y[a, j]`, or `D[(a * R + b) * M + k]` through a flat view).
+    let fastest_outer = state.edges().any(|(_, _, dst, e)| {
+        let (Some(m), Some(Node::Access(_))) = (&e.memlet, state.node(dst)) else {
+            return false;
+        };
+        let Some(last) = m.subset.ranges.last() else {
+            return false;
+        };
+        plan.params.iter().any(|p| {
+            last.begin
+                .linear_in(p)
+                .is_some_and(|(c, _)| matches!(c.as_int(), Some(1 | -1)))
+        })
+    });
+    let (params, ranges) = if fastest_outer {
+        (
+            inner.0.iter().chain(&plan.params).cloned().collect(),
+            inner.1.iter().chain(&plan.ranges).cloned().collect(),
+        )
+    } else {
+        (
+            plan.params.iter().chain(&inner.0).cloned().collect(),
+            plan.ranges.iter().chain(&inner.1).cloned().collect(),
+        )
+    };
+    Some((state, params, ranges))
 }
 
 /// [`nest_in_map`]'s lighter form, for a body that is one state of
@@ -424,8 +496,27 @@ pub(crate) fn inline_in_map(
     label: &str,
     plan: Nesting,
 ) -> Result<State, Box<Nesting>> {
-    let Some((body, scope)) = inlinable(&plan) else {
+    let Some(body) = inlinable(&plan) else {
         return Err(Box::new(plan));
+    };
+    // The body's own map collapsed into the loop's where it can be, else
+    // the body as it is.
+    let collapsed = collapsed(body, &plan).and_then(|(state, params, ranges)| {
+        Some((scope_of(&state, &plan)?, state, params, ranges))
+    });
+    let (scope, body, params, ranges) = match collapsed {
+        Some((scope, state, params, ranges)) => {
+            (scope, std::borrow::Cow::Owned(state), params, ranges)
+        }
+        None => match scope_of(body, &plan) {
+            Some(scope) => (
+                scope,
+                std::borrow::Cow::Borrowed(body),
+                plan.params.clone(),
+                plan.ranges.clone(),
+            ),
+            None => return Err(Box::new(plan)),
+        },
     };
     let Scope {
         outer,
@@ -434,8 +525,8 @@ pub(crate) fn inline_in_map(
     } = scope;
     let map = Map {
         label: label.to_owned(),
-        params: plan.params.clone(),
-        ranges: plan.ranges.clone(),
+        params,
+        ranges,
         schedule: Schedule::Default,
     };
     let connectors = |set: &BTreeSet<String>, prefix: &str| -> BTreeSet<String> {

@@ -87,6 +87,46 @@ fn sections_needing_several_copies_or_a_kernel_stay_maps() {
 }
 
 #[test]
+fn a_reshape_between_whole_arrays_of_different_shapes_is_one_copy() {
+    for (body, params) in [
+        // Flattening: the read is `A[i // M, i % M]`, whose flat index is
+        // `i` (the canonical form folds it).
+        (
+            "    B[:] = np.reshape(A, (N * M,))\n",
+            "A: dc.float64[N, M], B: dc.float64[N * M]",
+        ),
+        // Unflattening: the read is `v[i * M + j]`, two parameters in one
+        // dimension as the digits of one run.
+        (
+            "    C[:, :] = np.reshape(v, (N, M))\n",
+            "v: dc.float64[N * M], C: dc.float64[N, M]",
+        ),
+    ] {
+        let sdfg = program(body, params);
+        let (lines, launches) = copies(&sdfg);
+        assert_eq!(lines.len(), 1, "{body}: {lines:?}");
+        assert_eq!(launches, 0, "{body}");
+    }
+    // Negative controls: a reversal covers a run backwards, and a
+    // transposing reshape's digits are out of order: kernels both.
+    for (body, params) in [
+        (
+            "    for i in dc.map[0:N]:\n        B[i] = A[N - 1 - i]\n",
+            "A: dc.float64[N], B: dc.float64[N]",
+        ),
+        (
+            "    C[:, :] = np.transpose(np.reshape(v, (M, N)))\n",
+            "v: dc.float64[N * M], C: dc.float64[N, M]",
+        ),
+    ] {
+        let sdfg = program(body, params);
+        let (lines, launches) = copies(&sdfg);
+        assert!(lines.is_empty(), "{body}: {lines:?}");
+        assert!(launches >= 1, "{body}");
+    }
+}
+
+#[test]
 fn a_copy_within_one_container_is_one_copy_where_its_ends_lie_apart() {
     // cavity_flow's boundary conditions: the frontend's temporary of the
     // right-hand side becomes a scalar of the point (map fusion: column

@@ -60,6 +60,42 @@ fn an_elementwise_chain_fuses_and_its_temporary_disappears() {
 }
 
 #[test]
+fn a_flat_map_fuses_with_the_box_map_of_its_reshape() {
+    // The first map writes `T` through its (N, M) reshape, at the flat
+    // index `i * M + j`; the second runs over T's N * M elements. Its
+    // parameter is the first's linear index, every point reads what the
+    // same point wrote, and `T` becomes a scalar of the point.
+    let sdfg = program(
+        "    T = np.empty((N * M,), dtype=np.float64)\n    Tv = np.reshape(T, (N, M))\n    Tv[:] = A * 2.0\n    B[:] = T + 1.0\n",
+        "A: dc.float64[N, M], B: dc.float64[N * M]",
+    );
+    let (out, lines) = fused(&sdfg);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+    assert!(
+        transient_arrays(&out).is_empty(),
+        "{:?}",
+        transient_arrays(&out)
+    );
+    // Negative controls: the second map reads a neighbour's element, or
+    // runs over another number of points: no fusion.
+    for (body, params) in [
+        (
+            "    T = np.empty((N * M,), dtype=np.float64)\n    Tv = np.reshape(T, (N, M))\n    Tv[:] = A * 2.0\n    B[0:N * M - 1] = T[1:N * M] + 1.0\n",
+            "A: dc.float64[N, M], B: dc.float64[N * M]",
+        ),
+        (
+            "    T = np.empty((N * M,), dtype=np.float64)\n    Tv = np.reshape(T, (N, M))\n    Tv[:] = A * 2.0\n    B[:] = T[0:N] + 1.0\n",
+            "A: dc.float64[N, M], B: dc.float64[N]",
+        ),
+    ] {
+        let sdfg = program(body, params);
+        let (_, lines) = fused(&sdfg);
+        assert!(lines.is_empty(), "{body}: {lines:?}");
+    }
+}
+
+#[test]
 fn a_temporary_read_later_stays_an_array() {
     let sdfg = program(
         "    T = A * 2.0\n    B[:] = T + 1.0\n    C[0] = T[3]\n",
@@ -153,6 +189,38 @@ fn independent_maps_of_different_extents_fuse_over_their_bounding_box() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(maps(&out), 1);
     assert_eq!(states(&out), states(&sdfg) - 1);
+}
+
+#[test]
+fn a_vector_map_fuses_into_a_grid_map_of_one_of_its_extents() {
+    // mandelbrot's grid and its two `linspace` vectors, with a scalar
+    // computed between them (the grid moves past it): one map over the
+    // grid, each vector written by the points of the grid's first row or
+    // column. `fused_side_by_side` compares the results with the unfused
+    // program, on the host and the simulated device.
+    let sdfg = program(
+        "    G[:] = A * 2.0
+    d = (b - a) / 4.0
+    for i in dc.map[0:N]:
+        X[i] = a + i * d
+    for j in dc.map[0:M]:
+        Y[j] = b - j * d
+",
+        "A: dc.float64[N, M], G: dc.float64[N, M], X: dc.float64[N], Y: dc.float64[M], a: dc.float64, b: dc.float64",
+    );
+    let (out, lines) = fused_side_by_side(&sdfg);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(maps(&out), 1);
+    // Negative control: a vector whose extent is neither of the grid's.
+    let sdfg = program(
+        "    G[:] = A * 2.0
+    for i in dc.map[0:N - 1]:
+        X[i] = i * 2.0
+",
+        "A: dc.float64[N, M], G: dc.float64[N, M], X: dc.float64[N]",
+    );
+    let (_, lines) = fused_side_by_side(&sdfg);
+    assert!(lines.is_empty(), "{lines:?}");
 }
 
 #[test]

@@ -104,6 +104,44 @@ fn a_perfect_nest_becomes_one_map_of_both_variables() {
 }
 
 #[test]
+fn a_loop_around_a_slice_statement_is_one_map_of_the_loop_and_the_slice() {
+    // `X[i, :] = ...` per row: one map over rows and columns, not a map of
+    // rows whose threads each walk a row.
+    let sdfg = program(
+        "    for i in range(N):\n        X[i, :] = A * i\n",
+        "A: dc.float64[M], X: dc.float64[N, M]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    let maps = top_maps(&out);
+    assert_eq!(maps.len(), 1, "{maps:?}");
+    assert_eq!(maps[0].len(), 2, "{maps:?}");
+    assert_eq!(maps[0][0], "i", "rows outermost: {maps:?}");
+    assert!(nested_maps(&out).is_empty());
+    // A column per iteration: the loop's variable indexes the innermost
+    // dimension, so it comes last (consecutive threads, consecutive
+    // elements).
+    let sdfg = program(
+        "    for j in range(M):\n        X[:, j] = A[j] + 1.0\n",
+        "A: dc.float64[M], X: dc.float64[N, M]",
+    );
+    let (out, _) = convert(&sdfg);
+    let maps = top_maps(&out);
+    assert_eq!(maps.len(), 1, "{maps:?}");
+    assert_eq!(maps[0].len(), 2, "{maps:?}");
+    assert_eq!(maps[0][1], "j", "{maps:?}");
+    // A statement whose range depends on the loop's variable keeps its
+    // own map inside the loop's (a triangle is no box).
+    let sdfg = program(
+        "    for i in range(N):\n        X[i, :i] = A[:i] * 2.0\n",
+        "A: dc.float64[N], X: dc.float64[N, N]",
+    );
+    let (out, report) = convert(&sdfg);
+    assert_eq!(report.converted.len(), 1, "{report}");
+    assert_eq!(top_maps(&out), vec![vec!["i".to_owned()]]);
+}
+
+#[test]
 fn a_row_loop_with_a_sequential_inner_loop_maps_the_rows() {
     // syrk's shape: rows independent, the inner k loop accumulates.
     let sdfg = program(
@@ -147,13 +185,19 @@ fn a_recurrence_stays_a_loop_with_the_reason() {
 
 #[test]
 fn a_loop_carried_scalar_stays_a_loop() {
-    let sdfg = program(
-        "    s = 0.0\n    for i in range(N):\n        s = s + A[i]\n    B[0] = s\n",
-        "A: dc.float64[N], B: dc.float64[1]",
-    );
-    let (_, report) = convert(&sdfg);
-    assert!(report.converted.is_empty(), "{report}");
-    assert_eq!(report.kept.len(), 1);
+    // Each iteration reads what the last wrote, and not only to add to it:
+    // a prefix sum, a recurrence mixing the value in, two operations.
+    for body in [
+        "    s = 0.0\n    for i in range(N):\n        s = s + A[i]\n        B[i] = s\n",
+        "    s = 0.0\n    for i in range(N):\n        s = s * 0.5 + A[i]\n    B[0] = s\n",
+        "    s = 1.0\n    for i in range(N):\n        s = s + A[i]\n        s = s * 2.0\n    B[0] = s\n",
+        "    s = 0.0\n    for i in range(N):\n        if s < 3.0:\n            s = s + A[i]\n    B[0] = s\n",
+    ] {
+        let sdfg = program(body, "A: dc.float64[N], B: dc.float64[N]");
+        let (_, report) = convert(&sdfg);
+        assert!(report.converted.is_empty(), "{body}{report}");
+        assert_eq!(report.kept.len(), 1, "{body}{report}");
+    }
 }
 
 #[test]
@@ -253,14 +297,38 @@ fn a_reverse_and_strided_loop_covers_the_same_iterations() {
 }
 
 #[test]
-fn an_accumulation_without_a_resolution_stays_a_loop() {
+fn an_accumulation_becomes_a_map_of_private_partial_sums() {
+    // `+=` reads what the last iteration wrote; but the loop only ever
+    // adds to it, in a loop of its own, so each iteration (a map point)
+    // sums its part into a private scalar, added once to the total with a
+    // write-conflict resolution. `convert` runs both on the host and on the
+    // simulated device, with the race check on, against the loop.
+    for (body, params) in [
+        // nbody's potential energy: a triangle, the rows a map, each row's
+        // partial summed by its thread.
+        (
+            "    s = 0.0\n    for j in range(N):\n        for k in range(j + 1, N):\n            s += T[j, k]\n    B[0] = s * 2.0\n",
+            "T: dc.float64[N, N], B: dc.float64[1]",
+        ),
+        // Into an argument's element, a product.
+        (
+            "    for i in range(N):\n        for j in range(N):\n            B[0] = B[0] * (T[i, j] + 0.5)\n",
+            "T: dc.float64[N, N], B: dc.float64[1]",
+        ),
+    ] {
+        let sdfg = program(body, params);
+        let (out, report) = convert(&sdfg);
+        assert_eq!(report.converted.len(), 1, "{body}{report}");
+        assert_eq!(loops(&out), 0, "{body}{report}");
+        assert_eq!(top_maps(&out).len(), 1, "{body}{report}");
+    }
+    // One term per iteration is a reduction, not partial sums (an atomic
+    // per term on one address): the loop stays.
     let sdfg = program(
         "    for i in range(N):\n        B[0] += A[i]\n",
         "A: dc.float64[N], B: dc.float64[1]",
     );
     let (_, report) = convert(&sdfg);
-    // `+=` reads B[0]: without a write-conflict resolution it is a
-    // dependence, and the loop stays.
     assert!(report.converted.is_empty(), "{report}");
 }
 
@@ -347,6 +415,33 @@ fn the_stride_test_delinearizes_an_index_through_a_reshape() {
 }
 
 #[test]
+fn a_flat_index_numbering_a_box_row_major_is_one_to_one() {
+    // `a * N * M + b * M + k` over the box (N, N, M): the digits of one
+    // mixed-radix number, no two points at one element (map fusion asks
+    // this of the write it passes on).
+    let s = |t: &str| sdfg_ir::Subset::parse(t).unwrap();
+    let abk = ["a".to_owned(), "b".to_owned(), "k".to_owned()];
+    let none = BTreeSet::new();
+    let box_ = s("0:N, 0:N, 0:M").ranges;
+    let x = s("a*N*M + b*M + k + 7");
+    assert!(independent(&x, &x, &abk, &box_, &none));
+    // Negative controls: k reaching M, b's stride not the run of k, the
+    // digits in another order than the parameters', no ranges.
+    assert!(!independent(
+        &x,
+        &x,
+        &abk,
+        &s("0:N, 0:N, 0:M + 1").ranges,
+        &none
+    ));
+    let y = s("a*N*M + b*N + k");
+    assert!(!independent(&y, &y, &abk, &box_, &none));
+    let z = s("k*N*N + a*N + b");
+    assert!(!independent(&z, &z, &abk, &box_, &none));
+    assert!(!independent(&x, &x, &abk, &[], &none));
+}
+
+#[test]
 fn a_loop_writing_through_a_reshaped_view_at_its_variable_becomes_a_map() {
     // stockham_fft's twiddle copy: `Dv[:, :, k] = T` where `Dv` is `D`
     // reshaped to (N, N, M); the map inside writes D at `a*N*M + b*M + k`.
@@ -360,6 +455,12 @@ fn a_loop_writing_through_a_reshaped_view_at_its_variable_becomes_a_map() {
     let (out, report) = convert(&sdfg);
     assert_eq!(report.converted.len(), 1, "{report}");
     assert_eq!(loops(&out), 0, "{report}");
+    // One map of all three: the statement's map collapses into the loop's,
+    // whose variable, the innermost index of what is written, comes last.
+    let maps = top_maps(&out);
+    assert_eq!(maps.len(), 1, "{maps:?}");
+    assert_eq!(maps[0].len(), 3, "{maps:?}");
+    assert_eq!(maps[0][2], "k", "{maps:?}");
     // Negative control: every iteration writes all of row 0 of the view.
     let sdfg = program(
         "    Dv = np.reshape(D, (N, N, M))

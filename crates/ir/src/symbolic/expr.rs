@@ -64,6 +64,11 @@ pub struct Term {
 }
 
 impl Term {
+    /// Whether a factor is a modulo (where [`fold_div_mod`] may apply).
+    fn has_mod(&self) -> bool {
+        self.factors.iter().any(|(a, _)| matches!(a, Atom::Mod(_)))
+    }
+
     /// The nonzero coefficient.
     pub fn coeff(&self) -> i64 {
         self.coeff
@@ -226,9 +231,70 @@ fn lin(
         };
         terms.extend(term.filter(|t| t.coeff != 0));
     }
-    SymExpr {
+    let sum = SymExpr {
         terms,
         constant: axpy(ac, bc, k),
+    };
+    if sum.terms.iter().any(Term::has_mod) {
+        fold_div_mod(sum)
+    } else {
+        sum
+    }
+}
+
+/// Folds `c*m*d*(x // d) + c*m*(x % d)` into `c*m*x` (Python's `x == (x //
+/// d) * d + x % d`, for every `x` and every non-zero `d`), repeatedly: the
+/// flat index of a reshape, `i // M * M + i % M`, is `i` again, so a copy
+/// through a reshaped view is seen to be the contiguous block it is. `d` is
+/// a constant or one monomial; the two terms must have the one coefficient
+/// the identity needs (anything else stays as it is, correct but unfolded).
+fn fold_div_mod(mut sum: SymExpr) -> SymExpr {
+    'again: loop {
+        for (i, t) in sum.terms.iter().enumerate() {
+            for (j, (atom, power)) in t.factors.iter().enumerate() {
+                let Atom::Mod(ops) = atom else { continue };
+                let [x, d] = ops.as_ref();
+                if *power != 1 {
+                    continue;
+                }
+                let (d_factors, d_coeff): (&[(Atom, u32)], i64) =
+                    match (d.terms.as_slice(), d.constant) {
+                        ([], c) if c != 0 => (&[], c),
+                        ([m], 0) => (&m.factors, m.coeff),
+                        _ => continue,
+                    };
+                let mut rest = t.factors.clone();
+                rest.remove(j);
+                let quotient = [(Atom::FloorDiv(Box::new([x.clone(), d.clone()])), 1)];
+                let partner = mul_mono(&rest, &mul_mono(d_factors, &quotient));
+                let coeff = mul_c(t.coeff, d_coeff);
+                let Some(p) = sum
+                    .terms
+                    .iter()
+                    .position(|u| u.coeff == coeff && u.factors == partner)
+                else {
+                    continue;
+                };
+                let scale = if rest.is_empty() {
+                    SymExpr::int(t.coeff)
+                } else {
+                    SymExpr {
+                        terms: vec![Term {
+                            factors: rest,
+                            coeff: t.coeff,
+                        }],
+                        constant: 0,
+                    }
+                };
+                let folded = mul_ref(&scale, x);
+                let (first, second) = (i.min(p), i.max(p));
+                sum.terms.remove(second);
+                sum.terms.remove(first);
+                sum = lin(sum.terms, sum.constant, folded.terms, folded.constant, 1);
+                continue 'again;
+            }
+        }
+        return sum;
     }
 }
 
@@ -287,6 +353,61 @@ fn mul_mono(mut x: &[(Atom, u32)], mut y: &[(Atom, u32)]) -> Vec<(Atom, u32)> {
             }
         }
     }
+}
+
+/// Joins the powers of one symbol in a monomial: `R * R**(K - 1)` is
+/// `R**K`, `R**i * R**j` is `R**(i + j)`. Only where the joined exponent is
+/// not a constant (a constant one would fold into a polynomial: left as it
+/// is, correct but unjoined). Not part of the canonical form, which keeps
+/// the factors a product was built from (`a * R**i * R**(K - i - 1) + k`
+/// shows the dependence test the stride `R**(K - i - 1)` that separates
+/// `k`): see [`SymExpr::joined_powers`].
+fn merge_powers(factors: Vec<(Atom, u32)>) -> Vec<(Atom, u32)> {
+    let base = |a: &Atom| match a {
+        Atom::Pow(ops) => ops[0].is_symbol().map(str::to_owned),
+        _ => None,
+    };
+    if !factors.iter().any(|(a, _)| base(a).is_some()) {
+        return factors;
+    }
+    // Per symbol with a power atom: the joined exponent, and how many
+    // factors it joins.
+    let mut joined: BTreeMap<String, (SymExpr, usize)> = BTreeMap::new();
+    for (a, p) in &factors {
+        if let Some(b) = base(a) {
+            let Atom::Pow(ops) = a else { continue };
+            let e = joined.entry(b).or_insert((SymExpr::ZERO, 0));
+            e.0 = &e.0 + &(&ops[1] * i64::from(*p));
+            e.1 += 1;
+        }
+    }
+    for (a, p) in &factors {
+        if let Atom::Symbol(n) = a
+            && let Some(e) = joined.get_mut(&**n)
+        {
+            e.0 = &e.0 + &SymExpr::int(i64::from(*p));
+            e.1 += 1;
+        }
+    }
+    joined.retain(|_, (e, n)| *n > 1 && e.as_int().is_none());
+    if joined.is_empty() {
+        return factors;
+    }
+    let mut out: Vec<(Atom, u32)> = factors
+        .into_iter()
+        .filter(|(a, _)| {
+            let name = match a {
+                Atom::Symbol(n) => Some(n.to_string()),
+                other => base(other),
+            };
+            !name.is_some_and(|n| joined.contains_key(&n))
+        })
+        .collect();
+    for (b, (e, _)) in joined {
+        out.push((Atom::Pow(Box::new([SymExpr::symbol(b), e])), 1));
+    }
+    out.sort_by(|x, y| x.0.cmp(&y.0));
+    out
 }
 
 fn mul_ref(a: &SymExpr, b: &SymExpr) -> SymExpr {
@@ -628,6 +749,27 @@ impl SymExpr {
                 constant: py_mod(c, d),
             },
         )
+    }
+
+    /// `self` with the powers of each symbol in every term joined (`R *
+    /// R**(K - 1)` is `R**K`): the form in which two sizes built from
+    /// different factorings compare equal, as a reshape's shape `(R,
+    /// R**(K - 1))` and the `R**K` elements it reshapes. Comparisons of
+    /// sizes use it; the canonical form itself keeps the factors (see
+    /// `merge_powers`).
+    pub fn joined_powers(&self) -> SymExpr {
+        let terms = self
+            .terms
+            .iter()
+            .map(|t| Term {
+                factors: merge_powers(t.factors.clone()),
+                coeff: t.coeff,
+            })
+            .collect();
+        SymExpr {
+            terms: collect_terms(terms),
+            constant: self.constant,
+        }
     }
 
     /// `self ** exp`. Constant exponents 0 and 1 fold; positive constant exponents fold into

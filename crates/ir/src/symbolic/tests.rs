@@ -96,6 +96,51 @@ fn floor_div_and_mod() {
 }
 
 #[test]
+fn quotient_times_divisor_plus_remainder_is_the_dividend() {
+    // The flat index of a reshape (`i // M * M + i % M`) is the index.
+    canon("i // M * M + i % M", "i");
+    canon("i % M + M * (i // M)", "i");
+    canon("(i // 4) * 4 + i % 4", "i");
+    canon("3*((i + j) // N)*N + 3*((i + j) % N) + 1", "3*i + 3*j + 1");
+    // Nested: the index of a 3-D reshape of a flat array.
+    canon("i // M // R * R * M + i // M % R * M + i % M", "i");
+    canon("i // R**(K - 1) * R**(K - 1) + i % R**(K - 1)", "i");
+    // Anything else stays: the identity needs the divisor's multiple.
+    canon("i // M * N + i % M", "N*(i // M) + i % M");
+    canon("i // M * M + 2*(i % M)", "M*(i // M) + 2*(i % M)");
+    canon("i // M * M - i % M", "M*(i // M) - i % M");
+    // The fold agrees with evaluation on signs Python's division sees.
+    let folded = e("i // M * M + i % M");
+    for (i, m) in [(7, 3), (-7, 3), (7, -3), (-7, -3), (0, 5)] {
+        let vars = env(&[("i", i), ("M", m)]);
+        assert_eq!(folded.eval(&vars), Ok(i));
+        assert_eq!(
+            e("i // M").eval(&vars).unwrap() * m + e("i % M").eval(&vars).unwrap(),
+            i
+        );
+    }
+}
+
+#[test]
+fn powers_of_one_symbol_join() {
+    let j = |src: &str| e(src).joined_powers();
+    // A reshape's shape `(R, R**(K - 1))` has `R**K` elements.
+    assert_eq!(j("R * R**(K - 1)"), j("R**K"));
+    assert_eq!(j("R**i * R**j"), j("R**(i + j)"));
+    assert_eq!(j("R**2 * R**(K - 2) * N + 1"), j("N * R**K + 1"));
+    // A constant joined exponent is left alone, as is another base.
+    assert_eq!(
+        j("R**(K - 1) * R**(1 - K)").to_string(),
+        "R**(-K + 1)*R**(K - 1)"
+    );
+    assert_ne!(j("S * R**(K - 1)"), j("R**K"));
+    // The canonical form keeps the factors the dependence test reads.
+    assert_ne!(e("R * R**(K - 1)"), e("R**K"));
+    let vars = env(&[("R", 3), ("K", 4)]);
+    assert_eq!(j("R * R**(K - 1)").eval(&vars), Ok(81));
+}
+
+#[test]
 fn powers() {
     canon("x**0", "1");
     canon("x**1", "x");

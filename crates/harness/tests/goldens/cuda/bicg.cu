@@ -92,9 +92,9 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
   cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_p + ((0LL) + (0LL) * (1LL)), p + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_p + ((0LL) + (0LL) * (1LL)), p + ((0LL) + (0LL) * (1LL)), sizeof(double) * (M), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * N), cudaMemcpyHostToDevice, stream));
   }
   // matmul_l11_2
   {
@@ -130,14 +130,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-    SDFG_CHECK(cudaMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (M), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }
   // return_l11_9
-  SDFG_CHECK(cudaStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(cudaStreamSynchronize(stream));
   return 0;
 }

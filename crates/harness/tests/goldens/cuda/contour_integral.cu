@@ -241,9 +241,9 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   SDFG_CHECK(cudaMemsetAsync(sdfg_failed, 0, 2 * sizeof(int), stream));
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (32LL)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NR) * (NR) * (slab_per_bc + 1LL)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (32LL), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM * NR), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NR * NR * slab_per_bc + NR * NR), cudaMemcpyHostToDevice, stream));
   }
   // assign_l16_4
   {
@@ -360,14 +360,12 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), cudaMemcpyDeviceToHost, stream));
-    SDFG_CHECK(cudaMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM * NR), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM * NR), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }
   // return_l29_40
-  SDFG_CHECK(cudaStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(cudaStreamSynchronize(stream));
   return 0;
 }

@@ -212,7 +212,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
   cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * N), cudaMemcpyHostToDevice, stream));
   }
   // reduce_l15_2
   {
@@ -311,14 +311,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpyAsync(data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), cudaMemcpyDeviceToHost, stream));
-    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (M)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * N), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * M), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }
   // return_l21_26
-  SDFG_CHECK(cudaStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(cudaStreamSynchronize(stream));
   return 0;
 }

@@ -88,8 +88,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP
   cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NP)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ) * (NR)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), C4 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP * NP), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP * NQ * NR), cudaMemcpyHostToDevice, stream));
   }
   // for_l13_6
   for (r = (0LL); ((r) < (NR)); r = (r + 1LL)) {
@@ -103,12 +103,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* C4, int64_t NP
     }
     // assign_l14_5
     {
-      SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (r) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), lib_1 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ)), cudaMemcpyDeviceToDevice, stream));
+      SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (r) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), lib_1 + ((0LL) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP * NQ), cudaMemcpyDeviceToDevice, stream));
     }
   }
   // offload_copy_out
   {
-    SDFG_CHECK(cudaMemcpyAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (1LL * (NP) * (NQ) * (NR)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (NP * NQ) + (0LL) * (NP) + (0LL) * (1LL)), sizeof(double) * (NP * NQ * NR), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

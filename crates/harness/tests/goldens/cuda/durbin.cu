@@ -234,7 +234,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
   cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
   }
   // assign_l26_3
   {
@@ -323,13 +323,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }
   // return_l34_27
-  SDFG_CHECK(cudaStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(cudaStreamSynchronize(stream));
   return 0;
 }

@@ -87,9 +87,9 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NI)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NK)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (1LL * (NK) * (NI)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NI * NJ), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ * NK), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NI * NK), cudaMemcpyHostToDevice, stream));
   }
   // matmul_l11_6
   {
@@ -101,7 +101,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   }
   // offload_copy_out
   {
-    SDFG_CHECK(cudaMemcpyAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NI)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NI * NJ), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

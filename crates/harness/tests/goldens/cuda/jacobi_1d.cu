@@ -107,8 +107,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, 
   int64_t t = 0;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_B + ((0LL) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_B + ((0LL) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
   }
   // for_l11_5
   for (t = (1LL); ((t) < (TSTEPS)); t = (t + 1LL)) {
@@ -131,8 +131,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, 
   }
   // offload_copy_out
   {
-    SDFG_CHECK(cudaMemcpyAsync(B + ((0LL) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-    SDFG_CHECK(cudaMemcpyAsync(A + ((0LL) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(B + ((0LL) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(A + ((0LL) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

@@ -121,11 +121,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
   cublasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_x2 + ((0LL) + (0LL) * (1LL)), x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_x2 + ((0LL) + (0LL) * (1LL)), x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N), cudaMemcpyHostToDevice, stream));
   }
   // matmul_l12_2
   {
@@ -169,8 +169,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
   }
   // offload_copy_out
   {
-    SDFG_CHECK(cudaMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
-    SDFG_CHECK(cudaMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

@@ -270,7 +270,7 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
   int32_t* const dev_seq = sdfg_h->dev_seq;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_seq + ((0LL) + (0LL) * (1LL)), seq + ((0LL) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_seq + ((0LL) + (0LL) * (1LL)), seq + ((0LL) + (0LL) * (1LL)), sizeof(int32_t) * (N), cudaMemcpyHostToDevice, stream));
   }
   // assign_l21_4
   {
@@ -290,13 +290,11 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N) * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N * N), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }
   // return_l36_36
-  SDFG_CHECK(cudaStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(cudaStreamSynchronize(stream));
   return 0;
 }

@@ -168,10 +168,10 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
   double* const dev_x = sdfg_h->dev_x;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (nnz)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A_row + ((0LL) + (0LL) * (1LL)), A_row + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (M + 1LL)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (nnz)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (nnz), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A_row + ((0LL) + (0LL) * (1LL)), A_row + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (M + 1LL), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (nnz), cudaMemcpyHostToDevice, stream));
   }
   // for_l14_13
   {
@@ -183,13 +183,11 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (M), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }
   // return_l22_16
-  SDFG_CHECK(cudaStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(cudaStreamSynchronize(stream));
   return 0;
 }

@@ -4,54 +4,50 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void for_l17_5_k0(uint32_t* __restrict__ arr_1, uint32_t* __restrict__ arr_2, int64_t R) {
-  for (int64_t i_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_i < (R); i_i += (int64_t)gridDim.x * blockDim.x) {
+__global__ void for_l17_5_k0(sdfg::complex<double>* __restrict__ arr_9, int64_t R) {
+  uint32_t arr_1_p0_s[1];
+  uint32_t* arr_1_p0 = arr_1_p0_s;
+  uint32_t arr_2_p0_s[1];
+  uint32_t* arr_2_p0 = arr_2_p0_s;
+  for (int64_t i_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i_i < (R); i_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t i = (0LL) + i_i * (1LL);
-    for (int64_t v__i6 = (0LL); v__i6 <= (R - 1LL); v__i6 += (1LL)) {
+    for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (R); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
       {  // tasklet assign
         uint32_t t___out;
-        t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * i));
-        arr_2[(0LL) + (v__i6) * (R) + (i) * (1LL)] = t___out;
+        t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * v__i3));
+        arr_2_p0[0] = t___out;
       }
-    }
-    for (int64_t v__i3 = (0LL); v__i3 <= (R - 1LL); v__i3 += (1LL)) {
       {  // tasklet assign
         uint32_t t___out;
         t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * i));
-        arr_1[(0LL) + (i) * (R) + (v__i3) * (1LL)] = t___out;
+        arr_1_p0[0] = t___out;
+      }
+      {  // tasklet assign
+        const uint32_t t___in1 = arr_2_p0[0];
+        const uint32_t t___in0 = arr_1_p0[0];
+        sdfg::complex<double> t___out;
+        t___out = sdfg::exp((((((-sdfg::complex<double>(((double)0.0), ((double)2.0))) * sdfg::cast<sdfg::complex<double>, double>(((double)3.141592653589793))) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in0)) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in1)) / sdfg::cast<sdfg::complex<double>, int64_t>((((int64_t)1LL) * R))));
+        arr_9[(0LL) + (i) * (R) + (v__i3) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void for_l17_5_k0(uint32_t* __restrict__ arr_1, uint32_t* __restrict__ arr_2, int64_t R);
+__global__ void for_l17_5_k0(sdfg::complex<double>* __restrict__ arr_9, int64_t R);
 #endif  // for_l17_5_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l38_0_k1(uint32_t* __restrict__ arr_1, uint32_t* __restrict__ arr_2, sdfg::complex<double>* __restrict__ arr_9, int64_t R) {
-  for (int64_t v__i10_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i10_i < (R); v__i10_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i10 = (0LL) + v__i10_i * (1LL);
-    for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (R); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
-      {  // tasklet assign
-        const uint32_t t___in1 = arr_2[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)];
-        const uint32_t t___in0 = arr_1[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)];
-        sdfg::complex<double> t___out;
-        t___out = sdfg::exp((((((-sdfg::complex<double>(((double)0.0), ((double)2.0))) * sdfg::cast<sdfg::complex<double>, double>(((double)3.141592653589793))) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in0)) * sdfg::cast<sdfg::complex<double>, uint32_t>(t___in1)) / sdfg::cast<sdfg::complex<double>, int64_t>((((int64_t)1LL) * R))));
-        arr_9[(0LL) + (v__i10) * (R) + (v__i11) * (1LL)] = t___out;
-      }
-    }
-  }
-}
-#else
-__global__ void arr_9_l38_0_k1(uint32_t* __restrict__ arr_1, uint32_t* __restrict__ arr_2, sdfg::complex<double>* __restrict__ arr_9, int64_t R);
-#endif  // arr_9_l38_0_k1
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void for_l25_20_k2(uint32_t* __restrict__ arr_15, int64_t K, int64_t R) {
-  for (int64_t i_17_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i_17_i < (R); i_17_i += (int64_t)gridDim.x * blockDim.x) {
+__global__ void for_l25_20_k1(uint32_t* __restrict__ arr_15, uint32_t* __restrict__ arr_16, int64_t K, int64_t R) {
+  for (int64_t i_17_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i_17_i < (R); i_17_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t i_17 = (0LL) + i_17_i * (1LL);
-    for (int64_t v__i18 = (0LL); v__i18 <= (sdfg::ipow64((R), (K)) - 1LL); v__i18 += (1LL)) {
+    for (int64_t v__i18_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i18_i < (sdfg::ipow64((R), (K))); v__i18_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
+      {  // tasklet assign
+        uint32_t t___out;
+        t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * v__i18));
+        arr_16[(0LL) + (i_17) * (sdfg::ipow64((R), (K))) + (v__i18) * (1LL)] = t___out;
+      }
       {  // tasklet assign
         uint32_t t___out;
         t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * i_17));
@@ -61,34 +57,11 @@ __global__ void for_l25_20_k2(uint32_t* __restrict__ arr_15, int64_t K, int64_t 
   }
 }
 #else
-__global__ void for_l25_20_k2(uint32_t* __restrict__ arr_15, int64_t K, int64_t R);
-#endif  // for_l25_20_k2
+__global__ void for_l25_20_k1(uint32_t* __restrict__ arr_15, uint32_t* __restrict__ arr_16, int64_t K, int64_t R);
+#endif  // for_l25_20_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void y_l39_0_k3(uint32_t* __restrict__ arr_16, sdfg::complex<double>* __restrict__ dev_x, sdfg::complex<double>* __restrict__ dev_y, int64_t K, int64_t R) {
-  for (int64_t v__i13_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i13_i < (sdfg::ipow64((R), (K))); v__i13_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
-    for (int64_t v__i22 = (0LL); v__i22 <= (R - 1LL); v__i22 += (1LL)) {
-      {  // tasklet assign
-        uint32_t t___out;
-        t___out = sdfg::cast<uint32_t, int64_t>((((int64_t)1LL) * v__i13));
-        arr_16[(0LL) + (v__i22) * (sdfg::ipow64((R), (K))) + (v__i13) * (1LL)] = t___out;
-      }
-    }
-    {  // tasklet assign
-      const sdfg::complex<double> t___in0 = dev_x[(0LL) + (v__i13) * (1LL)];
-      sdfg::complex<double> t___out;
-      t___out = t___in0;
-      dev_y[(0LL) + (v__i13) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void y_l39_0_k3(uint32_t* __restrict__ arr_16, sdfg::complex<double>* __restrict__ dev_x, sdfg::complex<double>* __restrict__ dev_y, int64_t K, int64_t R);
-#endif  // y_l39_0_k3
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void tmp_29_l49_0_k4(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ tmp_29, int64_t K, int64_t R, int64_t i_28) {
+__global__ void tmp_29_l49_0_k2(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ tmp_29, int64_t K, int64_t R, int64_t i_28) {
   for (int64_t v__i30_i = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; v__i30_i < (R); v__i30_i += (int64_t)gridDim.z * blockDim.z) {
     const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
     for (int64_t v__i31_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i31_i < (sdfg::ipow64((R), (i_28))); v__i31_i += (int64_t)gridDim.y * blockDim.y) {
@@ -106,11 +79,11 @@ __global__ void tmp_29_l49_0_k4(sdfg::complex<double>* __restrict__ dev_y, sdfg:
   }
 }
 #else
-__global__ void tmp_29_l49_0_k4(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ tmp_29, int64_t K, int64_t R, int64_t i_28);
-#endif  // tmp_29_l49_0_k4
+__global__ void tmp_29_l49_0_k2(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ tmp_29, int64_t K, int64_t R, int64_t i_28);
+#endif  // tmp_29_l49_0_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_27_l53_0_k5(uint32_t* __restrict__ arr_15, uint32_t* __restrict__ arr_16, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28) {
+__global__ void arr_27_l53_0_k3(uint32_t* __restrict__ arr_15, uint32_t* __restrict__ arr_16, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28) {
   for (int64_t v__i39_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i39_i < (R); v__i39_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t v__i39 = (0LL) + v__i39_i * (1LL);
     for (int64_t v__i40_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i40_i < (sdfg::ipow64((R), (i_28))); v__i40_i += (int64_t)gridDim.x * blockDim.x) {
@@ -126,83 +99,42 @@ __global__ void arr_27_l53_0_k5(uint32_t* __restrict__ arr_15, uint32_t* __restr
   }
 }
 #else
-__global__ void arr_27_l53_0_k5(uint32_t* __restrict__ arr_15, uint32_t* __restrict__ arr_16, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28);
-#endif  // arr_27_l53_0_k5
+__global__ void arr_27_l53_0_k3(uint32_t* __restrict__ arr_15, uint32_t* __restrict__ arr_16, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28);
+#endif  // arr_27_l53_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void for_l54_45_k6(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28) {
-  for (int64_t k_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k_i < (sdfg::ipow64((R), (K - i_28 - 1LL))); k_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t k = (0LL) + k_i * (1LL);
-    for (int64_t v__i42 = (0LL); v__i42 <= (R - 1LL); v__i42 += (1LL)) {
-      for (int64_t v__i43 = (0LL); v__i43 <= (sdfg::ipow64((R), (i_28)) - 1LL); v__i43 += (1LL)) {
+__global__ void for_l54_45_k4(sdfg::complex<double>* __restrict__ arr_25, sdfg::complex<double>* __restrict__ arr_27, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R, int64_t i_28) {
+  sdfg::complex<double> arr_26_p0_s[1];
+  sdfg::complex<double>* arr_26_p0 = arr_26_p0_s;
+  for (int64_t v__i42_i = (int64_t)blockIdx.z * blockDim.z + threadIdx.z; v__i42_i < (R); v__i42_i += (int64_t)gridDim.z * blockDim.z) {
+    const int64_t v__i42 = (0LL) + v__i42_i * (1LL);
+    for (int64_t v__i43_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i43_i < (sdfg::ipow64((R), (i_28))); v__i43_i += (int64_t)gridDim.y * blockDim.y) {
+      const int64_t v__i43 = (0LL) + v__i43_i * (1LL);
+      for (int64_t k_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k_i < (sdfg::ipow64((R), (K - i_28 - 1LL))); k_i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t k = (0LL) + k_i * (1LL);
         {  // tasklet assign
           const sdfg::complex<double> t___in0 = arr_27[(0LL) + (v__i42 * sdfg::ipow64((R), (i_28)) + v__i43) * (1LL)];
           sdfg::complex<double> t___out;
           t___out = t___in0;
-          arr_26[(0LL) + (v__i42 * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28)) + v__i43 * sdfg::ipow64((R), (K - i_28 - 1LL)) + k) * (1LL)] = t___out;
+          arr_26_p0[0] = t___out;
+        }
+        {  // tasklet assign
+          const sdfg::complex<double> t___in1 = arr_26_p0[0];
+          const sdfg::complex<double> t___in0 = arr_25[(0LL) + (v__i42 * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28)) + v__i43 * sdfg::ipow64((R), (K - i_28 - 1LL)) + k) * (1LL)];
+          sdfg::complex<double> t___out;
+          t___out = (t___in0 * t___in1);
+          tmp_twid_46[(0LL) + (v__i42 * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28)) + v__i43 * sdfg::ipow64((R), (K - i_28 - 1LL)) + k) * (1LL)] = t___out;
         }
       }
     }
   }
 }
 #else
-__global__ void for_l54_45_k6(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ arr_27, int64_t K, int64_t R, int64_t i_28);
-#endif  // for_l54_45_k6
+__global__ void for_l54_45_k4(sdfg::complex<double>* __restrict__ arr_25, sdfg::complex<double>* __restrict__ arr_27, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R, int64_t i_28);
+#endif  // for_l54_45_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void reshape_34_fill_k7(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ tmp_29, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R, int64_t i_28) {
-  sdfg::complex<double> arr_25_p0_s[1];
-  sdfg::complex<double>* arr_25_p0 = arr_25_p0_s;
-  sdfg::complex<double> reshape_34_p0_s[1];
-  sdfg::complex<double>* reshape_34_p0 = reshape_34_p0_s;
-  for (int64_t v__r35_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__r35_i < (sdfg::ipow64((R), (K))); v__r35_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__r35 = (0LL) + v__r35_i * (1LL);
-    {  // tasklet copy
-      const sdfg::complex<double> t___in = tmp_29[(0LL) + (sdfg::ifloordiv((sdfg::ifloordiv((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))), (sdfg::ipow64((R), (i_28))))) * (sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))) + (sdfg::imod((sdfg::ifloordiv((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))), (sdfg::ipow64((R), (i_28))))) * (sdfg::ipow64((R), (K - i_28 - 1LL))) + (sdfg::imod((v__r35), (sdfg::ipow64((R), (K - i_28 - 1LL))))) * (1LL)];
-      sdfg::complex<double> t___out;
-      t___out = t___in;
-      reshape_34_p0[0] = t___out;
-    }
-    {  // tasklet assign
-      const sdfg::complex<double> t___in0 = reshape_34_p0[0];
-      sdfg::complex<double> t___out;
-      t___out = t___in0;
-      arr_25_p0[0] = t___out;
-    }
-    {  // tasklet assign
-      const sdfg::complex<double> t___in1 = arr_26[(0LL) + (v__r35) * (1LL)];
-      const sdfg::complex<double> t___in0 = arr_25_p0[0];
-      sdfg::complex<double> t___out;
-      t___out = (t___in0 * t___in1);
-      tmp_twid_46[(0LL) + (v__r35) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void reshape_34_fill_k7(sdfg::complex<double>* __restrict__ arr_26, sdfg::complex<double>* __restrict__ tmp_29, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R, int64_t i_28);
-#endif  // reshape_34_fill_k7
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void tmp_49_l58_0_k8(sdfg::complex<double>* __restrict__ tmp_49, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R) {
-  for (int64_t v__i50_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i50_i < (R); v__i50_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i50 = (0LL) + v__i50_i * (1LL);
-    for (int64_t v__i51_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i51_i < (sdfg::ipow64((R), (K - 1LL))); v__i51_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i51 = (0LL) + v__i51_i * (1LL);
-      {  // tasklet assign
-        const sdfg::complex<double> t___in0 = tmp_twid_46[(0LL) + (v__i50 * sdfg::ipow64((R), (K - 1LL)) + v__i51) * (1LL)];
-        sdfg::complex<double> t___out;
-        t___out = t___in0;
-        tmp_49[(0LL) + (v__i50) * (sdfg::ipow64((R), (K - 1LL))) + (v__i51) * (1LL)] = t___out;
-      }
-    }
-  }
-}
-#else
-__global__ void tmp_49_l58_0_k8(sdfg::complex<double>* __restrict__ tmp_49, sdfg::complex<double>* __restrict__ tmp_twid_46, int64_t K, int64_t R);
-#endif  // tmp_49_l58_0_k8
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void matmul_expansion_k9(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ lib_53, sdfg::complex<double>* __restrict__ tmp_49, int64_t K, int64_t R) {
+__global__ void matmul_expansion_k5(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ lib_53, sdfg::complex<double>* __restrict__ tmp_49, int64_t K, int64_t R) {
   sdfg::complex<double> v__lib1_acc_s[1];
   sdfg::complex<double>* v__lib1_acc = v__lib1_acc_s;
   for (int64_t v__l1_o0_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__l1_o0_i < (R); v__l1_o0_i += (int64_t)gridDim.y * blockDim.y) {
@@ -233,24 +165,8 @@ __global__ void matmul_expansion_k9(sdfg::complex<double>* __restrict__ arr_9, s
   }
 }
 #else
-__global__ void matmul_expansion_k9(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ lib_53, sdfg::complex<double>* __restrict__ tmp_49, int64_t K, int64_t R);
-#endif  // matmul_expansion_k9
-
-#if !defined(SDFG_HOST_ONLY)
-__global__ void y_l58_0_k10(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ lib_53, int64_t K, int64_t R) {
-  for (int64_t v__i55_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i55_i < (sdfg::ipow64((R), (K))); v__i55_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i55 = (0LL) + v__i55_i * (1LL);
-    {  // tasklet assign
-      const sdfg::complex<double> t___in0 = lib_53[(0LL) + (sdfg::ifloordiv((v__i55), (sdfg::ipow64((R), (K - 1LL))))) * (sdfg::ipow64((R), (K - 1LL))) + (sdfg::imod((v__i55), (sdfg::ipow64((R), (K - 1LL))))) * (1LL)];
-      sdfg::complex<double> t___out;
-      t___out = t___in0;
-      dev_y[(0LL) + (v__i55) * (1LL)] = t___out;
-    }
-  }
-}
-#else
-__global__ void y_l58_0_k10(sdfg::complex<double>* __restrict__ dev_y, sdfg::complex<double>* __restrict__ lib_53, int64_t K, int64_t R);
-#endif  // y_l58_0_k10
+__global__ void matmul_expansion_k5(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ lib_53, sdfg::complex<double>* __restrict__ tmp_49, int64_t K, int64_t R);
+#endif  // matmul_expansion_k5
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { cudaError_t sdfg_e = (call); if (sdfg_e != cudaSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, cudaGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -277,13 +193,13 @@ struct kernel_state_t {
   cudaStream_t stream;
   cudaEvent_t sdfg_copied;
   sdfg::complex<double>* v__lib1_acc;
-  uint32_t* arr_1;
   uint32_t* arr_15;
   uint32_t* arr_16;
-  uint32_t* arr_2;
-  sdfg::complex<double>* arr_25_p0;
-  sdfg::complex<double>* arr_26;
+  uint32_t* arr_1_p0;
+  sdfg::complex<double>* arr_25;
+  sdfg::complex<double>* arr_26_p0;
   sdfg::complex<double>* arr_27;
+  uint32_t* arr_2_p0;
   sdfg::complex<double>* arr_9;
   sdfg::complex<double>* dev_x;
   sdfg::complex<double>* dev_y;
@@ -307,13 +223,13 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->dev_y) SDFG_RELEASE(cudaFree(sdfg_h->dev_y));
   if (sdfg_h->dev_x) SDFG_RELEASE(cudaFree(sdfg_h->dev_x));
   if (sdfg_h->arr_9) SDFG_RELEASE(cudaFree(sdfg_h->arr_9));
+  std::free(sdfg_h->arr_2_p0);
   if (sdfg_h->arr_27) SDFG_RELEASE(cudaFree(sdfg_h->arr_27));
-  if (sdfg_h->arr_26) SDFG_RELEASE(cudaFree(sdfg_h->arr_26));
-  std::free(sdfg_h->arr_25_p0);
-  if (sdfg_h->arr_2) SDFG_RELEASE(cudaFree(sdfg_h->arr_2));
+  std::free(sdfg_h->arr_26_p0);
+  if (sdfg_h->arr_25) SDFG_RELEASE(cudaFree(sdfg_h->arr_25));
+  std::free(sdfg_h->arr_1_p0);
   if (sdfg_h->arr_16) SDFG_RELEASE(cudaFree(sdfg_h->arr_16));
   if (sdfg_h->arr_15) SDFG_RELEASE(cudaFree(sdfg_h->arr_15));
-  if (sdfg_h->arr_1) SDFG_RELEASE(cudaFree(sdfg_h->arr_1));
   std::free(sdfg_h->v__lib1_acc);
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(cudaEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(cudaStreamDestroy(sdfg_h->stream));
@@ -329,14 +245,16 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(cudaEventCreateWithFlags(&sdfg_h->sdfg_copied, cudaEventDisableTiming));
   sdfg_h->v__lib1_acc = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
   if (!sdfg_h->v__lib1_acc) { std::fprintf(stderr, "kernel_init: out of host memory for `__lib1_acc`\n"); return 1; }
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_1, sizeof(uint32_t) * (size_t)sdfg::imax((R * R), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_15, sizeof(uint32_t) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K))), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_16, sizeof(uint32_t) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K))), 1)));
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_2, sizeof(uint32_t) * (size_t)sdfg::imax((R * R), 1)));
-  sdfg_h->arr_25_p0 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
-  if (!sdfg_h->arr_25_p0) { std::fprintf(stderr, "kernel_init: out of host memory for `arr_25_p0`\n"); return 1; }
-  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_26, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  sdfg_h->arr_1_p0 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
+  if (!sdfg_h->arr_1_p0) { std::fprintf(stderr, "kernel_init: out of host memory for `arr_1_p0`\n"); return 1; }
+  SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_25, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  sdfg_h->arr_26_p0 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
+  if (!sdfg_h->arr_26_p0) { std::fprintf(stderr, "kernel_init: out of host memory for `arr_26_p0`\n"); return 1; }
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_27, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
+  sdfg_h->arr_2_p0 = (uint32_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(uint32_t));
+  if (!sdfg_h->arr_2_p0) { std::fprintf(stderr, "kernel_init: out of host memory for `arr_2_p0`\n"); return 1; }
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->arr_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * R), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_x, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
   SDFG_CHECK(cudaMalloc((void**)&sdfg_h->dev_y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((sdfg::ipow64((R), (K))), 1)));
@@ -362,13 +280,13 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
   cudaEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
   sdfg::complex<double>* const v__lib1_acc = sdfg_h->v__lib1_acc;
-  uint32_t* const arr_1 = sdfg_h->arr_1;
   uint32_t* const arr_15 = sdfg_h->arr_15;
   uint32_t* const arr_16 = sdfg_h->arr_16;
-  uint32_t* const arr_2 = sdfg_h->arr_2;
-  sdfg::complex<double>* const arr_25_p0 = sdfg_h->arr_25_p0;
-  sdfg::complex<double>* const arr_26 = sdfg_h->arr_26;
+  uint32_t* const arr_1_p0 = sdfg_h->arr_1_p0;
+  sdfg::complex<double>* const arr_25 = sdfg_h->arr_25;
+  sdfg::complex<double>* const arr_26_p0 = sdfg_h->arr_26_p0;
   sdfg::complex<double>* const arr_27 = sdfg_h->arr_27;
+  uint32_t* const arr_2_p0 = sdfg_h->arr_2_p0;
   sdfg::complex<double>* const arr_9 = sdfg_h->arr_9;
   sdfg::complex<double>* const dev_x = sdfg_h->dev_x;
   sdfg::complex<double>* const dev_y = sdfg_h->dev_y;
@@ -381,38 +299,26 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
   int64_t i_28 = 0;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (sdfg::ipow64((R), (K)))), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (sdfg::ipow64((R), (K))), cudaMemcpyHostToDevice, stream));
   }
   // for_l17_5
-  {
-    if ((R) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((R) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(for_l17_5_k0, sdfg_grid, sdfg_block, 0, arr_1, arr_2, R);
-    }
-  }
-  // assign_l38_12
   {
     if ((R) > 0 && (R) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((R) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
       dim3 sdfg_block(32, 8);
-      SDFG_KERNEL(arr_9_l38_0_k1, sdfg_grid, sdfg_block, 0, arr_1, arr_2, arr_9, R);
-    }
-  }
-  // for_l25_20
-  {
-    if ((R) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((R) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(for_l25_20_k2, sdfg_grid, sdfg_block, 0, arr_15, K, R);
+      SDFG_KERNEL(for_l17_5_k0, sdfg_grid, sdfg_block, 0, arr_9, R);
     }
   }
   // assign_l39_14
   {
-    if ((sdfg::ipow64((R), (K))) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
-      dim3 sdfg_block(256);
-      SDFG_KERNEL(y_l39_0_k3, sdfg_grid, sdfg_block, 0, arr_16, dev_x, dev_y, K, R);
+    SDFG_CHECK(cudaMemcpyAsync(dev_y + ((0LL) + (0LL) * (1LL)), dev_x + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (sdfg::ipow64((R), (K))), cudaMemcpyDeviceToDevice, stream));
+  }
+  // for_l25_20
+  {
+    if ((R) > 0 && (sdfg::ipow64((R), (K))) > 0) {
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
+      dim3 sdfg_block(32, 8);
+      SDFG_KERNEL(for_l25_20_k1, sdfg_grid, sdfg_block, 0, arr_15, arr_16, K, R);
     }
   }
   // for_l46_57
@@ -430,23 +336,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
       if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0 && (sdfg::ipow64((R), (K - i_28 - 1LL))) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - i_28 - 1LL))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 8 - 1, 8), 65535LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 1 - 1, 1), 65535LL));
         dim3 sdfg_block(32, 8, 1);
-        SDFG_KERNEL(tmp_29_l49_0_k4, sdfg_grid, sdfg_block, 0, dev_y, tmp_29, K, R, i_28);
-      }
-    }
-    // assign_l53_41
-    {
-      if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
-        dim3 sdfg_block(32, 8);
-        SDFG_KERNEL(arr_27_l53_0_k5, sdfg_grid, sdfg_block, 0, arr_15, arr_16, arr_27, K, R, i_28);
-      }
-    }
-    // for_l54_45
-    {
-      if ((sdfg::ipow64((R), (K - i_28 - 1LL))) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - i_28 - 1LL))) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(for_l54_45_k6, sdfg_grid, sdfg_block, 0, arr_26, arr_27, K, R, i_28);
+        SDFG_KERNEL(tmp_29_l49_0_k2, sdfg_grid, sdfg_block, 0, dev_y, tmp_29, K, R, i_28);
       }
     }
     // reshape_l49_36
@@ -459,40 +349,44 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* x, sdfg::c
         SDFG_CHECK(cudaMalloc((void**)&tmp_29, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1)));
         sdfg_cap_tmp_29 = (size_t)sdfg::imax((R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), 1);
       }
-      if ((sdfg::ipow64((R), (K))) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(reshape_34_fill_k7, sdfg_grid, sdfg_block, 0, arr_26, tmp_29, tmp_twid_46, K, R, i_28);
+      SDFG_CHECK(cudaMemcpyAsync(arr_25 + ((0LL) + (0LL) * (1LL)), tmp_29 + ((0LL) + (0LL) * (sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))) + (0LL) * (sdfg::ipow64((R), (K - i_28 - 1LL))) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (R * sdfg::ipow64((R), (K - i_28 - 1LL)) * sdfg::ipow64((R), (i_28))), cudaMemcpyDeviceToDevice, stream));
+    }
+    // assign_l53_41
+    {
+      if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
+        dim3 sdfg_block(32, 8);
+        SDFG_KERNEL(arr_27_l53_0_k3, sdfg_grid, sdfg_block, 0, arr_15, arr_16, arr_27, K, R, i_28);
+      }
+    }
+    // for_l54_45
+    {
+      if ((R) > 0 && (sdfg::ipow64((R), (i_28))) > 0 && (sdfg::ipow64((R), (K - i_28 - 1LL))) > 0) {
+        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - i_28 - 1LL))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (i_28))) + 8 - 1, 8), 65535LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 1 - 1, 1), 65535LL));
+        dim3 sdfg_block(32, 8, 1);
+        SDFG_KERNEL(for_l54_45_k4, sdfg_grid, sdfg_block, 0, arr_25, arr_27, tmp_twid_46, K, R, i_28);
       }
     }
     // assign_l58_52
     {
-      if ((R) > 0 && (sdfg::ipow64((R), (K - 1LL))) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - 1LL))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
-        dim3 sdfg_block(32, 8);
-        SDFG_KERNEL(tmp_49_l58_0_k8, sdfg_grid, sdfg_block, 0, tmp_49, tmp_twid_46, K, R);
-      }
+      SDFG_CHECK(cudaMemcpyAsync(tmp_49 + ((0LL) + (0LL) * (sdfg::ipow64((R), (K - 1LL))) + (0LL) * (1LL)), tmp_twid_46 + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (R * sdfg::ipow64((R), (K - 1LL))), cudaMemcpyDeviceToDevice, stream));
     }
     // matmul_l58_54
     {
       if ((R) > 0 && (sdfg::ipow64((R), (K - 1LL))) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K - 1LL))) + 32 - 1, 32), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((R) + 8 - 1, 8), 65535LL));
         dim3 sdfg_block(32, 8);
-        SDFG_KERNEL(matmul_expansion_k9, sdfg_grid, sdfg_block, 0, arr_9, lib_53, tmp_49, K, R);
+        SDFG_KERNEL(matmul_expansion_k5, sdfg_grid, sdfg_block, 0, arr_9, lib_53, tmp_49, K, R);
       }
     }
     // assign_l58_56
     {
-      if ((sdfg::ipow64((R), (K))) > 0) {
-        dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((sdfg::ipow64((R), (K))) + 256 - 1, 256), 2147483647LL));
-        dim3 sdfg_block(256);
-        SDFG_KERNEL(y_l58_0_k10, sdfg_grid, sdfg_block, 0, dev_y, lib_53, K, R);
-      }
+      SDFG_CHECK(cudaMemcpyAsync(dev_y + ((0LL) + (0LL) * (1LL)), lib_53 + ((0LL) + (0LL) * (sdfg::ipow64((R), (K - 1LL))) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (R * sdfg::ipow64((R), (K - 1LL))), cudaMemcpyDeviceToDevice, stream));
     }
   }
   // offload_copy_out
   {
-    SDFG_CHECK(cudaMemcpyAsync(y + ((0LL) + (0LL) * (1LL)), dev_y + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (sdfg::ipow64((R), (K)))), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(y + ((0LL) + (0LL) * (1LL)), dev_y + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (sdfg::ipow64((R), (K))), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

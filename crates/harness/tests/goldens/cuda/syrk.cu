@@ -125,8 +125,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   double* const dev_C = sdfg_h->dev_C;
   // offload_copy_in
   {
-    SDFG_CHECK(cudaMemcpyAsync(dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), cudaMemcpyHostToDevice, stream));
-    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N), cudaMemcpyHostToDevice, stream));
+    SDFG_CHECK(cudaMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * N), cudaMemcpyHostToDevice, stream));
   }
   // for_l12_6
   {
@@ -138,7 +138,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   }
   // offload_copy_out
   {
-    SDFG_CHECK(cudaMemcpyAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), cudaMemcpyDeviceToHost, stream));
+    SDFG_CHECK(cudaMemcpyAsync(C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N), cudaMemcpyDeviceToHost, stream));
     SDFG_CHECK(cudaEventRecord(sdfg_copied, stream));
     SDFG_CHECK(cudaEventSynchronize(sdfg_copied));
   }

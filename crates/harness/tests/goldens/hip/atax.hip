@@ -88,8 +88,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* x, int64_t M, 
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (M)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (M * N), hipMemcpyHostToDevice, stream));
   }
   // matmul_l10_2
   {
@@ -125,13 +125,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* x, int64_t M, 
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l10_7
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

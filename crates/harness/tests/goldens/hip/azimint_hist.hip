@@ -419,8 +419,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   double* const ret_30 = sdfg_h->ret_30;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_data + ((0LL) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_radius + ((0LL) + (0LL) * (1LL)), radius + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_data + ((0LL) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_radius + ((0LL) + (0LL) * (1LL)), radius + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
   }
   // reduce_l15_6
   {
@@ -508,13 +508,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (npt)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (npt), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l60_35
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

@@ -92,9 +92,9 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_p + ((0LL) + (0LL) * (1LL)), p + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_p + ((0LL) + (0LL) * (1LL)), p + ((0LL) + (0LL) * (1LL)), sizeof(double) * (M), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * N), hipMemcpyHostToDevice, stream));
   }
   // matmul_l11_2
   {
@@ -130,14 +130,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* p, double* r, 
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-    SDFG_CHECK(hipMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (M), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l11_9
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

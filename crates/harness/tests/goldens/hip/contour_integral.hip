@@ -241,9 +241,9 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   SDFG_CHECK(hipMemsetAsync(sdfg_failed, 0, 2 * sizeof(int), stream));
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (32LL)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NR) * (NR) * (slab_per_bc + 1LL)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (32LL), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM * NR), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NR * NR * slab_per_bc + NR * NR), hipMemcpyHostToDevice, stream));
   }
   // assign_l16_4
   {
@@ -360,14 +360,12 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), hipMemcpyDeviceToHost, stream));
-    SDFG_CHECK(hipMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (1LL * (NM) * (NR)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_1 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM * NR), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), dev_return_0 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM * NR), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l29_40
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

@@ -212,7 +212,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * N), hipMemcpyHostToDevice, stream));
   }
   // reduce_l15_2
   {
@@ -311,14 +311,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, int64_t M, int64_t 
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (N)), hipMemcpyDeviceToHost, stream));
-    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (1LL * (M) * (M)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_data + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * N), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (M) + (0LL) * (1LL)), sizeof(double) * (M * M), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l21_26
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

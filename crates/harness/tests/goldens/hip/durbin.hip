@@ -234,7 +234,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_r + ((0LL) + (0LL) * (1LL)), r + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
   }
   // assign_l26_3
   {
@@ -323,13 +323,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* r, int64_t N, double* v__
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l34_27
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

@@ -90,7 +90,7 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* path, int64_t N) {
   int64_t k = 0;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N * N), hipMemcpyHostToDevice, stream));
   }
   // for_l11_8
   for (k = (0LL); ((k) < (N)); k = (k + 1LL)) {
@@ -104,12 +104,12 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* path, int64_t N) {
     }
     // assign_l12_7
     {
-      SDFG_CHECK(hipMemcpyAsync(dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), tmp_1 + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N) * (N)), hipMemcpyDeviceToDevice, stream));
+      SDFG_CHECK(hipMemcpyAsync(dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), tmp_1 + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N * N), hipMemcpyDeviceToDevice, stream));
     }
   }
   // offload_copy_out
   {
-    SDFG_CHECK(hipMemcpyAsync(path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N) * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_path + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N * N), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }

@@ -87,9 +87,9 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NI)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NK)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (1LL * (NK) * (NI)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NI * NJ), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NJ * NK), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (NK) + (0LL) * (1LL)), sizeof(double) * (NI * NK), hipMemcpyHostToDevice, stream));
   }
   // matmul_l11_6
   {
@@ -101,7 +101,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* alpha, double* beta, doub
   }
   // offload_copy_out
   {
-    SDFG_CHECK(hipMemcpyAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (1LL * (NJ) * (NI)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), dev_C + ((0LL) + (0LL) * (NJ) + (0LL) * (1LL)), sizeof(double) * (NI * NJ), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }

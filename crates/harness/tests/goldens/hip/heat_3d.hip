@@ -127,8 +127,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, 
   int64_t t = 0;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N * N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N * N), hipMemcpyHostToDevice, stream));
   }
   // for_l11_9
   for (t = (1LL); ((t) < (TSTEPS)); t = (t + 1LL)) {
@@ -151,8 +151,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* A, double* B, int64_t N, 
   }
   // offload_copy_out
   {
-    SDFG_CHECK(hipMemcpyAsync(B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), hipMemcpyDeviceToHost, stream));
-    SDFG_CHECK(hipMemcpyAsync(A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N) * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), dev_B + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N * N), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), dev_A + ((0LL) + (0LL) * (N * N) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N * N), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }

@@ -121,11 +121,11 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_x2 + ((0LL) + (0LL) * (1LL)), x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_x2 + ((0LL) + (0LL) * (1LL)), x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_x1 + ((0LL) + (0LL) * (1LL)), x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_y_2 + ((0LL) + (0LL) * (1LL)), y_2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_y_1 + ((0LL) + (0LL) * (1LL)), y_1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), A + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N), hipMemcpyHostToDevice, stream));
   }
   // matmul_l12_2
   {
@@ -169,8 +169,8 @@ static int kernel_body(kernel_state_t* sdfg_h, double* x1, double* x2, double* y
   }
   // offload_copy_out
   {
-    SDFG_CHECK(hipMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
-    SDFG_CHECK(hipMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(x2 + ((0LL) + (0LL) * (1LL)), dev_x2 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(x1 + ((0LL) + (0LL) * (1LL)), dev_x1 + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }

@@ -270,7 +270,7 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
   int32_t* const dev_seq = sdfg_h->dev_seq;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_seq + ((0LL) + (0LL) * (1LL)), seq + ((0LL) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_seq + ((0LL) + (0LL) * (1LL)), seq + ((0LL) + (0LL) * (1LL)), sizeof(int32_t) * (N), hipMemcpyHostToDevice, stream));
   }
   // assign_l21_4
   {
@@ -290,13 +290,11 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (1LL * (N) * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(int32_t) * (N * N), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l36_36
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

@@ -236,7 +236,7 @@ static int kernel_body(kernel_state_t* sdfg_h, float* x, int64_t H, int64_t N, i
   float* const tmp_out_3 = sdfg_h->tmp_out_3;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), sizeof(float) * (1LL * (SM) * (SM) * (H) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), sizeof(float) * (H * N * SM * SM), hipMemcpyHostToDevice, stream));
   }
   // reduce_l17_2
   {
@@ -274,13 +274,11 @@ static int kernel_body(kernel_state_t* sdfg_h, float* x, int64_t H, int64_t N, i
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), sizeof(float) * (1LL * (SM) * (SM) * (H) * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (H * SM * SM) + (0LL) * (SM * SM) + (0LL) * (SM) + (0LL) * (1LL)), sizeof(float) * (H * N * SM * SM), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l20_16
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

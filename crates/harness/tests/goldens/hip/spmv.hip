@@ -168,10 +168,10 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
   double* const dev_x = sdfg_h->dev_x;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A_row + ((0LL) + (0LL) * (1LL)), A_row + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (M + 1LL)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (1LL * (nnz)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A_val + ((0LL) + (0LL) * (1LL)), A_val + ((0LL) + (0LL) * (1LL)), sizeof(double) * (nnz), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A_row + ((0LL) + (0LL) * (1LL)), A_row + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (M + 1LL), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_A_col + ((0LL) + (0LL) * (1LL)), A_col + ((0LL) + (0LL) * (1LL)), sizeof(uint32_t) * (nnz), hipMemcpyHostToDevice, stream));
   }
   // for_l14_13
   {
@@ -183,13 +183,11 @@ static int kernel_body(kernel_state_t* sdfg_h, uint32_t* A_row, uint32_t* A_col,
   }
   // offload_copy_out_return
   {
-    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (M)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(v__return + ((0LL) + (0LL) * (1LL)), dev_return + ((0LL) + (0LL) * (1LL)), sizeof(double) * (M), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
   // return_l22_16
-  SDFG_CHECK(hipStreamSynchronize(stream));
-  return 0;
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

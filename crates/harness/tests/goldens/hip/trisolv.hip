@@ -104,9 +104,9 @@ static int kernel_body(kernel_state_t* sdfg_h, double* L, double* x, double* b, 
   hipblasHandle_t sdfg_blas = sdfg_h->sdfg_blas;
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_b + ((0LL) + (0LL) * (1LL)), b + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyHostToDevice, stream));
-    SDFG_CHECK(hipMemcpyAsync(dev_L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (1LL * (N) * (N)), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_x + ((0LL) + (0LL) * (1LL)), x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_b + ((0LL) + (0LL) * (1LL)), b + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
+    SDFG_CHECK(hipMemcpyAsync(dev_L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), L + ((0LL) + (0LL) * (N) + (0LL) * (1LL)), sizeof(double) * (N * N), hipMemcpyHostToDevice, stream));
   }
   // for_l12_4
   for (i = (0LL); ((i) < (N)); i = (i + 1LL)) {
@@ -131,7 +131,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* L, double* x, double* b, 
   }
   // offload_copy_out
   {
-    SDFG_CHECK(hipMemcpyAsync(x + ((0LL) + (0LL) * (1LL)), dev_x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (1LL * (N)), hipMemcpyDeviceToHost, stream));
+    SDFG_CHECK(hipMemcpyAsync(x + ((0LL) + (0LL) * (1LL)), dev_x + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
