@@ -206,6 +206,28 @@ struct Emitter<'a> {
     /// one element of: each thread's partial result, by container
     /// (`emit/persistent.rs`); combining writes to them go there.
     partials: BTreeMap<String, String>,
+    /// The thread-block map of the kernel being emitted whose reduction
+    /// spreads over the grid ([`Emitter::grid_spread`]), by its entry.
+    spread: Option<NodeId>,
+    /// The buffers of the grid reductions: (kernel, element type); each
+    /// kernel's block partials (`{kernel}_parts`) and ticket counter
+    /// (`{kernel}_tickets`) live in the state.
+    grid_buffers: Vec<(String, String)>,
+}
+
+/// The most blocks a reduction spread over the grid launches: enough to
+/// fill any current GPU several times over (an H100 has 132 SMs), few
+/// enough for the last block to combine their partials in one pass.
+const GRID_REDUCTION_BLOCKS: i64 = 1024;
+
+/// A reduction spread over the grid ([`Emitter::grid_spread`]).
+struct GridSpread {
+    /// The thread-block map's entry.
+    entry: NodeId,
+    /// The type of what it combines.
+    dtype: DType,
+    /// Its iterations, which the blocks share.
+    iterations: SymExpr,
 }
 
 /// Where code being emitted runs.
@@ -353,6 +375,8 @@ impl<'a> Emitter<'a> {
             signature: Vec::new(),
             cooperative: false,
             partials: BTreeMap::new(),
+            spread: None,
+            grid_buffers: Vec::new(),
         }
     }
 
@@ -687,6 +711,31 @@ impl<'a> Emitter<'a> {
                  SDFG_CHECK({}(sdfg_failed, 0, 2 * sizeof(int), stream));",
                 self.api("MemsetAsync"),
                 p = sv.prefix
+            );
+        }
+
+        for (kernel, t) in std::mem::take(&mut self.grid_buffers) {
+            let (parts, tickets) = (format!("{kernel}_parts"), format!("{kernel}_tickets"));
+            let _ = writeln!(members, "  {t}* {parts};\n  unsigned int* {tickets};");
+            let _ = writeln!(
+                setup,
+                "  // The block partials and ticket counter of `{kernel}`'s grid reduction\n  \
+                 // (the last block resets the counter for the next launch).\n  \
+                 SDFG_CHECK({malloc}((void**)&sdfg_h->{parts}, sizeof({t}) * {GRID_REDUCTION_BLOCKS}));\n  \
+                 SDFG_CHECK({malloc}((void**)&sdfg_h->{tickets}, sizeof(unsigned int)));\n  \
+                 SDFG_CHECK({memset}(sdfg_h->{tickets}, 0, sizeof(unsigned int), sdfg_h->stream));",
+                malloc = self.api("Malloc"),
+                memset = self.api("MemsetAsync")
+            );
+            for member in [&parts, &tickets] {
+                releases.push(format!(
+                    "  if (sdfg_h->{member}) SDFG_RELEASE({}(sdfg_h->{member}));",
+                    self.api("Free")
+                ));
+            }
+            let _ = writeln!(
+                prologue,
+                "  {t}* const {parts} = sdfg_h->{parts};\n  unsigned int* const {tickets} = sdfg_h->{tickets};"
             );
         }
 
@@ -2034,6 +2083,12 @@ impl<'a> Emitter<'a> {
         let mut name = format!("{}_k{}", ident(&map.label), self.kernels.len());
         name.retain(|c| c.is_ascii_alphanumeric() || c == '_');
         let blocks_only = self.has_thread_block_map(state, tree, entry);
+        let persistent = map.schedule == Schedule::DevicePersistent;
+        let spread = if blocks_only && !persistent {
+            self.grid_spread(state, tree, entry, &map)
+        } else {
+            None
+        };
 
         // The kernel body first: it tells which containers and symbols the
         // kernel takes. Every map dimension is a grid-stride loop, so a
@@ -2048,7 +2103,11 @@ impl<'a> Emitter<'a> {
         let mut index = String::new();
         let dims = map.params.len();
         let thread = |axis: &str| {
-            if blocks_only {
+            if spread.is_some() {
+                // The one point, in every block: the blocks share the
+                // thread-block map's iterations instead.
+                ("(int64_t)0".to_owned(), "(int64_t)1".to_owned())
+            } else if blocks_only {
                 (
                     format!("(int64_t)blockIdx.{axis}"),
                     format!("(int64_t)gridDim.{axis}"),
@@ -2060,7 +2119,6 @@ impl<'a> Emitter<'a> {
                 )
             }
         };
-        let persistent = map.schedule == Schedule::DevicePersistent;
         // The grid's axes, outermost first: a map dimension each, or for a
         // map of more than three dimensions its innermost two and the
         // others folded into the outermost axis (decoded with a division
@@ -2132,7 +2190,10 @@ impl<'a> Emitter<'a> {
         } else {
             Ctx::Device
         };
-        used.extend(self.scope_body(label, state, tree, Some(entry), ctx, depth, &mut inner)?);
+        self.spread = spread.as_ref().map(|g| g.entry);
+        let emitted = self.scope_body(label, state, tree, Some(entry), ctx, depth, &mut inner);
+        self.spread = None;
+        used.extend(emitted?);
         for k in (1..depth).rev() {
             let _ = writeln!(inner, "{}}}", "  ".repeat(k));
         }
@@ -2214,6 +2275,20 @@ impl<'a> Emitter<'a> {
                 _ => params.push((format!("{t}* __restrict__"), ident(x), ident(x))),
             }
         }
+        if let Some(g) = &spread {
+            let t = ctype(g.dtype);
+            params.push((
+                format!("{t}* __restrict__"),
+                "sdfg_parts".to_owned(),
+                format!("{name}_parts"),
+            ));
+            params.push((
+                "unsigned int*".to_owned(),
+                "sdfg_tickets".to_owned(),
+                format!("{name}_tickets"),
+            ));
+            self.grid_buffers.push((name.clone(), t.to_owned()));
+        }
         let mut scope_params: BTreeSet<String> = BTreeSet::new();
         for &id in &scope_nodes {
             if let Some(Node::MapEntry(inner_map)) = state.node(id) {
@@ -2256,6 +2331,8 @@ impl<'a> Emitter<'a> {
             launch_used.retain(|s| !map.params.contains(s));
             return Ok(launch_used);
         }
+        // Symbols the grid of a spread reduction names (its iterations).
+        let mut symbols_used_by_grid: BTreeSet<String> = BTreeSet::new();
         // The launch: blocks to cover the map, at most the accelerator's
         // grid limit per axis (the grid-stride loops do the rest).
         let block = self.d.default_block();
@@ -2274,12 +2351,23 @@ impl<'a> Emitter<'a> {
             _ => limit,
         };
         let (grid, blockdim) = if blocks_only {
-            let g: Vec<String> = axis_counts.iter().rev().cloned().collect();
             // Whole warps (the block reductions shuffle within warps), no
             // more than the widest thread-block map needs.
             let warp = self.d.warp_size().max(1);
             let widest = self.thread_block_extent(state, tree, entry);
             let threads = fit(threads, widest).max(warp).div_ceil(warp) * warp;
+            let g: Vec<String> = match &spread {
+                // As many blocks as the iterations fill, at least one.
+                Some(g) => {
+                    let mut printer = self.sym();
+                    let n = printer.expr(&g.iterations);
+                    symbols_used_by_grid.extend(printer.used);
+                    vec![format!(
+                        "sdfg::imin(sdfg::imax(sdfg::ifloordiv({n} + {threads} - 1, {threads}), 1LL), {GRID_REDUCTION_BLOCKS}LL)"
+                    )]
+                }
+                None => axis_counts.iter().rev().cloned().collect(),
+            };
             (g, vec![threads.to_string()])
         } else if axes == 1 {
             let total = counts.join(" * ");
@@ -2339,8 +2427,105 @@ impl<'a> Emitter<'a> {
         );
         let _ = writeln!(out, "{pad}}}");
         let mut launch_used: BTreeSet<String> = symbols.into_iter().collect();
+        launch_used.extend(symbols_used_by_grid);
         launch_used.retain(|s| !map.params.contains(s));
         Ok(launch_used)
+    }
+
+    /// The reduction of kernel `entry` that spreads over the grid, where it
+    /// can: a kernel of one point (a full reduction: `np.sum(a)`, a dot)
+    /// whose one thread-block map combines into one register, by a sum,
+    /// product, minimum or maximum. One block would run all of it on one
+    /// multiprocessor; instead every block takes a share of the
+    /// iterations, and the last block to finish combines the blocks'
+    /// partials (`sdfg::grid_reduce`) and runs the rest of the kernel
+    /// alone. So the kernel must hold nothing else that other blocks would
+    /// repeat: before the thread-block map only code writing registers
+    /// (each block's own), everything else after it.
+    fn grid_spread(
+        &self,
+        state: &State,
+        tree: &ScopeTree,
+        entry: NodeId,
+        map: &sdfg_ir::Map,
+    ) -> Option<GridSpread> {
+        if SymExpr::constant_product(map.ranges.iter().map(Range::num_elements)) != Some(1) {
+            return None;
+        }
+        let in_scope: Vec<NodeId> = state
+            .nodes()
+            .map(|(id, _)| id)
+            .filter(|id| tree.ancestors(*id).contains(&entry))
+            .collect();
+        let blocks: Vec<NodeId> = in_scope
+            .iter()
+            .copied()
+            .filter(|id| {
+                matches!(state.node(*id), Some(Node::MapEntry(m)) if m.map.schedule == Schedule::DeviceThreadBlock)
+            })
+            .collect();
+        let [tb] = blocks.as_slice() else {
+            return None;
+        };
+        let Some(Node::MapEntry(tb_map)) = state.node(*tb) else {
+            return None;
+        };
+        if tree.parent(*tb) != Some(entry) {
+            return None;
+        }
+        let tb_exit = state.exit_of(*tb)?;
+        let register = |x: &str| self.desc(x).is_some_and(|d| d.storage == Storage::Register);
+        // The one register the map combines into.
+        let mut partials = state
+            .out_edges(tb_exit)
+            .filter_map(|(_, _, e)| e.memlet.as_ref());
+        let m = partials.next()?;
+        if partials.next().is_some()
+            || !register(&m.data)
+            || !matches!(m.wcr, Some(Wcr::Sum | Wcr::Product | Wcr::Min | Wcr::Max))
+        {
+            return None;
+        }
+        let dtype = self.desc(&m.data)?.dtype;
+        // What runs after the map: everything reachable from its exit.
+        let mut after: BTreeSet<NodeId> = BTreeSet::new();
+        let mut stack = vec![tb_exit];
+        while let Some(n) = stack.pop() {
+            for (_, d, _) in state.out_edges(n) {
+                if after.insert(d) {
+                    stack.push(d);
+                }
+            }
+        }
+        let inside_tb = |id: NodeId| id == *tb || tree.ancestors(id).contains(tb);
+        let repeated = in_scope.iter().any(|&id| {
+            if inside_tb(id) || after.contains(&id) {
+                return false;
+            }
+            // Before the map (or beside it): each block runs it; only
+            // registers may be written there.
+            state
+                .in_edges(id)
+                .filter_map(|(_, _, e)| e.memlet.as_ref())
+                .chain(
+                    state
+                        .out_edges(id)
+                        .filter_map(|(_, _, e)| e.memlet.as_ref()),
+                )
+                .any(|m| {
+                    let written = state.node(id).is_some_and(|n| n.as_access().is_some())
+                        && state.in_edges(id).next().is_some();
+                    (written || m.wcr.is_some()) && !register(&m.data)
+                })
+        });
+        if repeated {
+            return None;
+        }
+        Some(GridSpread {
+            entry: *tb,
+            dtype,
+            iterations: tb_map.map.num_iterations(),
+        })
     }
 
     /// The most iterations a thread-block map inside kernel `entry` has,
@@ -2428,9 +2613,18 @@ impl<'a> Emitter<'a> {
                 t = ctype(*dtype)
             );
         }
+        let spread = self.spread == Some(entry);
+        let (first, stride) = if spread {
+            (
+                "(int64_t)blockIdx.x * blockDim.x + threadIdx.x",
+                "(int64_t)gridDim.x * blockDim.x",
+            )
+        } else {
+            ("threadIdx.x", "blockDim.x")
+        };
         let _ = writeln!(
             out,
-            "{pad}for (int64_t sdfg_t = threadIdx.x; sdfg_t < {}; sdfg_t += blockDim.x) {{",
+            "{pad}for (int64_t sdfg_t = {first}; sdfg_t < {}; sdfg_t += {stride}) {{",
             counts.join(" * ")
         );
         let _ = writeln!(out, "{pad}  int64_t sdfg_rest = sdfg_t;");
@@ -2447,15 +2641,29 @@ impl<'a> Emitter<'a> {
         )?);
         let _ = writeln!(out, "{pad}}}");
         for (k, (target, w, dtype)) in partials.iter().enumerate() {
-            let total = format!(
-                "sdfg::block_reduce<sdfg::op_{w}<{}>>({target})",
-                ctype(*dtype)
-            );
-            let _ = writeln!(
-                out,
-                "{pad}{target} = {};",
-                cpp::combine(*w, &before(k), &total)
-            );
+            let op = format!("sdfg::op_{w}<{}>", ctype(*dtype));
+            let total = format!("sdfg::block_reduce<{op}>({target})");
+            if spread {
+                // The blocks' totals combined by the last block to finish;
+                // the others are done.
+                let _ = writeln!(
+                    out,
+                    "{pad}{t} sdfg_part = {total};\n{pad}if (!sdfg::grid_reduce<{op}>(sdfg_part, {}, sdfg_parts, sdfg_tickets)) return;",
+                    cpp::literal(&w.identity(*dtype)),
+                    t = ctype(*dtype)
+                );
+                let _ = writeln!(
+                    out,
+                    "{pad}{target} = {};",
+                    cpp::combine(*w, &before(k), "sdfg_part")
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{pad}{target} = {};",
+                    cpp::combine(*w, &before(k), &total)
+                );
+            }
         }
         let _ = writeln!(out, "{pad}__syncthreads();");
         for param in &m.map.params {

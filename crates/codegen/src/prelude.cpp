@@ -258,6 +258,37 @@ template <class Op, class T> __device__ inline T block_reduce(T v) {
   __syncthreads();
   return v;
 }
+// A value another block wrote, read past this multiprocessor's cache (a
+// volatile load; complex numbers a part at a time).
+template <class T> __device__ inline T load_volatile(const T* p) { return *(const volatile T*)p; }
+template <class T> __device__ inline complex<T> load_volatile(const complex<T>* p) {
+  return complex<T>(load_volatile(&p->re), load_volatile(&p->im));
+}
+// The combination of every block's `part` (its `block_reduce` total) over
+// the grid, for a reduction whose iterations the blocks share: each
+// block's first thread stores its part in `parts[blockIdx.x]`, makes it
+// visible to the grid, and takes a ticket; the block with the last ticket
+// combines the stored parts into `part`, resets the counter for the next
+// launch and returns true; every other block returns false, its work done.
+// Every thread of the block calls it (the emitter sizes the grid at most
+// the length of `parts`, a one-dimensional grid of whole warps).
+template <class Op, class T> __device__ inline bool grid_reduce(T& part, T identity, T* parts, unsigned int* tickets) {
+  __shared__ unsigned int last;
+  const unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  if (t == 0) {
+    parts[blockIdx.x] = part;
+    __threadfence();
+    last = atomicAdd(tickets, 1u) == gridDim.x - 1 ? 1u : 0u;
+  }
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  T v = identity;
+  for (unsigned int b = t; b < gridDim.x; b += blockDim.x * blockDim.y * blockDim.z) v = Op::apply(v, load_volatile(&parts[b]));
+  part = block_reduce<Op>(v);
+  if (t == 0) atomicExch(tickets, 0u);
+  return true;
+}
 // Helper kernels of the vendor calls; grid-stride loops, so a grid clamped
 // to the launch limits covers any size.
 // Zeroes the strict upper (`upper`) or lower triangle of a row-major n x n

@@ -196,3 +196,45 @@ fn blocks_after_a_jump_are_refused() {
     let text = export(&sdfg).unwrap_err().to_string();
     assert!(text.contains("`leave`"), "{text}");
 }
+
+#[test]
+fn a_reshape_copy_waives_daces_element_count_check_and_only_it() {
+    // `B[0:N*M] <- A[0:N, 0:M]`: ends of different ranks, whose element
+    // counts DaCe's symbolic engine cannot always prove equal (ceilings of
+    // powers); the IR's validator has, so the memlet carries `allow_oob`.
+    // A copy of one rank on both ends keeps DaCe's check.
+    let mut b = sdfg_ir::builder::SdfgBuilder::new("reshape");
+    b.symbol("N")
+        .symbol("M")
+        .array("A", sdfg_ir::DType::Float64, "N, M")
+        .array("B", sdfg_ir::DType::Float64, "N * M")
+        .array("C", sdfg_ir::DType::Float64, "N * M");
+    b.state("copy", |s| {
+        let (a, bb, c) = (s.access("A"), s.access("B"), s.access("C"));
+        let flat = sdfg_ir::Memlet::parse("A", "0:N, 0:M")
+            .unwrap()
+            .with_other_subset(sdfg_ir::Subset::parse("0:N*M").unwrap());
+        s.edge(a, None, bb, None, flat);
+        let same = sdfg_ir::Memlet::parse("B", "0:N*M")
+            .unwrap()
+            .with_other_subset(sdfg_ir::Subset::parse("0:N*M").unwrap());
+        s.edge(bb, None, c, None, same);
+    });
+    let sdfg = b.build().unwrap();
+    let value = export(&sdfg).unwrap();
+    let mut all = Vec::new();
+    states(&value, &mut all);
+    let edges: Vec<&Value> = all
+        .iter()
+        .flat_map(|(s, _)| s["edges"].as_array().into_iter().flatten())
+        .collect();
+    let memlet = |data: &str| {
+        edges
+            .iter()
+            .map(|e| &e["attributes"]["data"]["attributes"])
+            .find(|m| m["data"] == data)
+            .unwrap_or_else(|| panic!("no memlet of `{data}`: {edges:?}"))
+    };
+    assert_eq!(memlet("A")["allow_oob"], Value::Bool(true));
+    assert!(memlet("B").get("allow_oob").is_none(), "{:?}", memlet("B"));
+}

@@ -759,7 +759,10 @@ fn block_reductions_combine_every_threads_partial_through_shuffles() {
     // shuffles and the warps' combination; run plainly and under
     // ThreadSanitizer (blocks on four OS threads, each block's threads as
     // fibers).
-    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], C: dc.float64[N, M], s: dc.float64[1], r: dc.float64[N], m: dc.float64[N]):\n    s[0] = np.sum(A)\n    r[:] = np.max(A, axis=1)\n    m[:] = np.min(C, axis=1)\n";
+    // The full reductions (a sum, a maximum, a minimum meeting the NaN in
+    // a block other than the last) spread over the grid: 900 elements are
+    // four blocks of 256 threads, whose partials the last block combines.
+    let src = "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(A: dc.float64[N, M], C: dc.float64[N, M], s: dc.float64[1], r: dc.float64[N], m: dc.float64[N], t: dc.float64[2]):\n    s[0] = np.sum(A)\n    r[:] = np.max(A, axis=1)\n    m[:] = np.min(C, axis=1)\n    t[0] = np.max(A)\n    t[1] = np.min(C)\n";
     let (n, cols) = (3usize, 300usize);
     let a: Vec<f64> = (0..n * cols)
         .map(|k| ((k * 37) % 101) as f64 - 50.0)
@@ -778,10 +781,37 @@ fn block_reductions_combine_every_threads_partial_through_shuffles() {
             x.min(y)
         }
     };
+    let inputs = |u: &TranslationUnit| {
+        by_name(
+            u,
+            &[
+                (
+                    "A",
+                    Argument::Array(ArrayValue::f64(vec![n, cols], a.clone())),
+                ),
+                (
+                    "C",
+                    Argument::Array(ArrayValue::f64(vec![n, cols], c.clone())),
+                ),
+                ("s", f64s(&[0.0])),
+                ("r", f64s(&[0.0; 3])),
+                ("m", f64s(&[0.0; 3])),
+                ("t", f64s(&[0.0; 2])),
+                ("N", Argument::Symbol(n as i64)),
+                ("M", Argument::Symbol(cols as i64)),
+            ],
+        )
+    };
     for d in [&Cuda as &dyn Dialect, &Hip] {
         let u = pipeline_unit(src, d);
         assert_eq!(
             u.source.matches("sdfg::block_reduce<").count(),
+            5,
+            "{}",
+            u.source
+        );
+        assert_eq!(
+            u.source.matches("if (!sdfg::grid_reduce<").count(),
             3,
             "{}",
             u.source
@@ -793,24 +823,7 @@ fn block_reductions_combine_every_threads_partial_through_shuffles() {
                 "reductions-tsan",
             ),
         ] {
-            let mut args = by_name(
-                &u,
-                &[
-                    (
-                        "A",
-                        Argument::Array(ArrayValue::f64(vec![n, cols], a.clone())),
-                    ),
-                    (
-                        "C",
-                        Argument::Array(ArrayValue::f64(vec![n, cols], c.clone())),
-                    ),
-                    ("s", f64s(&[0.0])),
-                    ("r", f64s(&[0.0; 3])),
-                    ("m", f64s(&[0.0; 3])),
-                    ("N", Argument::Symbol(n as i64)),
-                    ("M", Argument::Symbol(cols as i64)),
-                ],
-            );
+            let mut args = inputs(&u);
             let Some(r) = run(&device, &u, name, &mut args) else {
                 return;
             };
@@ -823,7 +836,25 @@ fn block_reductions_combine_every_threads_partial_through_shuffles() {
             assert_eq!(mins[0], want[0]);
             assert!(mins[1].is_nan(), "{mins:?}");
             assert_eq!(mins[2], want[2]);
+            let t = values(&args[at(&u, "t")]);
+            assert_eq!(t[0], a.iter().copied().fold(f64::MIN, f64::max));
+            assert!(t[1].is_nan(), "{t:?}");
         }
+        // The control: without the fence between a block's partial and its
+        // ticket, the last block's read of that partial is a race, which
+        // ThreadSanitizer reports.
+        let unfenced = broken(
+            &u,
+            "parts[blockIdx.x] = part;\n    __threadfence();",
+            "parts[blockIdx.x] = part;",
+        );
+        let mut args = inputs(&unfenced);
+        let tsan = device().sanitize(Some(Sanitizer::Thread));
+        let r = run(&tsan, &unfenced, "reductions-unfenced", &mut args).unwrap();
+        let Err(e) = r else {
+            panic!("{}: no race reported without the fence", d.name());
+        };
+        assert!(e.to_string().contains("data race"), "{e}");
     }
 }
 

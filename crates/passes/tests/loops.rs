@@ -322,6 +322,19 @@ fn an_accumulation_becomes_a_map_of_private_partial_sums() {
         assert_eq!(loops(&out), 0, "{body}{report}");
         assert_eq!(top_maps(&out).len(), 1, "{body}{report}");
     }
+    // The partial sum read inside the loop (a test on it, a running
+    // total stored): not only updated, the loop stays.
+    for body in [
+        "    s = 0.0\n    for i in range(N):\n        for j in range(N):\n            if s < 3.0:\n                s = s + T[i, j]\n    B[0] = s\n",
+        "    s = 0.0\n    for i in range(N):\n        for j in range(N):\n            s = s + T[i, j]\n        C[i] = s\n    B[0] = s\n",
+    ] {
+        let sdfg = program(
+            body,
+            "T: dc.float64[N, N], B: dc.float64[1], C: dc.float64[N]",
+        );
+        let (_, report) = convert(&sdfg);
+        assert!(report.converted.is_empty(), "{body}{report}");
+    }
     // One term per iteration is a reduction, not partial sums (an atomic
     // per term on one address): the loop stays.
     let sdfg = program(

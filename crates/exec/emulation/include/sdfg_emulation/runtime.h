@@ -1167,7 +1167,21 @@ extern "C" __attribute__((used, visibility("default"))) inline void sdfg_emulati
 
 // ---- device functions ----
 inline void __syncthreads() { sdfg_emu::barrier(); }
+#if defined(SDFG_EMU_TSAN)
+// ThreadSanitizer does not model fences: each fence is told to it as a
+// release and an acquire of one token, so a fence orders what came before
+// an earlier fence in any thread (the last block of a grid reduction reads
+// the partials the others stored before their fences and tickets; a block
+// that reads before another fenced still races, as it does on a GPU).
+inline char sdfg_emu_fence_token;
+inline void __threadfence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  __tsan_release(&sdfg_emu_fence_token);
+  __tsan_acquire(&sdfg_emu_fence_token);
+}
+#else
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#endif
 
 template <class T>
 inline T sdfg_emu_atomic_add(T* p, T v) {

@@ -4,10 +4,10 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k0(double* __restrict__ dev_radius, double* __restrict__ lib_5, int64_t N) {
+__global__ void reduce_expansion_k0(double* __restrict__ dev_radius, double* __restrict__ lib_5, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N) {
   double v__lib1_acc_s[1];
   double* v__lib1_acc = v__lib1_acc_s;
-  for (int64_t v__l1_o0_i = (int64_t)blockIdx.x; v__l1_o0_i < (1LL); v__l1_o0_i += (int64_t)gridDim.x) {
+  for (int64_t v__l1_o0_i = (int64_t)0; v__l1_o0_i < (1LL); v__l1_o0_i += (int64_t)1) {
     const int64_t v__l1_o0 = (0LL) + v__l1_o0_i * (1LL);
     {  // tasklet reduce_init
       double t__o;
@@ -16,7 +16,7 @@ __global__ void reduce_expansion_k0(double* __restrict__ dev_radius, double* __r
     }
     const double sdfg_before8_0 = v__lib1_acc[0];
     v__lib1_acc[0] = ((double)INFINITY);
-    for (int64_t sdfg_t = threadIdx.x; sdfg_t < (N); sdfg_t += blockDim.x) {
+    for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < (N); sdfg_t += (int64_t)gridDim.x * blockDim.x) {
       int64_t sdfg_rest = sdfg_t;
       const int64_t v__l1_r0 = (0LL) + sdfg_rest * (1LL);
       {  // tasklet reduce_value
@@ -26,7 +26,9 @@ __global__ void reduce_expansion_k0(double* __restrict__ dev_radius, double* __r
         v__lib1_acc[0] = sdfg::minimum(v__lib1_acc[0], t__v);
       }
     }
-    v__lib1_acc[0] = sdfg::minimum(sdfg_before8_0, sdfg::block_reduce<sdfg::op_min<double>>(v__lib1_acc[0]));
+    double sdfg_part = sdfg::block_reduce<sdfg::op_min<double>>(v__lib1_acc[0]);
+    if (!sdfg::grid_reduce<sdfg::op_min<double>>(sdfg_part, ((double)INFINITY), sdfg_parts, sdfg_tickets)) return;
+    v__lib1_acc[0] = sdfg::minimum(sdfg_before8_0, sdfg_part);
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
     {  // tasklet reduce_store
@@ -38,14 +40,14 @@ __global__ void reduce_expansion_k0(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k0(double* __restrict__ dev_radius, double* __restrict__ lib_5, int64_t N);
+__global__ void reduce_expansion_k0(double* __restrict__ dev_radius, double* __restrict__ lib_5, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N);
 #endif  // reduce_expansion_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __restrict__ lib_7, int64_t N) {
+__global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __restrict__ lib_7, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N) {
   double v__lib2_acc_s[1];
   double* v__lib2_acc = v__lib2_acc_s;
-  for (int64_t v__l2_o0_i = (int64_t)blockIdx.x; v__l2_o0_i < (1LL); v__l2_o0_i += (int64_t)gridDim.x) {
+  for (int64_t v__l2_o0_i = (int64_t)0; v__l2_o0_i < (1LL); v__l2_o0_i += (int64_t)1) {
     const int64_t v__l2_o0 = (0LL) + v__l2_o0_i * (1LL);
     {  // tasklet reduce_init
       double t__o;
@@ -54,7 +56,7 @@ __global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __r
     }
     const double sdfg_before8_0 = v__lib2_acc[0];
     v__lib2_acc[0] = ((double)-INFINITY);
-    for (int64_t sdfg_t = threadIdx.x; sdfg_t < (N); sdfg_t += blockDim.x) {
+    for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < (N); sdfg_t += (int64_t)gridDim.x * blockDim.x) {
       int64_t sdfg_rest = sdfg_t;
       const int64_t v__l2_r0 = (0LL) + sdfg_rest * (1LL);
       {  // tasklet reduce_value
@@ -64,7 +66,9 @@ __global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __r
         v__lib2_acc[0] = sdfg::maximum(v__lib2_acc[0], t__v);
       }
     }
-    v__lib2_acc[0] = sdfg::maximum(sdfg_before8_0, sdfg::block_reduce<sdfg::op_max<double>>(v__lib2_acc[0]));
+    double sdfg_part = sdfg::block_reduce<sdfg::op_max<double>>(v__lib2_acc[0]);
+    if (!sdfg::grid_reduce<sdfg::op_max<double>>(sdfg_part, ((double)-INFINITY), sdfg_parts, sdfg_tickets)) return;
+    v__lib2_acc[0] = sdfg::maximum(sdfg_before8_0, sdfg_part);
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
     {  // tasklet reduce_store
@@ -76,7 +80,7 @@ __global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __restrict__ lib_7, int64_t N);
+__global__ void reduce_expansion_k1(double* __restrict__ dev_radius, double* __restrict__ lib_7, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N);
 #endif  // reduce_expansion_k1
 
 #if !defined(SDFG_HOST_ONLY)
@@ -125,10 +129,10 @@ __global__ void arr_2_l34_0_k3(double* __restrict__ arr_1, double* __restrict__ 
 #endif  // arr_2_l34_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N) {
+__global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __restrict__ lib_21, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N) {
   double v__lib3_acc_s[1];
   double* v__lib3_acc = v__lib3_acc_s;
-  for (int64_t v__l3_o0_i = (int64_t)blockIdx.x; v__l3_o0_i < (1LL); v__l3_o0_i += (int64_t)gridDim.x) {
+  for (int64_t v__l3_o0_i = (int64_t)0; v__l3_o0_i < (1LL); v__l3_o0_i += (int64_t)1) {
     const int64_t v__l3_o0 = (0LL) + v__l3_o0_i * (1LL);
     {  // tasklet reduce_init
       double t__o;
@@ -137,7 +141,7 @@ __global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __r
     }
     const double sdfg_before8_0 = v__lib3_acc[0];
     v__lib3_acc[0] = ((double)INFINITY);
-    for (int64_t sdfg_t = threadIdx.x; sdfg_t < (N); sdfg_t += blockDim.x) {
+    for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < (N); sdfg_t += (int64_t)gridDim.x * blockDim.x) {
       int64_t sdfg_rest = sdfg_t;
       const int64_t v__l3_r0 = (0LL) + sdfg_rest * (1LL);
       {  // tasklet reduce_value
@@ -147,7 +151,9 @@ __global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __r
         v__lib3_acc[0] = sdfg::minimum(v__lib3_acc[0], t__v);
       }
     }
-    v__lib3_acc[0] = sdfg::minimum(sdfg_before8_0, sdfg::block_reduce<sdfg::op_min<double>>(v__lib3_acc[0]));
+    double sdfg_part = sdfg::block_reduce<sdfg::op_min<double>>(v__lib3_acc[0]);
+    if (!sdfg::grid_reduce<sdfg::op_min<double>>(sdfg_part, ((double)INFINITY), sdfg_parts, sdfg_tickets)) return;
+    v__lib3_acc[0] = sdfg::minimum(sdfg_before8_0, sdfg_part);
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
     {  // tasklet reduce_store
@@ -159,14 +165,14 @@ __global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __restrict__ lib_21, int64_t N);
+__global__ void reduce_expansion_k4(double* __restrict__ dev_radius, double* __restrict__ lib_21, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N);
 #endif  // reduce_expansion_k4
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N) {
+__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_23, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N) {
   double v__lib4_acc_s[1];
   double* v__lib4_acc = v__lib4_acc_s;
-  for (int64_t v__l4_o0_i = (int64_t)blockIdx.x; v__l4_o0_i < (1LL); v__l4_o0_i += (int64_t)gridDim.x) {
+  for (int64_t v__l4_o0_i = (int64_t)0; v__l4_o0_i < (1LL); v__l4_o0_i += (int64_t)1) {
     const int64_t v__l4_o0 = (0LL) + v__l4_o0_i * (1LL);
     {  // tasklet reduce_init
       double t__o;
@@ -175,7 +181,7 @@ __global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __r
     }
     const double sdfg_before8_0 = v__lib4_acc[0];
     v__lib4_acc[0] = ((double)-INFINITY);
-    for (int64_t sdfg_t = threadIdx.x; sdfg_t < (N); sdfg_t += blockDim.x) {
+    for (int64_t sdfg_t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; sdfg_t < (N); sdfg_t += (int64_t)gridDim.x * blockDim.x) {
       int64_t sdfg_rest = sdfg_t;
       const int64_t v__l4_r0 = (0LL) + sdfg_rest * (1LL);
       {  // tasklet reduce_value
@@ -185,7 +191,9 @@ __global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __r
         v__lib4_acc[0] = sdfg::maximum(v__lib4_acc[0], t__v);
       }
     }
-    v__lib4_acc[0] = sdfg::maximum(sdfg_before8_0, sdfg::block_reduce<sdfg::op_max<double>>(v__lib4_acc[0]));
+    double sdfg_part = sdfg::block_reduce<sdfg::op_max<double>>(v__lib4_acc[0]);
+    if (!sdfg::grid_reduce<sdfg::op_max<double>>(sdfg_part, ((double)-INFINITY), sdfg_parts, sdfg_tickets)) return;
+    v__lib4_acc[0] = sdfg::maximum(sdfg_before8_0, sdfg_part);
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
     {  // tasklet reduce_store
@@ -197,7 +205,7 @@ __global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __r
   }
 }
 #else
-__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_23, int64_t N);
+__global__ void reduce_expansion_k5(double* __restrict__ dev_radius, double* __restrict__ lib_23, double* __restrict__ sdfg_parts, unsigned int* sdfg_tickets, int64_t N);
 #endif  // reduce_expansion_k5
 
 #if !defined(SDFG_HOST_ONLY)
@@ -328,12 +336,28 @@ struct kernel_state_t {
   double* lib_7;
   int64_t* ret_14;
   double* ret_30;
+  double* reduce_expansion_k0_parts;
+  unsigned int* reduce_expansion_k0_tickets;
+  double* reduce_expansion_k1_parts;
+  unsigned int* reduce_expansion_k1_tickets;
+  double* reduce_expansion_k4_parts;
+  unsigned int* reduce_expansion_k4_tickets;
+  double* reduce_expansion_k5_parts;
+  unsigned int* reduce_expansion_k5_tickets;
 };
 
 extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (!sdfg_h) return 0;
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  if (sdfg_h->reduce_expansion_k5_tickets) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k5_tickets));
+  if (sdfg_h->reduce_expansion_k5_parts) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k5_parts));
+  if (sdfg_h->reduce_expansion_k4_tickets) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k4_tickets));
+  if (sdfg_h->reduce_expansion_k4_parts) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k4_parts));
+  if (sdfg_h->reduce_expansion_k1_tickets) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k1_tickets));
+  if (sdfg_h->reduce_expansion_k1_parts) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k1_parts));
+  if (sdfg_h->reduce_expansion_k0_tickets) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k0_tickets));
+  if (sdfg_h->reduce_expansion_k0_parts) SDFG_RELEASE(hipFree(sdfg_h->reduce_expansion_k0_parts));
   if (sdfg_h->ret_30) SDFG_RELEASE(hipFree(sdfg_h->ret_30));
   if (sdfg_h->ret_14) SDFG_RELEASE(hipFree(sdfg_h->ret_14));
   if (sdfg_h->lib_7) SDFG_RELEASE(hipFree(sdfg_h->lib_7));
@@ -384,6 +408,26 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_7, sizeof(double) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->ret_14, sizeof(int64_t) * (size_t)sdfg::imax((npt), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->ret_30, sizeof(double) * (size_t)sdfg::imax((npt), 1)));
+  // The block partials and ticket counter of `reduce_expansion_k0`'s grid reduction
+  // (the last block resets the counter for the next launch).
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k0_parts, sizeof(double) * 1024));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k0_tickets, sizeof(unsigned int)));
+  SDFG_CHECK(hipMemsetAsync(sdfg_h->reduce_expansion_k0_tickets, 0, sizeof(unsigned int), sdfg_h->stream));
+  // The block partials and ticket counter of `reduce_expansion_k1`'s grid reduction
+  // (the last block resets the counter for the next launch).
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k1_parts, sizeof(double) * 1024));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k1_tickets, sizeof(unsigned int)));
+  SDFG_CHECK(hipMemsetAsync(sdfg_h->reduce_expansion_k1_tickets, 0, sizeof(unsigned int), sdfg_h->stream));
+  // The block partials and ticket counter of `reduce_expansion_k4`'s grid reduction
+  // (the last block resets the counter for the next launch).
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k4_parts, sizeof(double) * 1024));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k4_tickets, sizeof(unsigned int)));
+  SDFG_CHECK(hipMemsetAsync(sdfg_h->reduce_expansion_k4_tickets, 0, sizeof(unsigned int), sdfg_h->stream));
+  // The block partials and ticket counter of `reduce_expansion_k5`'s grid reduction
+  // (the last block resets the counter for the next launch).
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k5_parts, sizeof(double) * 1024));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->reduce_expansion_k5_tickets, sizeof(unsigned int)));
+  SDFG_CHECK(hipMemsetAsync(sdfg_h->reduce_expansion_k5_tickets, 0, sizeof(unsigned int), sdfg_h->stream));
   return 0;
 }
 
@@ -417,6 +461,14 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   double* const lib_7 = sdfg_h->lib_7;
   int64_t* const ret_14 = sdfg_h->ret_14;
   double* const ret_30 = sdfg_h->ret_30;
+  double* const reduce_expansion_k0_parts = sdfg_h->reduce_expansion_k0_parts;
+  unsigned int* const reduce_expansion_k0_tickets = sdfg_h->reduce_expansion_k0_tickets;
+  double* const reduce_expansion_k1_parts = sdfg_h->reduce_expansion_k1_parts;
+  unsigned int* const reduce_expansion_k1_tickets = sdfg_h->reduce_expansion_k1_tickets;
+  double* const reduce_expansion_k4_parts = sdfg_h->reduce_expansion_k4_parts;
+  unsigned int* const reduce_expansion_k4_tickets = sdfg_h->reduce_expansion_k4_tickets;
+  double* const reduce_expansion_k5_parts = sdfg_h->reduce_expansion_k5_parts;
+  unsigned int* const reduce_expansion_k5_tickets = sdfg_h->reduce_expansion_k5_tickets;
   // offload_copy_in
   {
     SDFG_CHECK(hipMemcpyAsync(dev_data + ((0LL) + (0LL) * (1LL)), data + ((0LL) + (0LL) * (1LL)), sizeof(double) * (N), hipMemcpyHostToDevice, stream));
@@ -425,19 +477,19 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   // reduce_l15_6
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin((1LL), 2147483647LL));
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::imin(sdfg::imax(sdfg::ifloordiv((N) + 256 - 1, 256), 1LL), 1024LL), 2147483647LL));
       dim3 sdfg_block(256);
       SDFG_SYNCHRONIZING(reduce_expansion_k0);
-      SDFG_KERNEL(reduce_expansion_k0, sdfg_grid, sdfg_block, 0, dev_radius, lib_5, N);
+      SDFG_KERNEL(reduce_expansion_k0, sdfg_grid, sdfg_block, 0, dev_radius, lib_5, reduce_expansion_k0_parts, reduce_expansion_k0_tickets, N);
     }
   }
   // reduce_l16_8
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin((1LL), 2147483647LL));
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::imin(sdfg::imax(sdfg::ifloordiv((N) + 256 - 1, 256), 1LL), 1024LL), 2147483647LL));
       dim3 sdfg_block(256);
       SDFG_SYNCHRONIZING(reduce_expansion_k1);
-      SDFG_KERNEL(reduce_expansion_k1, sdfg_grid, sdfg_block, 0, dev_radius, lib_7, N);
+      SDFG_KERNEL(reduce_expansion_k1, sdfg_grid, sdfg_block, 0, dev_radius, lib_7, reduce_expansion_k1_parts, reduce_expansion_k1_tickets, N);
     }
   }
   // assign_l17_10
@@ -459,19 +511,19 @@ static int kernel_body(kernel_state_t* sdfg_h, double* data, double* radius, int
   // reduce_l15_22
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin((1LL), 2147483647LL));
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::imin(sdfg::imax(sdfg::ifloordiv((N) + 256 - 1, 256), 1LL), 1024LL), 2147483647LL));
       dim3 sdfg_block(256);
       SDFG_SYNCHRONIZING(reduce_expansion_k4);
-      SDFG_KERNEL(reduce_expansion_k4, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, N);
+      SDFG_KERNEL(reduce_expansion_k4, sdfg_grid, sdfg_block, 0, dev_radius, lib_21, reduce_expansion_k4_parts, reduce_expansion_k4_tickets, N);
     }
   }
   // reduce_l16_24
   {
     if ((1LL) > 0) {
-      dim3 sdfg_grid((unsigned)sdfg::imin((1LL), 2147483647LL));
+      dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::imin(sdfg::imax(sdfg::ifloordiv((N) + 256 - 1, 256), 1LL), 1024LL), 2147483647LL));
       dim3 sdfg_block(256);
       SDFG_SYNCHRONIZING(reduce_expansion_k5);
-      SDFG_KERNEL(reduce_expansion_k5, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, N);
+      SDFG_KERNEL(reduce_expansion_k5, sdfg_grid, sdfg_block, 0, dev_radius, lib_23, reduce_expansion_k5_parts, reduce_expansion_k5_tickets, N);
     }
   }
   // assign_l17_26
