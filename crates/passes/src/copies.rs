@@ -27,7 +27,7 @@
 //!   and destination boxes lie apart ([`separated`]); the memlet names the
 //!   source, as the IR's copies within one container always do.
 
-use crate::dependence::separated;
+use crate::dependence::{digits, separated};
 use crate::nest::{copy_tasklet, single_map};
 use sdfg_ir::{
     BlockKind, DataDesc, Edge, Memlet, Node, NodeId, Range, Sdfg, State, Subset, SymExpr,
@@ -89,28 +89,16 @@ fn block_of(
         if first != next || last + 1 - first != named.len() {
             return None;
         }
-        // Innermost parameter first: each one's coefficient is the run of
-        // those inside it.
+        let spans = spans(&ranges[first..=last]);
+        let (coeffs, base) = digits(e, &params[first..=last], &spans, Some(&SymExpr::int(1)))?;
         let stride = layout.strides.get(d)?;
-        let mut rest = e.clone();
-        let mut run = SymExpr::int(1);
-        let mut own = Vec::new();
-        for &k in named.iter().rev() {
-            let (coeff, others) = rest.linear_in(&params[k])?;
-            if coeff != run || params.iter().any(|q| coeff.has_symbol(q)) {
-                return None;
-            }
-            let count = ranges[k].num_elements();
-            own.push((count.clone(), stride * &coeff));
-            rest = &others + &(&coeff * &ranges[k].begin);
-            run = &run * &count;
+        let run = spans
+            .iter()
+            .fold(SymExpr::int(1), |acc, (_, count)| &acc * count);
+        for ((_, count), coeff) in spans.into_iter().zip(coeffs) {
+            dims.push((count, stride * &coeff));
         }
-        if params.iter().any(|q| rest.has_symbol(q)) {
-            return None;
-        }
-        own.reverse();
-        dims.extend(own);
-        out.push(Range::inclusive(rest.clone(), &rest + &run - 1));
+        out.push(Range::inclusive(base.clone(), &base + &run - 1));
         next = last + 1;
     }
     (next == params.len()).then(|| CopyEnd {
@@ -142,36 +130,29 @@ fn flat_end(
     if !layout.is_contiguous() || inner.ranges.iter().any(|r| !r.is_index()) {
         return None;
     }
-    let mut rest = inner
+    let flat = inner
         .ranges
         .iter()
         .zip(&layout.strides)
         .fold(SymExpr::int(0), |acc, (r, s)| acc + &r.begin * s);
-    // Innermost parameter first: consecutive points at consecutive
-    // elements, in increasing order (a reversal, `A[M - 1 - i]`, covers a
-    // run too, backwards: no copy).
-    let mut dims = Vec::new();
-    let mut volume = SymExpr::int(1);
-    for (p, r) in params.iter().zip(ranges).rev() {
-        let (coeff, others) = rest.linear_in(p)?;
-        if coeff != volume {
-            return None;
-        }
-        let count = r.num_elements();
-        rest = &others + &(&coeff * &r.begin);
-        dims.push((count.clone(), coeff));
-        volume = &volume * &count;
-    }
-    dims.reverse();
-    if params.iter().any(|q| rest.has_symbol(q)) {
-        return None;
-    }
+    // Consecutive points at consecutive elements, in increasing order (a
+    // reversal, `A[M - 1 - i]`, covers a run too, backwards: no copy).
+    let spans = spans(ranges);
+    let (coeffs, start) = digits(&flat, params, &spans, Some(&SymExpr::int(1)))?;
+    let volume = spans
+        .iter()
+        .fold(SymExpr::int(1), |acc, (_, count)| &acc * count);
+    let dims: Vec<(SymExpr, SymExpr)> = spans
+        .into_iter()
+        .map(|(_, count)| count)
+        .zip(coeffs)
+        .collect();
     let whole = Subset::full(&desc.shape());
     let size = |s: &Subset| s.num_elements().joined_powers();
     let volume = volume.joined_powers();
     let block = if size(outer) == volume {
         outer.clone()
-    } else if rest.is_zero() && size(&whole) == volume {
+    } else if start.is_zero() && size(&whole) == volume {
         whole
     } else {
         return None;
@@ -181,6 +162,15 @@ fn flat_end(
         dims,
         row_major: true,
     })
+}
+
+/// Each range's first value and number of values (unit steps), as
+/// [`digits`] takes them.
+fn spans(ranges: &[Range]) -> Vec<(SymExpr, SymExpr)> {
+    ranges
+        .iter()
+        .map(|r| (r.begin.clone(), r.num_elements()))
+        .collect()
 }
 
 /// One end of a copy, as [`block_of`] finds it.

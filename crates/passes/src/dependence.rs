@@ -567,9 +567,8 @@ pub fn independent(
 }
 
 /// Whether index `e` numbers the points of a box of `params` one to one,
-/// as the digits of a mixed-radix number: `c * (p_n + N_n * (p_{n-1} +
-/// N_{n-1} * ...))` plus a part free of the unknowns, each `N` the length
-/// of the range inside it, the innermost parameter last (the flat index of
+/// as the [`digits`] of a mixed-radix number, the innermost's coefficient
+/// a non-zero constant, and a part free of the unknowns (the flat index of
 /// a row-major reshape: `a * M * R**i + b * M + k` over `k < M`, `b <
 /// R**i`). No two points then meet, though no single dimension pins each
 /// parameter.
@@ -582,24 +581,57 @@ fn mixed_radix(
     if bounds.len() < params.len() || params.is_empty() {
         return false;
     }
+    if bounds
+        .iter()
+        .any(|(lo, hi)| !invariant(lo, unknown) || !invariant(hi, unknown))
+    {
+        return false;
+    }
+    let ranges: Vec<(SymExpr, SymExpr)> = bounds
+        .iter()
+        .map(|(lo, hi)| (lo.clone(), hi - lo + SymExpr::int(1)))
+        .collect();
+    digits(e, params, &ranges[..params.len()], None)
+        .is_some_and(|(_, base)| invariant(&base, unknown))
+}
+
+/// `e` read as a number whose digits are `params` (innermost last), each
+/// running over `count` values from `first` (`ranges`): every parameter's
+/// coefficient is the next inner one's times that one's count, the
+/// innermost's `unit` (or any non-zero constant without one). Returns the
+/// coefficients, in `params`' order, and `e` with every parameter at its
+/// first value. `None` where `e` is not such a number. Map-to-copy asks it
+/// whether a copy's points are one run of elements in order, the
+/// dependence test whether a flat index is one to one.
+pub(crate) fn digits(
+    e: &SymExpr,
+    params: &[String],
+    ranges: &[(SymExpr, SymExpr)],
+    unit: Option<&SymExpr>,
+) -> Option<(Vec<SymExpr>, SymExpr)> {
     let mut rest = e.clone();
-    let mut run: Option<SymExpr> = None;
-    for (p, (lo, hi)) in params.iter().zip(bounds).rev() {
-        let Some((coeff, others)) = rest.linear_in(p) else {
-            return false;
+    let mut at_first = SymExpr::int(0);
+    let mut run = unit.cloned();
+    let mut coeffs = Vec::with_capacity(params.len());
+    for (p, (first, count)) in params.iter().zip(ranges).rev() {
+        let (coeff, others) = rest.linear_in(p)?;
+        let fits = match &run {
+            Some(r) => coeff == *r,
+            None => coeff.as_int().is_some_and(|c| c != 0),
         };
-        match &run {
-            None if coeff.as_int().is_some_and(|c| c != 0) => {}
-            Some(r) if coeff == *r => {}
-            _ => return false,
+        if !fits || params.iter().any(|q| coeff.has_symbol(q)) {
+            return None;
         }
-        if !invariant(lo, unknown) || !invariant(hi, unknown) {
-            return false;
-        }
-        run = Some(&coeff * &(hi - lo + SymExpr::int(1)));
+        at_first = &at_first + &(&coeff * first);
+        run = Some(&coeff * count);
+        coeffs.push(coeff);
         rest = others;
     }
-    invariant(&rest, unknown)
+    if params.iter().any(|q| rest.has_symbol(q)) {
+        return None;
+    }
+    coeffs.reverse();
+    Some((coeffs, &rest + &at_first))
 }
 
 /// The symbols whose values an access test cannot know (the loop
