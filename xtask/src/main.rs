@@ -3,7 +3,7 @@
 //! - `bless`: rewrites the golden translation units that
 //!   `cargo test -p sdfg-harness --test goldens` checks
 //!   (`sdfg_harness::goldens`).
-//! - `corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--json FILE]`:
+//! - `corpus [--kernel NAME]... [--goldens] [--concurrent] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--json FILE]`:
 //!   runs every kernel of `corpus/npbench/` through the pipeline (parse,
 //!   compile, validate, JSON round trip, host simulation, offload for the
 //!   backend, device simulation, comparison with NumPy; for `cuda` and `hip`
@@ -13,8 +13,9 @@
 //!   kernel matches. `--require-compilers` makes a compile check or an
 //!   execution skipped for a missing tool a failure; `--sanitize` builds and
 //!   runs the emitted code with AddressSanitizer + UBSan or ThreadSanitizer;
-//!   `--goldens` selects the golden kernels, `--with-atomics` the kernels
-//!   whose emitted code has atomic updates. `--json` also writes the full
+//!   `--goldens` selects the golden kernels, `--concurrent` the kernels
+//!   whose threads meet in memory (atomic updates, or a persistent kernel
+//!   whose threads share values between grid-wide barriers). `--json` also writes the full
 //!   report for machines. `--dir DIR` runs another directory of kernels in
 //!   the corpus format; `--programs MANIFEST` runs the unmodified DaCe
 //!   programs a `programs.json` manifest lists (`docs/corpus.md`). This
@@ -65,7 +66,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--with-atomics] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]\n            write every corpus kernel in DaCe's .sdfg format (as lowered, and offloaded for CUDA) and have DaCe load, validate and generate code for it\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--concurrent] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]\n            write every corpus kernel in DaCe's .sdfg format (as lowered, and offloaded for CUDA) and have DaCe load, validate and generate code for it\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -451,7 +452,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut backend = "sim".to_owned();
     let mut require_compilers = false;
     let mut sanitize = None;
-    let mut with_atomics = false;
+    let mut concurrent = false;
     let mut dir: Option<PathBuf> = None;
     let mut programs: Option<PathBuf> = None;
     let mut repeat = 10u32;
@@ -470,7 +471,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             }
             // Only kernels whose emitted unit updates memory atomically
             // (where ThreadSanitizer has something to check).
-            "--with-atomics" => with_atomics = true,
+            "--concurrent" => concurrent = true,
             // Another directory of kernels in the corpus format.
             "--dir" => dir = Some(PathBuf::from(value()?)),
             // Unmodified DaCe programs listed in a manifest (programs.json).
@@ -528,18 +529,17 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         return Err("the corpus is empty".to_owned());
     }
     let backend = sdfg_harness::backend(&backend)?;
-    let files: Vec<_> = if with_atomics {
+    let files: Vec<_> = if concurrent {
         let sdfg_harness::Backend::Code(target) = backend else {
             return Err(
-                "`--with-atomics` needs a code-generating backend (`--backend cuda|hip`)"
-                    .to_owned(),
+                "`--concurrent` needs a code-generating backend (`--backend cuda|hip`)".to_owned(),
             );
         };
         files
             .into_iter()
             .filter(|f| {
-                sdfg_harness::goldens::generate(&root, target, &f.name)
-                    .is_ok_and(|source| source.contains("sdfg::atomic_"))
+                sdfg_harness::goldens::unit(&root, target, &f.name)
+                    .is_ok_and(|u| u.cooperative || u.source.contains("sdfg::atomic_"))
             })
             .collect()
     } else {

@@ -179,6 +179,7 @@ pub fn emit_validated(
         entry,
         parameters: e.signature,
         factorizations: e.factorizations.len(),
+        cooperative: e.cooperative,
     })
 }
 
@@ -302,6 +303,13 @@ fn linear(sdfg: &Sdfg, x: &str, idx: &[String]) -> String {
 /// `for (v = init; cond; v = update) {` of a loop block (a `while` loop has
 /// only the condition).
 fn for_header(p: &mut SymPrinter<'_>, l: &sdfg_ir::LoopBlock) -> String {
+    let (init, cond, update) = for_parts(p, l);
+    format!("for ({init}; {cond}; {update}) {{")
+}
+
+/// A loop's init, test and update as C++ (`k = 0`, `k < N`, `k = k + 1`;
+/// empty where the loop has none).
+fn for_parts(p: &mut SymPrinter<'_>, l: &sdfg_ir::LoopBlock) -> (String, String, String) {
     let init = match (&l.variable, &l.init) {
         (Some(v), Some(e)) => format!("{} = {}", ident(v), p.expr(e)),
         _ => String::new(),
@@ -311,7 +319,7 @@ fn for_header(p: &mut SymPrinter<'_>, l: &sdfg_ir::LoopBlock) -> String {
         (Some(v), Some(e)) => format!("{} = {}", ident(v), p.expr(e)),
         _ => String::new(),
     };
-    format!("for ({init}; {cond}; {update}) {{")
+    (init, cond, update)
 }
 
 /// `, a, b, c` for parameters after the state handle (nothing for none).

@@ -156,6 +156,11 @@ pub struct TranslationUnit {
     /// one, every run ends by reading their status flag back: one
     /// device-to-host copy of 8 bytes that moves no program data.
     pub factorizations: usize,
+    /// Whether a kernel is launched cooperatively (a persistent kernel,
+    /// `docs/codegen.md`): its threads share values through memory between
+    /// grid-wide barriers, which is why the corpus runs such a unit under
+    /// adversarial interleavings of its threads as well.
+    pub cooperative: bool,
 }
 
 impl TranslationUnit {

@@ -2,7 +2,7 @@
 //! project's replacement runtime headers and run on the CPU.
 
 use crate::child::Runner;
-use crate::{Argument, Compiled, Device, ExecError, Execution, Timing};
+use crate::{Argument, Compiled, Device, ExecError, Execution, Interleaving, Timing};
 use sdfg_codegen::TranslationUnit;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,6 +73,7 @@ pub struct EmulatedGpu {
     timing: Timing,
     sanitizer: Option<Sanitizer>,
     threads: u32,
+    interleaving: Interleaving,
     optimization: &'static str,
 }
 
@@ -87,6 +88,7 @@ impl EmulatedGpu {
             timing: Timing::default(),
             sanitizer: None,
             threads: 1,
+            interleaving: Interleaving::InOrder,
             optimization: "-O1",
         }
     }
@@ -106,6 +108,13 @@ impl EmulatedGpu {
     #[must_use]
     pub fn threads(mut self, n: u32) -> EmulatedGpu {
         self.threads = n.max(1);
+        self
+    }
+
+    /// Resumes the threads run as fibers in the order `interleaving` gives.
+    #[must_use]
+    pub fn interleaving(mut self, interleaving: Interleaving) -> EmulatedGpu {
+        self.interleaving = interleaving;
         self
     }
 
@@ -274,6 +283,28 @@ impl Device for EmulatedGpu {
         })
     }
 
+    fn execute_interleaved(
+        &self,
+        compiled: &Compiled,
+        arguments: &mut [Argument],
+        interleaving: Interleaving,
+    ) -> Option<Result<Execution, ExecError>> {
+        // A sanitized run checks what its sanitizer checks, and the plain
+        // runs explore the orders: under ThreadSanitizer the blocks of a
+        // cooperative launch run on OS threads of their own, and what
+        // threads of different blocks do between two barriers is a race
+        // whatever the order, so other orders would only multiply the
+        // cost (each fiber switch is a synchronization it tracks).
+        if self.sanitizer.is_some() {
+            return None;
+        }
+        Some(
+            self.clone()
+                .interleaving(interleaving)
+                .execute(compiled, arguments),
+        )
+    }
+
     fn execute(
         &self,
         compiled: &Compiled,
@@ -283,6 +314,10 @@ impl Device for EmulatedGpu {
             (
                 "SDFG_EMULATION_THREADS".to_owned(),
                 self.threads.to_string(),
+            ),
+            (
+                "SDFG_EMULATION_INTERLEAVING".to_owned(),
+                self.interleaving.variable(),
             ),
             // One BLAS thread: the emulated vendor calls run inside launches' order.
             ("OPENBLAS_NUM_THREADS".to_owned(), "1".to_owned()),

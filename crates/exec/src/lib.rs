@@ -304,6 +304,47 @@ pub struct Compiled {
     pub parameters: Vec<Parameter>,
 }
 
+/// The order in which the emulation resumes the threads it runs as fibers
+/// (`SDFG_EMULATION_INTERLEAVING`): each round of a block that synchronizes,
+/// and of a cooperative launch's grid, resumes every waiting thread once,
+/// and each runs until its next barrier.
+///
+/// A correct kernel gives the same answer under every order. One that
+/// lets a thread read what another writes between the same two barriers
+/// gives different answers under different orders: the thread that runs
+/// first decides. The corpus runs every unit with a persistent kernel
+/// under [`Interleaving::ADVERSARIAL`] as well as in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Interleaving {
+    /// By thread index: thread 0, the one that runs a persistent kernel's
+    /// single-thread code, first.
+    #[default]
+    InOrder,
+    /// By thread index, backwards: thread 0 last.
+    Reversed,
+    /// A fresh permutation per round, reproducible from the seed.
+    Shuffled(u64),
+}
+
+impl Interleaving {
+    /// The orders besides [`Interleaving::InOrder`] the corpus runs persistent
+    /// kernels under: each of the two extremes, and permutations.
+    pub const ADVERSARIAL: [Interleaving; 3] = [
+        Interleaving::Reversed,
+        Interleaving::Shuffled(1),
+        Interleaving::Shuffled(2),
+    ];
+
+    /// The value of `SDFG_EMULATION_INTERLEAVING`.
+    pub fn variable(self) -> String {
+        match self {
+            Interleaving::InOrder => "in-order".to_owned(),
+            Interleaving::Reversed => "reversed".to_owned(),
+            Interleaving::Shuffled(seed) => format!("shuffled:{seed}"),
+        }
+    }
+}
+
 /// A way of executing translation units: the emulated GPU, or a real one.
 pub trait Device {
     /// One line naming the device and what runs the code.
@@ -320,6 +361,22 @@ pub trait Device {
         compiled: &Compiled,
         arguments: &mut [Argument],
     ) -> Result<Execution, ExecError>;
+
+    /// Runs the compiled unit as [`execute`](Self::execute) does, with the
+    /// threads it runs in turn resumed in the order `interleaving` says;
+    /// `None` on a device whose hardware decides the order (a GPU), or
+    /// where the run checks something else (the emulated GPU under a
+    /// sanitizer: ThreadSanitizer sees races between blocks in any order). The corpus runs units with persistent kernels this
+    /// way too.
+    fn execute_interleaved(
+        &self,
+        compiled: &Compiled,
+        arguments: &mut [Argument],
+        interleaving: Interleaving,
+    ) -> Option<Result<Execution, ExecError>> {
+        let _ = (compiled, arguments, interleaving);
+        None
+    }
 }
 
 /// Why a unit could not be executed.

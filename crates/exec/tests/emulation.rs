@@ -13,8 +13,8 @@
 use sdfg_backend_cuda::Cuda;
 use sdfg_backend_hip::Hip;
 use sdfg_codegen::{Dialect, TranslationUnit};
-use sdfg_exec::{Argument, Device, EmulatedGpu, ExecError, Execution, Sanitizer};
-use sdfg_sim::ArrayValue;
+use sdfg_exec::{Argument, Device, EmulatedGpu, ExecError, Execution, Interleaving, Sanitizer};
+use sdfg_sim::{ArrayValue, Elements};
 use std::path::PathBuf;
 
 /// The unit of program `f` in `source` for `d`: offloaded, library nodes
@@ -1010,5 +1010,111 @@ fn a_reduction_in_a_persistent_kernel_combines_a_partial_per_thread() {
             .unwrap();
         assert_eq!(r.status, 0, "{}", r.messages);
         assert_ne!(values(&args[at(&u, "K")]), [k as f64], "{}", d.name());
+    }
+}
+
+/// Issue #39's probe: inside a persistent kernel, a condition one thread
+/// computes into device memory once per iteration of a loop whose body may
+/// run no state (`flags[m] > 0` false), so that without a barrier after
+/// every thread's read of it, the first thread writes the next iteration's
+/// condition before the others have read this one's.
+const PROBE: &str = "import dace as dc\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f(flags: dc.int32[M], x: dc.float64[N], y: dc.float64[M, N]):\n    for k in range(1, 4):\n        for j in range(N):\n            x[j] = x[j] * 0.5\n        if x[0] > 0.0:\n            for m in range(1, M):\n                if flags[m] > 0:\n                    for j in range(N):\n                        y[m, j] = y[m - 1, j] + x[j] * k\n";
+
+#[test]
+fn a_value_every_thread_of_a_persistent_kernel_reads_is_read_before_it_is_written_again() {
+    let (m, n) = (9usize, 300usize);
+    let flags: Vec<i32> = (0..m).map(|i| i32::from((i * 7) % 3 == 0)).collect();
+    let x0: Vec<f64> = (0..n).map(|j| (j + 1) as f64).collect();
+    let (mut x, mut y) = (x0.clone(), vec![0.0; m * n]);
+    for k in 1..4 {
+        x.iter_mut().for_each(|v| *v *= 0.5);
+        if x[0] > 0.0 {
+            for i in 1..m {
+                if flags[i] > 0 {
+                    for j in 0..n {
+                        y[i * n + j] = y[(i - 1) * n + j] + x[j] * k as f64;
+                    }
+                }
+            }
+        }
+    }
+    for d in [&Cuda as &dyn Dialect, &Hip] {
+        let u = pipeline_unit(PROBE, d);
+        assert!(
+            u.source.contains("SDFG_COOPERATIVE_KERNEL(for_"),
+            "{}",
+            u.source
+        );
+        let arguments = || {
+            by_name(
+                &u,
+                &[
+                    (
+                        "flags",
+                        Argument::Array(ArrayValue::new(vec![m], Elements::I32(flags.clone()))),
+                    ),
+                    ("x", f64s(&x0)),
+                    (
+                        "y",
+                        Argument::Array(ArrayValue::f64(vec![m, n], vec![0.0; m * n])),
+                    ),
+                    ("M", Argument::Symbol(m as i64)),
+                    ("N", Argument::Symbol(n as i64)),
+                ],
+            )
+        };
+        // Every interleaving, and ThreadSanitizer with the grid's blocks
+        // on OS threads of their own, agree with the loop above.
+        let orders = std::iter::once(Interleaving::InOrder).chain(Interleaving::ADVERSARIAL);
+        let devices = orders
+            .map(|o| (device().interleaving(o), o.variable()))
+            .chain([(
+                device().sanitize(Some(Sanitizer::Thread)),
+                "tsan".to_owned(),
+            )]);
+        for (device, name) in devices {
+            let mut args = arguments();
+            let Some(r) = run(&device, &u, &format!("probe-{name}"), &mut args) else {
+                return;
+            };
+            let r = r.unwrap();
+            assert_eq!(r.status, 0, "{}", r.messages);
+            assert_eq!(values(&args[at(&u, "x")]), x, "{} {name}", d.name());
+            assert_eq!(values(&args[at(&u, "y")]), y, "{} {name}", d.name());
+            assert_eq!(r.counts.unwrap().launches, 1, "{} {name}", d.name());
+        }
+
+        // The controls, without the barriers after the reads. In order,
+        // the first thread writes the next condition before the others
+        // read this one: they wait at different barriers, which the
+        // emulation stops at.
+        let unguarded = TranslationUnit {
+            source: u.source.replace(
+                "SDFG_GRID_SYNC();  // every thread has read it before any writes it again",
+                "",
+            ),
+            ..u.clone()
+        };
+        assert_ne!(unguarded.source, u.source);
+        let mut args = arguments();
+        match run(&device(), &unguarded, "probe-unguarded", &mut args).unwrap() {
+            Err(ExecError::Crashed { messages, .. }) => assert!(
+                messages.contains("disagree on the kernel's control flow"),
+                "{messages}"
+            ),
+            other => panic!("{}: {other:?}", d.name()),
+        }
+        // Thread 0 last, the threads agree by luck, but ThreadSanitizer
+        // sees the write of the next condition race with the other
+        // block's read of this one.
+        let tsan = device()
+            .sanitize(Some(Sanitizer::Thread))
+            .interleaving(Interleaving::Reversed);
+        let mut args = arguments();
+        let r = run(&tsan, &unguarded, "probe-unguarded-tsan", &mut args).unwrap();
+        let Err(e) = r else {
+            panic!("{}: no race reported without the barriers", d.name());
+        };
+        assert!(e.to_string().contains("data race"), "{e}");
     }
 }

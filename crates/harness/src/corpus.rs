@@ -744,7 +744,8 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         });
         // Compiles the unit for `device`, runs it with the initializer's
         // inputs and compares every output with NumPy (with the host run
-        // where NumPy cannot run).
+        // where NumPy cannot run); a unit with a persistent kernel again
+        // under each adversarial interleaving of its threads.
         let mut run_unit = |device: &dyn sdfg_exec::Device,
                             subdir: &str|
          -> Result<sdfg_exec::Execution, Verdict> {
@@ -764,46 +765,69 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             let compiled = device
                 .compile(unit, &dir.join(subdir))
                 .map_err(exec_error)?;
-            let mut arguments =
-                unit_arguments(unit, &h.inputs, &md.symbols).map_err(Verdict::Fail)?;
-            let execution = device
-                .execute(&compiled, &mut arguments)
-                .map_err(exec_error)?;
-            if execution.status != 0 {
-                return Err(Verdict::Fail(format!(
-                    "the program returned status {}:\n{}",
-                    execution.status,
-                    execution.messages.trim()
-                )));
-            }
-            if let Some(live) = execution.live_after_exit
-                && !live.is_empty()
-            {
-                return Err(Verdict::Fail(format!("left live after exit: {live:?}")));
-            }
-            let outputs: BTreeMap<String, ArrayValue> = unit
-                .parameters
-                .iter()
-                .zip(arguments)
-                .filter_map(|(p, a)| match a {
-                    sdfg_exec::Argument::Array(v) => Some((p.name.clone(), v)),
-                    sdfg_exec::Argument::Symbol(_) => None,
-                })
-                .collect();
             // NumPy's answer where NumPy runs; the host simulation's otherwise.
             let (against, what) = match numpy(&meta) {
                 Ok(r) => (r.outputs, "NumPy"),
                 Err(Verdict::Fail(why)) => return Err(Verdict::Fail(why)),
                 Err(_) => (h.outputs.clone(), "the host run (NumPy not available)"),
             };
-            compare_outputs(
-                &md.outputs,
-                &outputs,
-                &against,
-                "the emitted program",
-                what,
-                &md.tolerance,
-            )?;
+            // One run, checked: `run` executes the compiled unit.
+            let checked = |run: &mut UnitRun<'_>| -> Result<Option<sdfg_exec::Execution>, Verdict> {
+                let mut arguments =
+                    unit_arguments(unit, &h.inputs, &md.symbols).map_err(Verdict::Fail)?;
+                let Some(execution) = run(&mut arguments) else {
+                    return Ok(None);
+                };
+                let execution = execution.map_err(exec_error)?;
+                if execution.status != 0 {
+                    return Err(Verdict::Fail(format!(
+                        "the program returned status {}:\n{}",
+                        execution.status,
+                        execution.messages.trim()
+                    )));
+                }
+                if let Some(live) = &execution.live_after_exit
+                    && !live.is_empty()
+                {
+                    return Err(Verdict::Fail(format!("left live after exit: {live:?}")));
+                }
+                let outputs: BTreeMap<String, ArrayValue> = unit
+                    .parameters
+                    .iter()
+                    .zip(arguments)
+                    .filter_map(|(p, a)| match a {
+                        sdfg_exec::Argument::Array(v) => Some((p.name.clone(), v)),
+                        sdfg_exec::Argument::Symbol(_) => None,
+                    })
+                    .collect();
+                compare_outputs(
+                    &md.outputs,
+                    &outputs,
+                    &against,
+                    "the emitted program",
+                    what,
+                    &md.tolerance,
+                )?;
+                Ok(Some(execution))
+            };
+            let execution = checked(&mut |a| Some(device.execute(&compiled, a)))?
+                .ok_or_else(|| Verdict::Fail("the device ran nothing".to_owned()))?;
+            // A persistent kernel's threads share values between grid-wide
+            // barriers: a race among them shows under some interleaving of
+            // its threads (where the device lets the order be chosen).
+            if unit.cooperative {
+                for order in sdfg_exec::Interleaving::ADVERSARIAL {
+                    checked(&mut |a| device.execute_interleaved(&compiled, a, order)).map_err(
+                        |v| match v {
+                            Verdict::Fail(why) => Verdict::Fail(format!(
+                                "with the threads interleaved {}: {why}",
+                                order.variable()
+                            )),
+                            other => other,
+                        },
+                    )?;
+                }
+            }
             Ok(execution)
         };
         let mut exec_counts = None;
@@ -993,10 +1017,15 @@ fn compare_outputs(
     Ok(())
 }
 
+/// One execution of a compiled unit on the given arguments (`None`: the
+/// device does not run it that way).
+type UnitRun<'a> = dyn FnMut(&mut [sdfg_exec::Argument]) -> Option<Result<sdfg_exec::Execution, sdfg_exec::ExecError>>
+    + 'a;
+
 /// The arguments of an emitted unit's entry point: the kernel's inputs as
 /// the initializer left them, the symbols of the preset, and zeroed return
 /// values of their shapes.
-fn unit_arguments(
+pub fn unit_arguments(
     unit: &sdfg_codegen::TranslationUnit,
     inputs: &BTreeMap<String, ArrayValue>,
     symbols: &BTreeMap<String, i64>,

@@ -17,9 +17,10 @@ use std::path::{Path, PathBuf};
 /// reductions (softmax's rows, one block each), stencils in 1-D to 3-D, sequential recurrences, a dynamic
 /// programme and in-place updates; gathers through data-dependent slices
 /// (spmv), indirect atomic updates (azimint_hist), a complex linear solve
-/// through the vendor solver (contour_integral), and reshaped views whose
-/// shapes change from one stage to the next (stockham_fft).
-pub const KERNELS: [&str; 19] = [
+/// through the vendor solver (contour_integral), reshaped views whose
+/// shapes change from one stage to the next (stockham_fft), and a loop
+/// testing what the device computes, one persistent kernel (mandelbrot2).
+pub const KERNELS: [&str; 20] = [
     "polybench/atax",
     "polybench/bicg",
     "polybench/covariance",
@@ -38,6 +39,7 @@ pub const KERNELS: [&str; 19] = [
     "misc/azimint_hist",
     "misc/contour_integral",
     "misc/stockham_fft",
+    "misc/mandelbrot2",
     "deep_learning/softmax",
 ];
 
@@ -53,14 +55,14 @@ pub fn path(root: &Path, backend: &crate::Backend, kernel: &str) -> PathBuf {
         .join(format!("{name}.{ext}"))
 }
 
-/// The source `sdfgc compile --backend B --emit source` writes for `kernel`
-/// (frontend, the whole pipeline of `sdfg_passes::pipeline`, emission), with the prelude
-/// replaced by [`PRELUDE_MARKER`].
-pub fn generate(
+/// The unit `sdfgc compile --backend B --emit source` writes for corpus
+/// kernel `kernel` (frontend, the whole pipeline of
+/// `sdfg_passes::pipeline`, emission).
+pub fn unit(
     root: &Path,
     target: &sdfg_codegen::Target,
     kernel: &str,
-) -> Result<String, String> {
+) -> Result<sdfg_codegen::TranslationUnit, String> {
     let file = root.join(format!("corpus/npbench/{kernel}.py"));
     let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
     let module = sdfg_frontend::Module::parse(&file.display().to_string(), &text)
@@ -75,9 +77,17 @@ pub fn generate(
         &sdfg_passes::Pass::ALL,
     )
     .map_err(|e| e.to_string())?;
-    let source = sdfg_codegen::emit(&sdfg, target.dialect)
-        .map(|u| u.source)
-        .map_err(|e| e.to_string())?;
+    sdfg_codegen::emit(&sdfg, target.dialect).map_err(|e| e.to_string())
+}
+
+/// The source `sdfgc compile --backend B --emit source` writes for `kernel`
+/// ([`unit`]), with the prelude replaced by [`PRELUDE_MARKER`].
+pub fn generate(
+    root: &Path,
+    target: &sdfg_codegen::Target,
+    kernel: &str,
+) -> Result<String, String> {
+    let source = unit(root, target, kernel)?.source;
     if !source.contains(sdfg_codegen::PRELUDE) {
         return Err(format!("the `{kernel}` unit does not contain the prelude"));
     }

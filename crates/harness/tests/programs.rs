@@ -103,6 +103,11 @@ fn numpy_dtypes_and_functions() {
 }
 
 #[test]
+fn persistent_kernels_read_shared_values_before_they_are_written_again() {
+    run("persistent", &["sim", "cuda", "hip"]);
+}
+
+#[test]
 fn module_level_code_is_not_the_program() {
     run("module", &["sim"]);
 }

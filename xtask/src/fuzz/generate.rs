@@ -7,8 +7,9 @@
 //! (whole and along an axis, counts, arg-extrema, einsum), scans, reversed
 //! views, triangles, matrix-vector products, `range` loops with
 //! element updates and recurrences, `dace.map` loops (with locals,
-//! conditions on data and inner loops), branches on symbols, and augmented
-//! assignments. Expressions nest a few levels (well
+//! conditions on data and inner loops), branches on symbols, augmented
+//! assignments, and loops whose tests read what their bodies compute (which
+//! become persistent kernels). Expressions nest a few levels (well
 //! inside the frontend's nesting limit). Every generated program is valid
 //! Python, valid DaCe and inside the subset, so the frontend must accept
 //! it; proptest shrinks a failing one to a small program.
@@ -77,6 +78,8 @@ fn expr(leaves: &'static [&'static str]) -> impl Strategy<Value = Expr> {
 const MATRIX: &[&str] = &["A", "B", "y", "s[0]"];
 /// Operands of shape (N,).
 const VECTOR: &[&str] = &["x", "A[:, 0]", "B[:, 1]", "s[0]"];
+/// Operands of shape (M,): rows.
+const ROW: &[&str] = &["y", "A[0, :]", "B[N - 1, :]", "s[0]"];
 /// Scalars at point `i` of a loop over `range(N)`.
 const AT_I: &[&str] = &["x[i]", "A[i, 0]", "B[i, 1]", "s[0]"];
 /// Scalars at point `(i, j)` of a map over `[0:N, 0:M]`.
@@ -185,6 +188,46 @@ fn statement() -> impl Strategy<Value = Vec<String>> {
             "    A[:] = A * 0.5".to_owned(),
         ]),
         expr(VECTOR).prop_map(|e| vec![format!("x += {}", e.render())]),
+        persistent_loop(),
+    ]
+}
+
+/// A loop whose tests read what its body computes on the device, around
+/// parallel work: the offload pass runs it as one persistent kernel, whose
+/// threads share the values its tests read (`docs/codegen.md`). Shapes of
+/// mandelbrot2's and channel_flow's `while` on a reduction, issue #39's
+/// probe (a branch on device data around a loop of branches on data that
+/// may run no state) and an early `break` on data. Values stay in
+/// `[-1, 1]` (`np.tanh`) over the iterations, and the reduction a test
+/// reads is a maximum, exact in any order, so that NumPy takes the same
+/// branches.
+fn persistent_loop() -> impl Strategy<Value = Vec<String>> {
+    let limit = || (-4i32..5).prop_map(|k| f64::from(k) / 4.0);
+    let rounds = || 2u32..5;
+    prop_oneof![
+        (expr(VECTOR), limit(), rounds()).prop_map(|(e, c, r)| vec![
+            "it = 0".to_owned(),
+            format!("while np.max(np.abs(x)) > {c:.2} and it < {r}:"),
+            format!("    x[:] = np.tanh({}) * 0.75", e.render()),
+            "    it += 1".to_owned(),
+        ]),
+        (expr(ROW), limit(), limit(), rounds()).prop_map(|(e, c, d, r)| vec![
+            format!("for k in range(1, {r}):"),
+            format!("    y[:] = np.tanh({})", e.render()),
+            format!("    if y[0] > {c:.2}:"),
+            "        for m in range(1, N):".to_owned(),
+            // Signs alternating with `m`: the inputs grow slowly, and the
+            // race needs a false test followed by a true one.
+            format!("            if x[m] * (m % 3 - 1) > {d:.2}:"),
+            "                A[m, :] = A[m - 1, :] * 0.5 + y * k".to_owned(),
+        ]),
+        (expr(MATRIX), limit(), rounds()).prop_map(|(e, c, r)| vec![
+            format!("for k in range({r}):"),
+            format!("    B[:] = np.tanh({})", e.render()),
+            format!("    if B[0, 0] > {c:.2}:"),
+            "        break".to_owned(),
+            "    s[0] = s[0] + 1.0".to_owned(),
+        ]),
     ]
 }
 

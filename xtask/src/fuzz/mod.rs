@@ -162,6 +162,10 @@ pub(crate) fn campaign(args: &[String], root: &Path) -> Result<ExitCode, String>
     })
 }
 
+/// Generated programs whose persistent kernels ran on the emulated GPU
+/// ([`check_persistent`]), for the worker's summary.
+static PERSISTENT_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The message and place of the latest panic, recorded by the hook the
 /// worker installs (the default hook would print every caught panic).
 static PANIC: Mutex<Option<String>> = Mutex::new(None);
@@ -231,7 +235,18 @@ pub(crate) fn worker(args: &[String], root: &Path) -> Result<ExitCode, String> {
     };
     let counts: Vec<String> = w.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
     let total: usize = w.counts.values().sum();
-    println!("{target}: {total} inputs ({})", counts.join(", "));
+    let persistent = PERSISTENT_RUNS.load(std::sync::atomic::Ordering::Relaxed);
+    let persistent = if persistent > 0 {
+        format!(
+            "; {persistent} with persistent kernels run on the emulated GPU in every interleaving"
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "{target}: {total} inputs ({}{persistent})",
+        counts.join(", ")
+    );
     match finding {
         None => Ok(ExitCode::SUCCESS),
         Some(text) => {
@@ -299,6 +314,7 @@ impl Worker {
                 None
             }
         };
+        let gpu = emulated_gpu(&self.dir);
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(seed));
         let mut runner = TestRunner::new_with_rng(Config::default(), rng);
         let strategy = generate::program();
@@ -306,7 +322,7 @@ impl Worker {
             let mut tree = strategy.new_tree(&mut runner).ok()?;
             let text = tree.current();
             self.note(&text);
-            let outcome = guarded(|| check_generated(&text, oracle.as_mut()));
+            let outcome = guarded(|| check_generated(&text, oracle.as_mut(), gpu.as_ref()));
             self.count(&outcome);
             let Outcome::Finding(first) = outcome else {
                 continue;
@@ -319,7 +335,7 @@ impl Worker {
                     let candidate = tree.current();
                     self.note(&candidate);
                     if let Outcome::Finding(w) =
-                        guarded(|| check_generated(&candidate, oracle.as_mut()))
+                        guarded(|| check_generated(&candidate, oracle.as_mut(), gpu.as_ref()))
                     {
                         (best, why) = (candidate, w);
                         break;
@@ -470,43 +486,166 @@ fn check_python(text: &str, strict: bool) -> Outcome {
 
 /// A generated program: [`check_python`]'s properties, and NumPy's answer
 /// where the oracle runs.
-fn check_generated(text: &str, oracle: Option<&mut oracle::Oracle>) -> Outcome {
+fn check_generated(text: &str, oracle: Option<&mut oracle::Oracle>, gpu: Option<&Gpu>) -> Outcome {
     match check_python(text, true) {
         Outcome::Passed => {}
         other => return other,
     }
-    match oracle {
-        Some(o) => check_numpy(text, o),
+    let Some(oracle) = oracle else {
+        return Outcome::Passed;
+    };
+    let (args, numpy) = match check_numpy(text, oracle) {
+        Ok(checked) => checked,
+        Err(outcome) => return outcome,
+    };
+    match gpu {
+        Some(gpu) => check_persistent(text, &args, &numpy, gpu),
         None => Outcome::Passed,
     }
 }
 
 /// Whether the host SDFG of `kernel` computes NumPy's answer on the
-/// arguments the other checks use ([`arguments`]).
-fn check_numpy(text: &str, oracle: &mut oracle::Oracle) -> Outcome {
+/// arguments the other checks use ([`arguments`]): those arguments and
+/// NumPy's outputs where it does, the outcome where it does not.
+fn check_numpy(
+    text: &str,
+    oracle: &mut oracle::Oracle,
+) -> Result<(Arguments, BTreeMap<String, sdfg_sim::ArrayValue>), Outcome> {
     let sdfg = match sdfg_frontend::Module::parse("fuzz.py", text).and_then(|m| m.compile("kernel"))
     {
         Ok(s) => s,
-        Err(e) => return Outcome::Finding(format!("the frontend refused it: {e}")),
+        Err(e) => return Err(Outcome::Finding(format!("the frontend refused it: {e}"))),
     };
     let args = arguments(&sdfg);
     let ours = match run_once(&sdfg, &args) {
         Some(Ok(r)) => r.outputs,
-        _ => return Outcome::Finding("a generated program did not run".to_owned()),
+        _ => {
+            return Err(Outcome::Finding(
+                "a generated program did not run".to_owned(),
+            ));
+        }
     };
     let Some(args) = args else {
-        return Outcome::Refused;
+        return Err(Outcome::Refused);
     };
     let numpy = match oracle.run(text, "kernel", &args.symbols, &args.arrays) {
         Ok(n) => n,
-        Err(e) => return Outcome::Finding(format!("NumPy could not run the program: {e}")),
+        Err(e) => {
+            return Err(Outcome::Finding(format!(
+                "NumPy could not run the program: {e}"
+            )));
+        }
     };
     match differ(&numpy, &ours) {
-        None => Outcome::Passed,
-        Some(what) => Outcome::Finding(format!(
+        None => Ok((args, numpy)),
+        Some(what) => Err(Outcome::Finding(format!(
             "the SDFG computes another result than NumPy: {what}"
-        )),
+        ))),
     }
+}
+
+/// The emulated GPU the `programs` target runs persistent kernels on, and
+/// the directory it builds them in.
+struct Gpu {
+    device: sdfg_exec::EmulatedGpu,
+    dir: PathBuf,
+}
+
+/// The emulated GPU, with this executable as its runner; `None` (said
+/// once) where g++ is missing.
+fn emulated_gpu(dir: &Path) -> Option<Gpu> {
+    if sdfg_exec::on_path("g++").is_none() {
+        println!("programs: persistent kernels are not executed: no g++ for the emulated GPU");
+        return None;
+    }
+    let runner = std::env::current_exe().ok()?;
+    Some(Gpu {
+        device: sdfg_exec::EmulatedGpu::new(runner),
+        dir: dir.join("gpu"),
+    })
+}
+
+/// Where the CUDA unit of `text` launches a persistent kernel, whether the
+/// emulated GPU runs it to NumPy's outputs `numpy` in order and under
+/// every adversarial interleaving of its threads
+/// ([`sdfg_exec::Interleaving::ADVERSARIAL`]): the race between a value's
+/// read by some threads and its next write by another shows only in the
+/// emitted code, never in the simulator, which runs a kernel's threads one
+/// after another.
+fn check_persistent(
+    text: &str,
+    args: &Arguments,
+    numpy: &BTreeMap<String, sdfg_sim::ArrayValue>,
+    gpu: &Gpu,
+) -> Outcome {
+    use sdfg_exec::{Device, Interleaving};
+    let Ok(sdfg_harness::Backend::Code(target)) = sdfg_harness::backend("cuda") else {
+        return Outcome::Passed;
+    };
+    let unit = sdfg_frontend::Module::parse("fuzz.py", text)
+        .and_then(|m| m.compile("kernel"))
+        .map_err(|e| e.to_string())
+        .and_then(|sdfg| {
+            sdfg_passes::pipeline::run(
+                &sdfg,
+                Some(target.dialect),
+                &PipelineOptions::default(),
+                &Pass::ALL,
+            )
+            .map_err(|e| e.to_string())
+        })
+        .and_then(|(lowered, _)| {
+            sdfg_codegen::emit(&lowered, target.dialect).map_err(|e| e.to_string())
+        });
+    // Code generation may refuse a program ([`check_sdfg`] allows it).
+    let Ok(unit) = unit else {
+        return Outcome::Passed;
+    };
+    if !unit.cooperative {
+        return Outcome::Passed;
+    }
+    let compiled = match gpu.device.compile(&unit, &gpu.dir) {
+        Ok(c) => c,
+        Err(sdfg_exec::ExecError::Missing(_)) => return Outcome::Passed,
+        Err(e) => return Outcome::Finding(format!("the emitted unit does not compile: {e}")),
+    };
+    for order in std::iter::once(Interleaving::InOrder).chain(Interleaving::ADVERSARIAL) {
+        let mut arguments =
+            match sdfg_harness::corpus::unit_arguments(&unit, &args.arrays, &args.symbols) {
+                Ok(a) => a,
+                Err(e) => return Outcome::Finding(format!("the unit's arguments: {e}")),
+            };
+        let ran = gpu
+            .device
+            .execute_interleaved(&compiled, &mut arguments, order)
+            .unwrap_or_else(|| gpu.device.execute(&compiled, &mut arguments));
+        let why = match ran {
+            Ok(e) if e.status == 0 => {
+                let outputs: BTreeMap<String, sdfg_sim::ArrayValue> = unit
+                    .parameters
+                    .iter()
+                    .zip(arguments)
+                    .filter_map(|(p, a)| match a {
+                        sdfg_exec::Argument::Array(v) => Some((p.name.clone(), v)),
+                        sdfg_exec::Argument::Symbol(_) => None,
+                    })
+                    .collect();
+                match differ(numpy, &outputs) {
+                    None => continue,
+                    Some(what) => format!("computes another result than NumPy: {what}"),
+                }
+            }
+            Ok(e) => format!("returned status {}: {}", e.status, e.messages.trim()),
+            Err(sdfg_exec::ExecError::Missing(_)) => return Outcome::Passed,
+            Err(e) => e.to_string(),
+        };
+        return Outcome::Finding(format!(
+            "the emitted persistent kernel, threads interleaved {}, {why}",
+            order.variable()
+        ));
+    }
+    PERSISTENT_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Outcome::Passed
 }
 
 /// Loads an SDFG from JSON and checks it where it validates.

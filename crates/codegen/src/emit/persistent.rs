@@ -22,7 +22,7 @@
 use super::{Ctx, Emitter, decompose, unsupported};
 use crate::EmitError;
 use crate::cpp::{self, SymPrinter, ctype, ident};
-use sdfg_ir::{Node, NodeId, Schedule, ScopeTree, State};
+use sdfg_ir::{BlockKind, Node, NodeId, Region, Schedule, ScopeTree, State};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -388,5 +388,251 @@ impl Emitter<'_> {
             }
         }
         out
+    }
+}
+
+/// The barrier after a test or assignment of a persistent kernel's body
+/// that reads memory ([`barrier_precedes_writes`]).
+pub(super) const READ_BARRIER: &str =
+    "SDFG_GRID_SYNC();  // every thread has read it before any writes it again";
+
+/// A point of a persistent kernel's body: the block about to run at the
+/// innermost level, below the compound blocks (loops, conditionals) that
+/// hold it, outermost first. An index one past a region's end is the end
+/// of that region.
+pub(super) type Position<'a> = Vec<(&'a Region, usize)>;
+
+/// Whether the grid's threads all pass a grid-wide barrier, on every path
+/// from each of `starts`, before any code writes one of `read`.
+///
+/// A persistent kernel's control flow (its tests, branch conditions and
+/// interstate assignments) is run by every thread, reading values one
+/// thread or all of them wrote into device memory before the barrier that
+/// ended the last state. Nothing orders a thread's read after that barrier
+/// before another thread's next write of the same value, unless a barrier
+/// lies between them: a thread that races ahead to the next write makes
+/// slower threads read the new value, the threads disagree on the control
+/// flow, and the barriers pair up wrongly (issue #39's probe: a condition
+/// computed once per iteration of a loop whose body may run no state).
+/// Where this answers `false`, the emitter reads the values into the
+/// thread's locals and puts a barrier after the read.
+///
+/// Every state of the body ends with a barrier, so a path is safe once it
+/// reaches a state that writes none of `read`, and unsafe at one that
+/// writes any; tests and assignments on the way only read. Breaks,
+/// continues, loop back edges and the ends of regions are followed as the
+/// emitted C++ runs them; the end of the body ends the kernel, after which
+/// nothing writes. Each position is visited once, so the walk is linear in
+/// the body's size.
+pub(super) fn barrier_precedes_writes(starts: Vec<Position<'_>>, read: &BTreeSet<String>) -> bool {
+    let mut work = starts;
+    let mut seen: BTreeSet<(*const Region, usize)> = BTreeSet::new();
+    while let Some(mut at) = work.pop() {
+        let Some(&(region, index)) = at.last() else {
+            continue;
+        };
+        if !seen.insert((std::ptr::from_ref(region), index)) {
+            continue;
+        }
+        let Some(block) = region.blocks.get(index) else {
+            // The end of a region: a loop's body goes back to its test,
+            // which continues the body or leaves the loop; any other
+            // region goes on after the block holding it.
+            at.pop();
+            let Some(&(outer, k)) = at.last() else {
+                continue;
+            };
+            if let Some(BlockKind::Loop(l)) = outer.blocks.get(k).map(|b| &b.kind) {
+                let mut again = at.clone();
+                again.push((&l.body, 0));
+                work.push(again);
+            }
+            at.last_mut().expect("non-empty").1 = k + 1;
+            work.push(at);
+            continue;
+        };
+        match &block.kind {
+            BlockKind::State(state) => {
+                if writes_any(state, read) {
+                    return false;
+                }
+            }
+            BlockKind::Loop(l) => {
+                let mut enter = at.clone();
+                enter.push((&l.body, 0));
+                work.push(enter);
+                at.last_mut().expect("non-empty").1 = index + 1;
+                work.push(at);
+            }
+            BlockKind::Conditional(c) => {
+                for r in c.branches.iter().map(|(_, r)| r).chain(&c.otherwise) {
+                    let mut enter = at.clone();
+                    enter.push((r, 0));
+                    work.push(enter);
+                }
+                if c.otherwise.is_none() {
+                    at.last_mut().expect("non-empty").1 = index + 1;
+                    work.push(at);
+                }
+            }
+            BlockKind::Break | BlockKind::Continue => {
+                // To the innermost loop around: past it, or back to its test.
+                let Some(depth) = at[..at.len() - 1]
+                    .iter()
+                    .rposition(|(r, k)| matches!(r.blocks[*k].kind, BlockKind::Loop(_)))
+                else {
+                    continue;
+                };
+                at.truncate(depth + 1);
+                if matches!(block.kind, BlockKind::Continue) {
+                    let (r, k) = at[depth];
+                    if let BlockKind::Loop(l) = &r.blocks[k].kind {
+                        let mut again = at.clone();
+                        again.push((&l.body, 0));
+                        work.push(again);
+                    }
+                }
+                at[depth].1 += 1;
+                work.push(at);
+            }
+            // The kernel ends.
+            BlockKind::Return => {}
+        }
+    }
+    true
+}
+
+/// Whether `state` writes one of `data`: an access node of it with an
+/// incoming memlet (from code, a copy, a nested SDFG or a view; an empty
+/// edge only orders).
+fn writes_any(state: &State, data: &BTreeSet<String>) -> bool {
+    state.nodes().any(|(id, node)| {
+        matches!(node, Node::Access(a) if data.contains(&a.data))
+            && state.in_edges(id).any(|(_, _, e)| e.memlet.is_some())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sdfg_ir::{ConditionalBlock, ControlBlock, LoopBlock, Memlet, SymCond, SymExpr};
+
+    /// A state copying `from` into `to` (a write of `to`), or an empty one.
+    fn state(label: &str, write: Option<(&str, &str)>) -> ControlBlock {
+        let mut s = State::new();
+        if let Some((from, to)) = write {
+            let a = s.add_access(from);
+            let b = s.add_access(to);
+            s.add_edge(a, None, b, None, Memlet::full(from, &[SymExpr::int(1)]));
+        }
+        ControlBlock::new(label, BlockKind::State(s))
+    }
+
+    fn branch(then: Vec<ControlBlock>, otherwise: Option<Vec<ControlBlock>>) -> ControlBlock {
+        let test = SymCond::parse("c[0] > 0").unwrap();
+        ControlBlock::new(
+            "if",
+            BlockKind::Conditional(ConditionalBlock {
+                branches: vec![(test, Region::new(then))],
+                otherwise: otherwise.map(Region::new),
+            }),
+        )
+    }
+
+    fn looped(body: Vec<ControlBlock>) -> ControlBlock {
+        let test = SymCond::parse("m < 9").unwrap();
+        ControlBlock::new(
+            "loop",
+            BlockKind::Loop(LoopBlock::while_loop(test, Region::new(body))),
+        )
+    }
+
+    /// Whether the branch at `root`'s block `at` (a conditional at the
+    /// top level) may decide on `c` without a barrier after the read.
+    fn safe_after_branch(root: &Region, path: &[usize]) -> bool {
+        // The position of the conditional, through the loops around it.
+        let mut at: Position<'_> = Vec::new();
+        let mut region = root;
+        for (depth, &k) in path.iter().enumerate() {
+            at.push((region, k));
+            if depth + 1 < path.len() {
+                let BlockKind::Loop(l) = &region.blocks[k].kind else {
+                    panic!("not a loop");
+                };
+                region = &l.body;
+            }
+        }
+        let BlockKind::Conditional(c) = &region.blocks[*path.last().unwrap()].kind else {
+            panic!("not a conditional");
+        };
+        let mut next: Vec<Position<'_>> = c
+            .branches
+            .iter()
+            .map(|(_, r)| r)
+            .chain(&c.otherwise)
+            .map(|r| {
+                let mut p = at.clone();
+                p.push((r, 0));
+                p
+            })
+            .collect();
+        if c.otherwise.is_none() {
+            let mut p = at.clone();
+            p.last_mut().unwrap().1 += 1;
+            next.push(p);
+        }
+        barrier_precedes_writes(next, &BTreeSet::from(["c".to_owned()]))
+    }
+
+    #[test]
+    fn a_condition_written_again_before_any_barrier_needs_one_after_its_read() {
+        // The probe's shape: the condition computed at the top of a loop
+        // body, then a branch that may run no state: the back edge reaches
+        // the next computation of `c` first.
+        let probe = Region::new(vec![looped(vec![
+            state("compute", Some(("flags", "c"))),
+            branch(vec![state("work", Some(("x", "y")))], None),
+        ])]);
+        assert!(!safe_after_branch(&probe, &[0, 1]));
+        // An else branch with a state of its own: every path meets a
+        // barrier first.
+        let both = Region::new(vec![looped(vec![
+            state("compute", Some(("flags", "c"))),
+            branch(
+                vec![state("work", Some(("x", "y")))],
+                Some(vec![state("other", Some(("x", "z")))]),
+            ),
+        ])]);
+        assert!(safe_after_branch(&both, &[0, 1]));
+        // A branch whose state writes the condition itself.
+        let rewrites = Region::new(vec![branch(vec![state("reset", Some(("x", "c")))], None)]);
+        assert!(!safe_after_branch(&rewrites, &[0]));
+        // The end of the body ends the kernel: nothing writes after it.
+        let last = Region::new(vec![
+            state("compute", Some(("flags", "c"))),
+            branch(vec![state("work", Some(("x", "y")))], None),
+        ]);
+        assert!(safe_after_branch(&last, &[1]));
+        // A `break` leaves the loop for a state writing the condition; a
+        // `continue` goes back to the top, where a state reads only.
+        let broken = Region::new(vec![
+            looped(vec![
+                state("compute", Some(("flags", "c"))),
+                branch(vec![ControlBlock::new("break", BlockKind::Break)], None),
+                state("work", Some(("x", "y"))),
+            ]),
+            state("after", Some(("x", "c"))),
+        ]);
+        assert!(!safe_after_branch(&broken, &[0, 1]));
+        let continued = Region::new(vec![looped(vec![
+            state("read", Some(("c", "y"))),
+            state("compute", Some(("flags", "c"))),
+            branch(
+                vec![ControlBlock::new("continue", BlockKind::Continue)],
+                None,
+            ),
+            state("work", Some(("x", "y"))),
+        ])]);
+        assert!(safe_after_branch(&continued, &[0, 2]));
     }
 }

@@ -21,7 +21,8 @@
 //! layouts); the symbols it uses are translated back through the mapping,
 //! so the kernel takes the outer symbols it needs as parameters.
 
-use super::{Ctx, Emitter, for_header, unsupported};
+use super::persistent::{Position, READ_BARRIER, barrier_precedes_writes};
+use super::{Ctx, Emitter, for_header, for_parts, unsupported};
 use crate::EmitError;
 use crate::cpp::{ctype, ident};
 use sdfg_ir::{BlockKind, NestedSdfg, NodeId, Region, State, Storage, SymExpr};
@@ -201,7 +202,14 @@ impl Emitter<'_> {
         let inner = Emitter::new(inner_sdfg, self.d);
         let mut inner_used = BTreeSet::new();
         let ctx = if grid { Ctx::Grid } else { Ctx::Device };
-        inner.thread_region(&inner_sdfg.body, ctx, indent + 2, out, &mut inner_used)?;
+        inner.thread_region(
+            &inner_sdfg.body,
+            &Vec::new(),
+            ctx,
+            indent + 2,
+            out,
+            &mut inner_used,
+        )?;
         let _ = writeln!(out, "{inner_pad}}}\n{pad}}}");
         used.extend(
             inner_used
@@ -214,17 +222,40 @@ impl Emitter<'_> {
     /// A region of an SDFG nested in a kernel, as statements of the thread
     /// (`ctx` [`Ctx::Device`]), or of every thread of a persistent kernel's
     /// grid ([`Ctx::Grid`]: each state ends at a grid-wide barrier, so that
-    /// the tests and assignments after it read what it wrote).
-    fn thread_region(
+    /// the tests and assignments after it read what it wrote, and a test or
+    /// assignment reading memory that could be written again before the
+    /// next barrier is followed by one of its own,
+    /// [`barrier_precedes_writes`]). `outer`: the positions of the
+    /// compound blocks around `region`, outermost first.
+    fn thread_region<'r>(
         &self,
-        region: &Region,
+        region: &'r Region,
+        outer: &Position<'r>,
         ctx: Ctx,
         indent: usize,
         out: &mut String,
         used: &mut BTreeSet<String>,
     ) -> Result<(), EmitError> {
         let pad = "  ".repeat(indent);
-        for block in &region.blocks {
+        let grid = ctx == Ctx::Grid;
+        // The positions after a read at `index` from which to look for a
+        // barrier: the blocks `next` enters (given relative to the block).
+        let here = |index: usize| {
+            let mut at = outer.clone();
+            at.push((region, index));
+            at
+        };
+        let inside = |index: usize, r: &'r Region| {
+            let mut at = here(index);
+            at.push((r, 0));
+            at
+        };
+        // Whether what a read at block `index` reads needs a barrier after
+        // it before the code in `next` runs.
+        let guard = |read: BTreeSet<String>, next: Vec<Position<'r>>| {
+            grid && !read.is_empty() && !barrier_precedes_writes(next, &read)
+        };
+        for (index, block) in region.blocks.iter().enumerate() {
             let label = &block.label;
             let _ = writeln!(out, "{pad}// {label}");
             match &block.kind {
@@ -245,32 +276,94 @@ impl Emitter<'_> {
                         indent + 1,
                         out,
                     )?);
-                    if ctx == Ctx::Grid {
+                    if grid {
                         let _ = writeln!(out, "{pad}  SDFG_GRID_SYNC();");
                     }
                     let _ = writeln!(out, "{pad}}}");
                 }
                 BlockKind::Loop(l) => {
                     let mut p = self.sym();
-                    let _ = writeln!(out, "{pad}{}", for_header(&mut p, l));
+                    let mut read = l.condition.reads();
+                    for e in [&l.init, &l.update].into_iter().flatten() {
+                        read.extend(e.reads());
+                    }
+                    if guard(read, vec![inside(index, &l.body), here(index + 1)]) {
+                        // The test into a local, a barrier, then the
+                        // decision (the init and the update read before
+                        // the test, so the barrier covers them too).
+                        let (init, cond, update) = for_parts(&mut p, l);
+                        let _ = writeln!(
+                            out,
+                            "{pad}for ({init}; ; {update}) {{\n{pad}  const bool sdfg_go = {cond};\n{pad}  {READ_BARRIER}\n{pad}  if (!sdfg_go) break;"
+                        );
+                    } else {
+                        let _ = writeln!(out, "{pad}{}", for_header(&mut p, l));
+                    }
                     used.extend(p.used);
-                    self.thread_region(&l.body, ctx, indent + 1, out, used)?;
+                    let mut at = outer.clone();
+                    at.push((region, index));
+                    self.thread_region(&l.body, &at, ctx, indent + 1, out, used)?;
                     let _ = writeln!(out, "{pad}}}");
                 }
                 BlockKind::Conditional(c) => {
-                    for (k, (cond, r)) in c.branches.iter().enumerate() {
-                        let mut p = self.sym();
-                        let cond = p.cond(cond);
-                        used.extend(p.used);
-                        let kw = if k == 0 { "if" } else { "} else if" };
-                        let _ = writeln!(out, "{pad}{kw} ({cond}) {{");
-                        self.thread_region(r, ctx, indent + 1, out, used)?;
+                    let read: BTreeSet<String> = c
+                        .branches
+                        .iter()
+                        .flat_map(|(cond, _)| cond.reads())
+                        .collect();
+                    let mut next: Vec<Position<'r>> = c
+                        .branches
+                        .iter()
+                        .map(|(_, r)| r)
+                        .chain(&c.otherwise)
+                        .map(|r| inside(index, r))
+                        .collect();
+                    if c.otherwise.is_none() {
+                        next.push(here(index + 1));
                     }
-                    if let Some(r) = &c.otherwise {
-                        let _ = writeln!(out, "{pad}}} else {{");
-                        self.thread_region(r, ctx, indent + 1, out, used)?;
+                    let mut at = outer.clone();
+                    at.push((region, index));
+                    if guard(read, next) {
+                        // Which branch, decided into a local as the
+                        // conditions are tested (in order: a later one may
+                        // only be valid where the earlier ones fail), a
+                        // barrier, then the branch.
+                        let taken = format!("sdfg_branch{indent}");
+                        let _ =
+                            writeln!(out, "{pad}{{\n{pad}  int {taken} = {};", c.branches.len());
+                        for (k, (cond, _)) in c.branches.iter().enumerate() {
+                            let mut p = self.sym();
+                            let cond = p.cond(cond);
+                            used.extend(p.used);
+                            let kw = if k == 0 { "if" } else { "else if" };
+                            let _ = writeln!(out, "{pad}  {kw} ({cond}) {taken} = {k};");
+                        }
+                        let _ = writeln!(out, "{pad}  {READ_BARRIER}");
+                        for (k, (_, r)) in c.branches.iter().enumerate() {
+                            let kw = if k == 0 { "if" } else { "} else if" };
+                            let _ = writeln!(out, "{pad}  {kw} ({taken} == {k}) {{");
+                            self.thread_region(r, &at, ctx, indent + 2, out, used)?;
+                        }
+                        if let Some(r) = &c.otherwise {
+                            let _ = writeln!(out, "{pad}  }} else {{");
+                            self.thread_region(r, &at, ctx, indent + 2, out, used)?;
+                        }
+                        let _ = writeln!(out, "{pad}  }}\n{pad}}}");
+                    } else {
+                        for (k, (cond, r)) in c.branches.iter().enumerate() {
+                            let mut p = self.sym();
+                            let cond = p.cond(cond);
+                            used.extend(p.used);
+                            let kw = if k == 0 { "if" } else { "} else if" };
+                            let _ = writeln!(out, "{pad}{kw} ({cond}) {{");
+                            self.thread_region(r, &at, ctx, indent + 1, out, used)?;
+                        }
+                        if let Some(r) = &c.otherwise {
+                            let _ = writeln!(out, "{pad}}} else {{");
+                            self.thread_region(r, &at, ctx, indent + 1, out, used)?;
+                        }
+                        let _ = writeln!(out, "{pad}}}");
                     }
-                    let _ = writeln!(out, "{pad}}}");
                 }
                 BlockKind::Break => {
                     let _ = writeln!(out, "{pad}break;");
@@ -291,6 +384,9 @@ impl Emitter<'_> {
                 let v = p.expr(&a.value);
                 used.extend(p.used);
                 let _ = writeln!(out, "{pad}{} = {v};", ident(&a.symbol));
+            }
+            if guard(block.transition.reads(), vec![here(index + 1)]) {
+                let _ = writeln!(out, "{pad}{READ_BARRIER}");
             }
         }
         Ok(())

@@ -1,13 +1,15 @@
 // Cooperative groups, emulated on the CPU (see sdfg_emulation/runtime.h):
 // what sdfg-codegen's persistent kernels use, the grid and its barrier.
 // A grid's sync waits for every thread of a cooperative launch, all of
-// whose threads are fibers of one scheduler.
+// whose threads are fibers; it passes the line it is called from (GCC's
+// __builtin_LINE() as a default argument is the caller's line), so that
+// threads waiting at different barriers are found.
 #pragma once
 #include "runtime.h"
 
 namespace cooperative_groups {
 struct grid_group {
-  void sync() const { sdfg_emu::grid_barrier(); }
+  void sync(int line = __builtin_LINE()) const { sdfg_emu::grid_barrier(line); }
   unsigned long long size() const {
     return (unsigned long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
   }

@@ -50,11 +50,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -675,6 +678,10 @@ struct Fiber {
   char* stack = nullptr;
   size_t stack_bytes = 0;
   bool done = false;
+  // In a cooperative launch: the line of the grid-wide barrier the thread
+  // waits at (0: none), and how many it has passed.
+  int grid_line = 0;
+  unsigned long long grid_passed = 0;
 #if defined(SDFG_EMU_TSAN)
   void* tsan = nullptr;
 #endif
@@ -754,11 +761,65 @@ inline void fiber_main() {
   to_scheduler(true);
 }
 
-// Runs `threads` GPU threads as fibers, thread `t` at `coordinates[t]`
-// (blockIdx, threadIdx), round by round: each round resumes every
-// unfinished thread until it reaches a barrier (__syncthreads, a grid's
-// sync) or returns.
-inline void run_as_fibers(unsigned int threads, std::function<void()>& body) {
+// The order in which each round resumes the fibers
+// (SDFG_EMULATION_INTERLEAVING): `in-order` (the default), `reversed`, or
+// `shuffled:SEED` (a fresh permutation per round, reproducible from the
+// seed). Code that is correct on a GPU gives the same answer under every
+// order; a race between two threads of one barrier interval (a read of a
+// value another thread writes before the next barrier) gives different
+// answers under some of them, which the corpus runs persistent kernels
+// under to show (docs/emulation.md).
+struct Interleaving {
+  enum Kind { in_order, reversed, shuffled } kind = in_order;
+  unsigned long long seed = 0;
+};
+inline const Interleaving& interleaving() {
+  static Interleaving s = [] {
+    Interleaving r;
+    const char* v = std::getenv("SDFG_EMULATION_INTERLEAVING");
+    if (v == nullptr || *v == 0 || std::strcmp(v, "in-order") == 0) return r;
+    if (std::strcmp(v, "reversed") == 0) {
+      r.kind = Interleaving::reversed;
+      return r;
+    }
+    if (std::strncmp(v, "shuffled", 8) == 0 && (v[8] == 0 || v[8] == ':')) {
+      r.kind = Interleaving::shuffled;
+      r.seed = v[8] == ':' ? std::strtoull(v + 9, nullptr, 10) : 0;
+      return r;
+    }
+    diagnose("SDFG_EMULATION_INTERLEAVING=%s: expected in-order, reversed or shuffled:SEED", v);
+    std::abort();
+  }();
+  return s;
+}
+
+// splitmix64: the shuffled interleaving's generator.
+inline unsigned long long mix(unsigned long long x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The order of one round of `threads` fibers; `salt` tells rounds,
+// launches and OS threads apart.
+inline void round_order(std::vector<unsigned int>& order, unsigned int threads, unsigned long long salt) {
+  order.resize(threads);
+  for (unsigned int t = 0; t < threads; ++t) order[t] = t;
+  const Interleaving& s = interleaving();
+  if (s.kind == Interleaving::reversed) {
+    for (unsigned int t = 0; t < threads; ++t) order[t] = threads - 1 - t;
+  } else if (s.kind == Interleaving::shuffled) {
+    unsigned long long state = mix(s.seed ^ mix(salt));
+    for (unsigned int t = threads; t > 1; --t) {
+      state = mix(state);
+      std::swap(order[t - 1], order[(unsigned int)(state % t)]);
+    }
+  }
+}
+
+// Makes `threads` fibers running `body`, thread `t` at `coordinates[t]`.
+inline void prepare_fibers(unsigned int threads, std::function<void()>& body) {
   if (pool->fibers.size() < threads) pool->fibers.resize(threads);
   pool->body = &body;
   for (unsigned int t = 0; t < threads; ++t) {
@@ -780,24 +841,45 @@ inline void run_as_fibers(unsigned int threads, std::function<void()>& body) {
     f.context.uc_link = nullptr;
     ::makecontext(&f.context, fiber_main, 0);
     f.done = false;
+    f.grid_line = 0;
+    f.grid_passed = 0;
   }
-  for (bool any = true; any;) {
-    any = false;
-    for (unsigned int t = 0; t < threads; ++t) {
-      Fiber& f = pool->fibers[t];
-      if (f.done) continue;
-      any = true;
-      blockIdx = pool->coordinates[t].first;
-      threadIdx = pool->coordinates[t].second;
-      pool->current = &f;
-      void* tsan = nullptr;
+}
+
+// Resumes fiber `t` until it reaches a barrier or returns.
+inline void resume(unsigned int t) {
+  Fiber& f = pool->fibers[t];
+  blockIdx = pool->coordinates[t].first;
+  threadIdx = pool->coordinates[t].second;
+  pool->current = &f;
+  void* tsan = nullptr;
 #if defined(SDFG_EMU_TSAN)
-      tsan = f.tsan;
+  tsan = f.tsan;
 #endif
-      switch_to(&pool->scheduler, &f.context, f.stack, f.stack_bytes, tsan, false, false);
+  switch_to(&pool->scheduler, &f.context, f.stack, f.stack_bytes, tsan, false, false);
+  pool->current = nullptr;
+}
+
+// Fiber runs, numbered: the shuffled interleaving's salt.
+inline std::atomic<unsigned long long> fiber_runs{0};
+
+// Runs `threads` GPU threads as fibers, thread `t` at `coordinates[t]`
+// (blockIdx, threadIdx), round by round: each round resumes every
+// unfinished thread, in the interleaving's order, until it reaches a barrier
+// (__syncthreads) or returns.
+inline void run_as_fibers(unsigned int threads, std::function<void()>& body) {
+  prepare_fibers(threads, body);
+  std::vector<unsigned int> order;
+  const unsigned long long run = fiber_runs.fetch_add(1);
+  for (unsigned long long round = 0, any = 1; any; ++round) {
+    any = 0;
+    round_order(order, threads, run * 0x100000001b3ULL + round);
+    for (unsigned int t : order) {
+      if (pool->fibers[t].done) continue;
+      any = 1;
+      resume(t);
     }
   }
-  pool->current = nullptr;
 }
 
 inline FiberPool& fiber_pool() {
@@ -821,39 +903,162 @@ inline void run_block_as_fibers(unsigned int threads, std::function<void()>& bod
 
 inline void set_block(unsigned long long b, dim3 grid);
 
-// Runs every thread of a cooperative launch's grid as a fiber on this OS
-// thread: a grid-wide barrier waits for all of them.
-inline void run_grid_as_fibers(const char* name, dim3 grid, dim3 block, std::function<void()> call) {
-  FiberPool& p = fiber_pool();
-  unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
-  unsigned int per_block = block.x * block.y * block.z;
-  unsigned int threads = (unsigned int)(blocks * per_block);
-  gridDim = grid;
-  blockDim = block;
-  running = Running{name, true, true, true};
-  p.coordinates.resize(threads);
-  for (unsigned long long b = 0; b < blocks; ++b) {
-    set_block(b, grid);
-    for (unsigned int t = 0; t < per_block; ++t) {
-      unsigned int x = t % block.x, y = (t / block.x) % block.y, z = t / (block.x * block.y);
-      p.coordinates[b * per_block + t] = {blockIdx, uint3{x, y, z}};
-    }
-  }
-  run_as_fibers(threads, call);
-  running = Running{};
+// The grid-wide barrier of one cooperative launch, shared by the OS
+// threads running its blocks. Every thread of the grid must pass the same
+// barriers in the same order: the emitter's persistent kernels run one
+// control flow on every thread, so threads waiting at different barriers
+// (told apart by their lines in the unit), or a thread returning while
+// others wait, mean the threads disagree on the control flow, which on a
+// GPU hangs the grid or pairs its barriers wrongly. The emulation stops
+// there with a message instead.
+struct GridSync {
+  std::mutex m;
+  std::condition_variable cv;
+  const char* kernel = nullptr;
+  unsigned int participants = 0;  // OS threads that still run fibers
+  unsigned int arrived = 0;
+  unsigned int departed = 0;
+  unsigned long long generation = 0;
+  int line = 0;  // the barrier the arrived OS threads wait at
+};
+
+// `what` names the barriers by their lines in the unit.
+[[noreturn]] inline void grid_divergence(const char* kernel, const std::string& what) {
+  diagnose("kernel `%s`: %s: the grid's threads disagree on the kernel's control flow, "
+           "which on a GPU hangs the grid or pairs its barriers wrongly",
+           kernel != nullptr ? kernel : "?", what.c_str());
+  std::abort();
+}
+inline std::string different_barriers(int a, int b) {
+  return "threads wait at different grid-wide barriers (lines " + std::to_string(a) + " and " + std::to_string(b) + " of the unit)";
+}
+inline std::string returned_before(int line) {
+  return "a thread returned while others wait at the grid-wide barrier at line " + std::to_string(line) + " of the unit";
 }
 
-// A grid-wide barrier (cooperative groups' `this_grid().sync()`): every
-// thread of a cooperative launch waits here for all the others. Outside
-// such a launch a GPU's behaviour is undefined (it may hang): the
-// emulation stops.
-inline void grid_barrier() {
+// This OS thread's fibers, all waiting at the grid barrier at `line`,
+// join the other OS threads' there.
+inline void grid_arrive(GridSync& g, int line) {
+  std::unique_lock<std::mutex> lock(g.m);
+  if (g.departed > 0) grid_divergence(g.kernel, returned_before(line));
+  if (g.arrived == 0)
+    g.line = line;
+  else if (g.line != line)
+    grid_divergence(g.kernel, different_barriers(g.line, line));
+  g.arrived += 1;
+  if (g.arrived == g.participants) {
+    g.arrived = 0;
+    g.generation += 1;
+    g.cv.notify_all();
+    return;
+  }
+  const unsigned long long generation = g.generation;
+  g.cv.wait(lock, [&] { return g.generation != generation; });
+}
+
+// This OS thread's fibers have all returned.
+inline void grid_depart(GridSync& g) {
+  std::lock_guard<std::mutex> lock(g.m);
+  if (g.arrived > 0) grid_divergence(g.kernel, returned_before(g.line));
+  g.departed += 1;
+  g.participants -= 1;
+}
+
+// Runs the fibers of this OS thread's blocks of a cooperative launch,
+// round by round in the interleaving's order; when every unfinished one waits
+// at the grid barrier, the OS thread waits there for the others.
+inline void run_cooperative_fibers(unsigned int threads, std::function<void()>& body, GridSync& g, unsigned long long salt) {
+  prepare_fibers(threads, body);
+  std::vector<unsigned int> order;
+  for (unsigned long long round = 0;; ++round) {
+    round_order(order, threads, salt * 0x100000001b3ULL + round);
+    for (unsigned int t : order) {
+      Fiber& f = pool->fibers[t];
+      if (!f.done && f.grid_line == 0) resume(t);
+    }
+    unsigned int live = 0, waiting = 0, finished = 0;
+    int line = 0;
+    for (unsigned int t = 0; t < threads; ++t) {
+      const Fiber& f = pool->fibers[t];
+      if (f.done) {
+        finished += 1;
+        continue;
+      }
+      live += 1;
+      if (f.grid_line == 0) continue;
+      waiting += 1;
+      if (line == 0)
+        line = f.grid_line;
+      else if (f.grid_line != line)
+        grid_divergence(g.kernel, different_barriers(line, f.grid_line));
+    }
+    if (live == 0) break;
+    // Some wait at a block's barrier (or at none): another round.
+    if (waiting < live) continue;
+    if (finished > 0) grid_divergence(g.kernel, returned_before(line));
+    grid_arrive(g, line);
+    for (unsigned int t = 0; t < threads; ++t) {
+      Fiber& f = pool->fibers[t];
+      f.grid_line = 0;
+      f.grid_passed += 1;
+    }
+  }
+  grid_depart(g);
+}
+
+// Cooperative launches, numbered: the shuffled interleaving's salt.
+inline std::atomic<unsigned long long> cooperative_launches{0};
+
+// Runs every thread of a cooperative launch's grid as a fiber, so that a
+// grid-wide barrier may wait for all of them: on this OS thread, or in
+// the threaded mode (SDFG_EMULATION_THREADS) with the blocks spread over
+// the OS threads, so that ThreadSanitizer sees what threads of different
+// blocks do between two barriers.
+inline void run_grid_as_fibers(const char* name, dim3 grid, dim3 block, std::function<void()> call) {
+  const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+  const unsigned int per_block = block.x * block.y * block.z;
+  const unsigned int workers = (unsigned int)std::min<unsigned long long>(os_threads(), blocks);
+  const unsigned long long launch = cooperative_launches.fetch_add(1);
+  GridSync g;
+  g.kernel = name;
+  g.participants = workers;
+  auto work = [&](unsigned int w) {
+    FiberPool& p = fiber_pool();
+    gridDim = grid;
+    blockDim = block;
+    running = Running{name, true, true, true};
+    p.coordinates.clear();
+    for (unsigned long long b = w; b < blocks; b += workers) {
+      set_block(b, grid);
+      for (unsigned int t = 0; t < per_block; ++t) {
+        unsigned int x = t % block.x, y = (t / block.x) % block.y, z = t / (block.x * block.y);
+        p.coordinates.push_back({blockIdx, uint3{x, y, z}});
+      }
+    }
+    run_cooperative_fibers((unsigned int)p.coordinates.size(), call, g, launch * 64 + w);
+    running = Running{};
+  };
+  if (workers <= 1) {
+    work(0);
+    return;
+  }
+  std::vector<std::thread> os;
+  for (unsigned int w = 0; w < workers; ++w) os.emplace_back(work, w);
+  for (auto& t : os) t.join();
+}
+
+// A grid-wide barrier (cooperative groups' `this_grid().sync()`), at line
+// `line` of the unit: every thread of a cooperative launch waits here for
+// all the others. Outside such a launch a GPU's behaviour is undefined (it
+// may hang): the emulation stops.
+inline void grid_barrier(int line) {
   if (!running.cooperative) {
     diagnose("kernel `%s` waits at a grid-wide barrier, but was not launched cooperatively "
              "(cudaLaunchCooperativeKernel / hipLaunchCooperativeKernel)",
              running.kernel != nullptr ? running.kernel : "?");
     std::abort();
   }
+  pool->current->grid_line = line > 0 ? line : 1;
   to_scheduler(false);
 }
 
