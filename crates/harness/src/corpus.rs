@@ -971,7 +971,8 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     report
 }
 
-/// Compares every output `ours` has with `reference`.
+/// Compares every output `ours` has with `reference`; the verdict names
+/// every output that differs, not only the first.
 fn compare_outputs(
     names: &[String],
     ours: &BTreeMap<String, ArrayValue>,
@@ -980,6 +981,7 @@ fn compare_outputs(
     against: &str,
     tolerance: &Tolerance,
 ) -> Result<(), Verdict> {
+    let mut differ = Vec::new();
     for name in names {
         let r = reference
             .get(name)
@@ -987,10 +989,18 @@ fn compare_outputs(
         let o = ours
             .get(name)
             .ok_or_else(|| Verdict::Fail(format!("{what} has no output `{name}`")))?;
-        compare(name, o, r, tolerance)
-            .map_err(|why| Verdict::Fail(format!("{what} vs {against}: {why}")))?;
+        if let Err(why) = compare(name, o, r, tolerance) {
+            differ.push(why);
+        }
     }
-    Ok(())
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(Verdict::Fail(format!(
+            "{what} vs {against}: {}",
+            differ.join("; ")
+        )))
+    }
 }
 
 /// The arguments of an emitted unit's entry point: the kernel's inputs as

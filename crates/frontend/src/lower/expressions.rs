@@ -311,6 +311,19 @@ impl<'m> Lowerer<'m> {
         }
         let mut t = promote(x.dtype(), x.is_weak(), y.dtype(), y.is_weak());
         let mut op = op;
+        let (mut x, mut y) = (x, y);
+        if t == DType::Bool
+            && matches!(
+                op,
+                BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr
+            )
+        {
+            // NumPy has no boolean loops for these: booleans compute as
+            // int8, the first integer loop (`True // True` is int8 1).
+            t = DType::Int8;
+            x = x.cast(t);
+            y = y.cast(t);
+        }
         if t == DType::Bool && matches!(op, BinaryOp::Add | BinaryOp::Mul) {
             if x.is_weak() && y.is_weak() {
                 // Python's `True + True` is 2: a bool is an int there.
