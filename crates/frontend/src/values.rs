@@ -34,6 +34,11 @@ pub(crate) struct ArrayRef {
     /// in row-major order, are those of the source region. Reading and
     /// writing through it reach the source's elements.
     pub reshaped: Option<Box<(ArrayRef, Vec<SymExpr>)>>,
+    /// Whether the region is one element chosen by an integer index in
+    /// every axis (`A[4]` of a vector, `A[1, 2]` of a matrix): NumPy's
+    /// value is then a scalar, a copy, where `A[4, ...]` is a 0-d view.
+    /// A name bound to it holds a copy ([`ArrayRef::is_element`]).
+    pub element: bool,
 }
 
 impl ArrayRef {
@@ -46,6 +51,7 @@ impl ArrayRef {
                 dims: vec![Dim::Index(SymExpr::int(0))],
                 order: vec![],
                 reshaped: None,
+                element: false,
             };
         }
         ArrayRef {
@@ -61,7 +67,14 @@ impl ArrayRef {
                 .collect(),
             order: (0..shape.len()).collect(),
             reshaped: None,
+            element: false,
         }
+    }
+
+    /// Whether the region is one element chosen by integer indices (see
+    /// [`ArrayRef::element`]) and still has no visible axis.
+    pub(crate) fn is_element(&self) -> bool {
+        self.element && self.order.is_empty()
     }
 
     /// The visible shape.

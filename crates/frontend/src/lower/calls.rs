@@ -935,15 +935,23 @@ impl<'m> Lowerer<'m> {
             }
             let binding = match arg.as_sym() {
                 Some(v) if arg.is_weak() => Name::Value(v),
-                // A scalar computed in a map body stays a value of the iteration.
+                // A scalar computed in a map body, or an element read
+                // there, stays a value of the iteration.
                 _ if !self.map_ctx.is_empty()
-                    && !matches!(arg, Elem::Ref(_))
+                    && !matches!(&arg, Elem::Ref(r) if !r.is_element())
                     && arg.shape().is_some_and(|s| s.is_empty()) =>
                 {
                     Name::Local(arg)
                 }
                 _ => {
                     let r = match arg {
+                        // An element is NumPy's scalar: the callee's
+                        // parameter is a copy, as a name bound to it is.
+                        Elem::Ref(r) if r.is_element() => {
+                            let copy = self.new_transient(&format!("{name}_"), r.dtype, &[]);
+                            self.assign_region(c, copy.clone(), Elem::Ref(r))?;
+                            copy
+                        }
                         Elem::Ref(r) => r,
                         other => self.materialize(c, other)?,
                     };

@@ -650,12 +650,16 @@ impl<'m> Lowerer<'m> {
             return Ok(e);
         }
         order.extend(visible);
+        // Integers in every axis (no slice, `...` or new axis) select an
+        // element: NumPy's scalar, where `A[4, ...]` is a 0-d view.
+        let element = sliced.is_none() && ellipses == 0 && order.is_empty();
         Ok(Elem::Ref(ArrayRef {
             data: base.data,
             dtype: base.dtype,
             dims,
             order,
             reshaped: base.reshaped,
+            element,
         }))
     }
 
