@@ -30,6 +30,7 @@
 //! naming the file, line, column and the construct; the frontend never
 //! produces code for something it does not understand.
 
+pub mod functions;
 mod lower;
 mod module;
 mod values;

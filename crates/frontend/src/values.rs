@@ -34,6 +34,11 @@ pub(crate) struct ArrayRef {
     /// in row-major order, are those of the source region. Reading and
     /// writing through it reach the source's elements.
     pub reshaped: Option<Box<(ArrayRef, Vec<SymExpr>)>>,
+    /// Whether the region is one element chosen by an integer index in
+    /// every axis (`A[4]` of a vector, `A[1, 2]` of a matrix): NumPy's
+    /// value is then a scalar, a copy, where `A[4, ...]` is a 0-d view.
+    /// A name bound to it holds a copy ([`ArrayRef::is_element`]).
+    pub element: bool,
 }
 
 impl ArrayRef {
@@ -46,6 +51,7 @@ impl ArrayRef {
                 dims: vec![Dim::Index(SymExpr::int(0))],
                 order: vec![],
                 reshaped: None,
+                element: false,
             };
         }
         ArrayRef {
@@ -61,7 +67,14 @@ impl ArrayRef {
                 .collect(),
             order: (0..shape.len()).collect(),
             reshaped: None,
+            element: false,
         }
+    }
+
+    /// Whether the region is one element chosen by integer indices (see
+    /// [`ArrayRef::element`]) and still has no visible axis.
+    pub(crate) fn is_element(&self) -> bool {
+        self.element && self.order.is_empty()
     }
 
     /// The visible shape.
@@ -371,9 +384,18 @@ pub(crate) fn promote(a: DType, a_weak: bool, b: DType, b_weak: bool) -> DType {
             let (ka, kb) = (kind(a), kind(b));
             if ka == kb {
                 if ka == 1 && a.is_signed_integer() != b.is_signed_integer() {
-                    // Mixed signedness: a signed type wide enough for both.
-                    let width = a.size_bytes().max(b.size_bytes());
-                    return match width {
+                    // Mixed signedness: the narrowest signed type that
+                    // holds both (the signed one where it is wider, else
+                    // twice the unsigned width; float64 beyond int64).
+                    let (signed, unsigned) = if a.is_signed_integer() {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
+                    if signed.size_bytes() > unsigned.size_bytes() {
+                        return signed;
+                    }
+                    return match unsigned.size_bytes() {
                         1 => DType::Int16,
                         2 => DType::Int32,
                         4 => DType::Int64,
@@ -390,6 +412,8 @@ pub(crate) fn promote(a: DType, a_weak: bool, b: DType, b_weak: bool) -> DType {
             match (kind(hi), kind(lo)) {
                 (2, 1) if hi == DType::Float32 && lo.size_bytes() <= 2 => DType::Float32,
                 (2, 1) => DType::Float64,
+                // Integers that float32 holds exactly stay in complex64.
+                (3, 1) if hi == DType::Complex64 && lo.size_bytes() <= 2 => DType::Complex64,
                 (3, 1) => DType::Complex128,
                 (3, 2) if hi == DType::Complex64 && lo == DType::Float64 => DType::Complex128,
                 _ => hi,

@@ -995,7 +995,8 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     report
 }
 
-/// Compares every output `ours` has with `reference`.
+/// Compares every output `ours` has with `reference`; the verdict names
+/// every output that differs, not only the first.
 fn compare_outputs(
     names: &[String],
     ours: &BTreeMap<String, ArrayValue>,
@@ -1004,6 +1005,7 @@ fn compare_outputs(
     against: &str,
     tolerance: &Tolerance,
 ) -> Result<(), Verdict> {
+    let mut differ = Vec::new();
     for name in names {
         let r = reference
             .get(name)
@@ -1011,10 +1013,18 @@ fn compare_outputs(
         let o = ours
             .get(name)
             .ok_or_else(|| Verdict::Fail(format!("{what} has no output `{name}`")))?;
-        compare(name, o, r, tolerance)
-            .map_err(|why| Verdict::Fail(format!("{what} vs {against}: {why}")))?;
+        if let Err(why) = compare(name, o, r, tolerance) {
+            differ.push(why);
+        }
     }
-    Ok(())
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(Verdict::Fail(format!(
+            "{what} vs {against}: {}",
+            differ.join("; ")
+        )))
+    }
 }
 
 /// One execution of a compiled unit on the given arguments (`None`: the

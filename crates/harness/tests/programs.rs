@@ -12,6 +12,8 @@ use sdfg_exec::EmulatedGpu;
 use sdfg_harness::corpus::{self, RunOptions, Verdict};
 use std::path::PathBuf;
 
+mod numpy_functions;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -105,6 +107,29 @@ fn numpy_dtypes_and_functions() {
 #[test]
 fn persistent_kernels_read_shared_values_before_they_are_written_again() {
     run("persistent", &["sim", "cuda", "hip"]);
+}
+
+#[test]
+fn numpy_elementwise_functions_match_numpy_for_every_dtype() {
+    // The frontend's table of NumPy's functions of one and two operands,
+    // every case against NumPy (`numpy_functions/mod.rs`).
+    let python = numpy();
+    if python.is_err() {
+        return;
+    }
+    let tools = root().join("corpus/tools");
+    let device = EmulatedGpu::new(env!("CARGO_BIN_EXE_sdfgc"));
+    let failures = numpy_functions::check(&["sim", "cuda", "hip"], &|file, backend| {
+        let mut o = options(backend, &tools, &python, &device);
+        if backend == "hip" {
+            // The device code of the HIP unit is the CUDA unit's, which
+            // the emulated GPU executes: `hipcc` compiles it (`cc`), and
+            // executing it again would only repeat the CUDA run.
+            o.skip = &["gpu", "dace-import", "exec"];
+        }
+        corpus::run_kernel(file, &o)
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Calls: NumPy functions and methods, casts, inlined programs.
 
 use super::library::Fold;
-use super::numpy::{accumulator, float_of};
+use super::numpy::{accumulator, float_of_operands};
 use super::*;
+use crate::functions::Lowering;
 
 impl<'m> Lowerer<'m> {
     /// The keyword argument `name` of call `c`, marked as read: a keyword
@@ -106,8 +107,10 @@ impl<'m> Lowerer<'m> {
     /// `np.<ufunc>.outer(a, b)`: `a` indexed with new axes after its own,
     /// `b` with new axes before its own, combined elementwise.
     pub(super) fn outer(&mut self, c: &ast::ExprCall, ufunc: &str) -> Result<Elem> {
-        let op = arithmetic_ufunc(ufunc)
-            .ok_or_else(|| self.err(c, unsupported(format!("`np.{ufunc}.outer`"))))?;
+        let op = match crate::functions::elementwise(ufunc).map(|f| f.lowering) {
+            Some(Lowering::Operator(op)) => op,
+            _ => return Err(self.err(c, unsupported(format!("`np.{ufunc}.outer`")))),
+        };
         let [x, y] = &c.arguments.args[..] else {
             return Err(self.err(c, unsupported("`outer` with other than two arguments")));
         };
@@ -522,16 +525,9 @@ impl<'m> Lowerer<'m> {
             ));
         };
         if module == "np"
-            && let Some(op) = arithmetic_ufunc(name)
+            && let Some(f) = crate::functions::elementwise(name)
         {
-            let [x, y] = &c.arguments.args[..] else {
-                return Err(self.err(
-                    c,
-                    unsupported(format!("`np.{name}` with other than two arguments")),
-                ));
-            };
-            let (x, y) = (self.elem(x)?, self.elem(y)?);
-            return self.binary(c, op, x, y);
+            return self.elementwise_function(c, f);
         }
         // `dace.define_local_scalar(dtype)`: an uninitialised scalar; a later
         // `x = value` of that type writes into it.
@@ -558,55 +554,7 @@ impl<'m> Lowerer<'m> {
             let shape = self.shape_arg(arg(1)?)?;
             return self.reshape(c, x, shape);
         }
-        let intrinsic = match name {
-            "sqrt" => Some(Intrinsic::Sqrt),
-            "exp" => Some(Intrinsic::Exp),
-            "log" => Some(Intrinsic::Log),
-            "sin" => Some(Intrinsic::Sin),
-            "cos" => Some(Intrinsic::Cos),
-            "tan" => Some(Intrinsic::Tan),
-            "tanh" => Some(Intrinsic::Tanh),
-            "arctan" => Some(Intrinsic::Atan),
-            "arctan2" => Some(Intrinsic::Atan2),
-            "abs" | "absolute" => Some(Intrinsic::Abs),
-            "floor" => Some(Intrinsic::Floor),
-            "ceil" => Some(Intrinsic::Ceil),
-            "maximum" => Some(Intrinsic::Max),
-            "minimum" => Some(Intrinsic::Min),
-            "real" => Some(Intrinsic::Real),
-            "imag" => Some(Intrinsic::Imag),
-            "conj" | "conjugate" => Some(Intrinsic::Conj),
-            "isnan" => Some(Intrinsic::IsNan),
-            "log2" => Some(Intrinsic::Log2),
-            "log10" => Some(Intrinsic::Log10),
-            "log1p" => Some(Intrinsic::Log1p),
-            "expm1" => Some(Intrinsic::Expm1),
-            "exp2" => Some(Intrinsic::Exp2),
-            "sinh" => Some(Intrinsic::Sinh),
-            "cosh" => Some(Intrinsic::Cosh),
-            "arcsin" => Some(Intrinsic::Asin),
-            "arccos" => Some(Intrinsic::Acos),
-            "arcsinh" => Some(Intrinsic::Asinh),
-            "arccosh" => Some(Intrinsic::Acosh),
-            "arctanh" => Some(Intrinsic::Atanh),
-            "cbrt" => Some(Intrinsic::Cbrt),
-            _ => None,
-        };
-        if module == "np"
-            && let Some(f) = intrinsic
-        {
-            return self.ufunc(c, f);
-        }
-        // `np.power(x, y)` is `x ** y`: integers stay integers (NEP 50).
-        if (module, name) == ("np", "power") {
-            let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
-            return self.binary(c, BinaryOp::Pow, x, y);
-        }
         match (module, name) {
-            ("np", "logical_not") => {
-                let x = Elem::Cast(DType::Bool, Box::new(self.elem(arg(0)?)?));
-                Ok(Elem::Unary(UnaryOp::Not, Box::new(x)))
-            }
             ("np", "where") => {
                 let cond = Elem::Cast(DType::Bool, Box::new(self.elem(arg(0)?)?));
                 let (a, b) = (self.elem(arg(1)?)?, self.elem(arg(2)?)?);
@@ -987,15 +935,23 @@ impl<'m> Lowerer<'m> {
             }
             let binding = match arg.as_sym() {
                 Some(v) if arg.is_weak() => Name::Value(v),
-                // A scalar computed in a map body stays a value of the iteration.
+                // A scalar computed in a map body, or an element read
+                // there, stays a value of the iteration.
                 _ if !self.map_ctx.is_empty()
-                    && !matches!(arg, Elem::Ref(_))
+                    && !matches!(&arg, Elem::Ref(r) if !r.is_element())
                     && arg.shape().is_some_and(|s| s.is_empty()) =>
                 {
                     Name::Local(arg)
                 }
                 _ => {
                     let r = match arg {
+                        // An element is NumPy's scalar: the callee's
+                        // parameter is a copy, as a name bound to it is.
+                        Elem::Ref(r) if r.is_element() => {
+                            let copy = self.new_transient(&format!("{name}_"), r.dtype, &[]);
+                            self.assign_region(c, copy.clone(), Elem::Ref(r))?;
+                            copy
+                        }
                         Elem::Ref(r) => r,
                         other => self.materialize(c, other)?,
                     };
@@ -1094,13 +1050,50 @@ impl<'m> Lowerer<'m> {
         // ceiling of integers, the conjugate or real part of reals.
         let identity = match f {
             Intrinsic::Floor | Intrinsic::Ceil => t.is_integer() || t == DType::Bool,
-            Intrinsic::Conj | Intrinsic::Real => !t.is_complex() && t.is_numeric(),
+            Intrinsic::Real => !t.is_complex(),
+            Intrinsic::Conj => !t.is_complex() && t != DType::Bool,
             // NumPy's absolute value of a boolean is itself.
             Intrinsic::Abs => t == DType::Bool,
             _ => false,
         };
         if identity && let [x] = &args[..] {
             return Ok(x.clone());
+        }
+        if let (Intrinsic::Conj, [x]) = (f, &args[..])
+            && t == DType::Bool
+        {
+            // NumPy's conjugate has no boolean loop: booleans become int8.
+            return Ok(x.clone().cast(DType::Int8));
+        }
+        if let (Intrinsic::Imag, [x]) = (f, &args[..])
+            && !t.is_complex()
+        {
+            // The imaginary part of a real array: zeros of its type and
+            // shape (NumPy's `x.imag`).
+            let zero = Elem::Lit(Literal::i64(0)).cast(t);
+            return Ok(Elem::Select(
+                Box::new(Elem::Lit(Literal::Bool(true))),
+                Box::new(zero),
+                Box::new(x.clone()),
+                t,
+            ));
+        }
+        if let (Intrinsic::IsNan, [x]) = (f, &args[..])
+            && t.is_complex()
+        {
+            // A complex number is NaN where either part is.
+            // (A call's type is its operands' type: the part's is the
+            // complex type, the test's the real one.)
+            let part = |p: Intrinsic| {
+                let r = t.real_type();
+                Elem::Call(Intrinsic::IsNan, vec![Elem::Call(p, vec![x.clone()], t)], r)
+            };
+            return Ok(Elem::Binary(
+                BinaryOp::Or,
+                Box::new(part(Intrinsic::Real)),
+                Box::new(part(Intrinsic::Imag)),
+                DType::Bool,
+            ));
         }
         // The maximum and minimum of booleans are their `or` and `and`.
         if t == DType::Bool
@@ -1131,29 +1124,35 @@ impl<'m> Lowerer<'m> {
                 | Intrinsic::Conj
         );
         if needs_float && (t.is_integer() || t == DType::Bool) {
-            t = float_of(t);
+            t = float_of_operands(&args);
         }
-        // The functions C has only for real arguments.
-        let real_only = matches!(
+        // Every function but these is computed for real arguments only
+        // (NumPy orders complex numbers lexicographically in `maximum` and
+        // rounds both parts in `rint`; neither is implemented).
+        let real_only = !matches!(
             f,
-            Intrinsic::Log2
-                | Intrinsic::Log10
-                | Intrinsic::Log1p
-                | Intrinsic::Expm1
-                | Intrinsic::Exp2
-                | Intrinsic::Sinh
-                | Intrinsic::Cosh
-                | Intrinsic::Asin
-                | Intrinsic::Acos
-                | Intrinsic::Asinh
-                | Intrinsic::Acosh
-                | Intrinsic::Atanh
-                | Intrinsic::Cbrt
+            Intrinsic::Sqrt
+                | Intrinsic::Exp
+                | Intrinsic::Log
+                | Intrinsic::Sin
+                | Intrinsic::Cos
+                | Intrinsic::Tan
+                | Intrinsic::Tanh
+                | Intrinsic::Atan
+                | Intrinsic::Pow
+                | Intrinsic::Abs
+                | Intrinsic::Real
+                | Intrinsic::Imag
+                | Intrinsic::Conj
+                | Intrinsic::Complex
         );
         if real_only && t.is_complex() {
             return Err(self.err(
                 c,
-                unsupported(format!("`np.{}` of complex numbers", f.name())),
+                unsupported(format!(
+                    "`{}` of complex numbers",
+                    self.m.source.snippet(c.func.range())
+                )),
             ));
         }
         if matches!(f, Intrinsic::Min | Intrinsic::Max) && weak {
@@ -1168,32 +1167,6 @@ impl<'m> Lowerer<'m> {
         }
         Ok(e)
     }
-}
-
-/// NumPy's arithmetic ufuncs by name.
-fn arithmetic_ufunc(name: &str) -> Option<BinaryOp> {
-    Some(match name {
-        "add" => BinaryOp::Add,
-        "subtract" => BinaryOp::Sub,
-        "multiply" => BinaryOp::Mul,
-        "divide" | "true_divide" => BinaryOp::Div,
-        "floor_divide" => BinaryOp::FloorDiv,
-        "mod" | "remainder" => BinaryOp::Mod,
-        "bitwise_and" => BinaryOp::BitAnd,
-        "bitwise_or" => BinaryOp::BitOr,
-        "bitwise_xor" => BinaryOp::BitXor,
-        "left_shift" => BinaryOp::Shl,
-        "right_shift" => BinaryOp::Shr,
-        "equal" => BinaryOp::Eq,
-        "not_equal" => BinaryOp::Ne,
-        "less" => BinaryOp::Lt,
-        "less_equal" => BinaryOp::Le,
-        "greater" => BinaryOp::Gt,
-        "greater_equal" => BinaryOp::Ge,
-        "logical_and" => BinaryOp::And,
-        "logical_or" => BinaryOp::Or,
-        _ => return None,
-    })
 }
 
 /// Whether every `return` of `body` is in tail position (the last statement,

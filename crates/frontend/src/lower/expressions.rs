@@ -311,6 +311,19 @@ impl<'m> Lowerer<'m> {
         }
         let mut t = promote(x.dtype(), x.is_weak(), y.dtype(), y.is_weak());
         let mut op = op;
+        let (mut x, mut y) = (x, y);
+        if t == DType::Bool
+            && matches!(
+                op,
+                BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow | BinaryOp::Shl | BinaryOp::Shr
+            )
+        {
+            // NumPy has no boolean loops for these: booleans compute as
+            // int8, the first integer loop (`True // True` is int8 1).
+            t = DType::Int8;
+            x = x.cast(t);
+            y = y.cast(t);
+        }
         if t == DType::Bool && matches!(op, BinaryOp::Add | BinaryOp::Mul) {
             if x.is_weak() && y.is_weak() {
                 // Python's `True + True` is 2: a bool is an int there.
@@ -637,12 +650,16 @@ impl<'m> Lowerer<'m> {
             return Ok(e);
         }
         order.extend(visible);
+        // Integers in every axis (no slice, `...` or new axis) select an
+        // element: NumPy's scalar, where `A[4, ...]` is a 0-d view.
+        let element = sliced.is_none() && ellipses == 0 && order.is_empty();
         Ok(Elem::Ref(ArrayRef {
             data: base.data,
             dtype: base.dtype,
             dims,
             order,
             reshaped: base.reshaped,
+            element,
         }))
     }
 

@@ -11,6 +11,7 @@
 //! already handle.
 
 use super::*;
+use crate::functions::{Composite, ElementwiseFunction, Lowering};
 
 impl<'m> Lowerer<'m> {
     /// `np.<name>(args...)` for the functions of this file; `None` when
@@ -29,73 +30,6 @@ impl<'m> Lowerer<'m> {
         );
         let arg = |k: usize| args.get(k).copied().ok_or_else(|| missing.clone());
         let value = match (module, name) {
-            ("np", "square") => {
-                // NumPy squares booleans as int8 (the ufunc has no bool loop).
-                let x = self.elem(arg(0)?)?;
-                let x = if x.dtype() == DType::Bool {
-                    x.cast(DType::Int8)
-                } else {
-                    x
-                };
-                self.binary(c, BinaryOp::Mul, x.clone(), x)?
-            }
-            ("np", "logical_xor") => {
-                let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
-                let (x, y) = (x.cast(DType::Bool), y.cast(DType::Bool));
-                let e = Elem::Binary(BinaryOp::Ne, Box::new(x), Box::new(y), DType::Bool);
-                if e.shape().is_none() {
-                    return Err(
-                        self.err(c, ErrorKind::Shape("operands do not broadcast".to_owned()))
-                    );
-                }
-                e
-            }
-            ("np", "negative") => Elem::Unary(UnaryOp::Neg, Box::new(self.elem(arg(0)?)?)),
-            ("np", "positive") => self.elem(arg(0)?)?,
-            ("np", "reciprocal") => {
-                let x = self.elem(arg(0)?)?;
-                if !x.dtype().is_float() && !x.dtype().is_complex() {
-                    return Err(self.err(
-                        c,
-                        unsupported(format!(
-                            "`np.reciprocal` of {} (NumPy's integer reciprocal truncates; write `1 / x`)",
-                            x.dtype()
-                        )),
-                    ));
-                }
-                let one = Elem::Cast(x.dtype(), Box::new(Elem::Lit(Literal::i64(1))));
-                Elem::Binary(BinaryOp::Div, Box::new(one), Box::new(x.clone()), x.dtype())
-            }
-            ("np", "fabs") => {
-                let x = self.elem(arg(0)?)?;
-                let t = float_of(x.dtype());
-                Elem::Call(Intrinsic::Abs, vec![x.cast(t)], t)
-            }
-            ("np", "deg2rad" | "radians" | "rad2deg" | "degrees") => {
-                let x = self.elem(arg(0)?)?;
-                let t = float_of(x.dtype());
-                let factor = if name.starts_with("deg") || name == "radians" {
-                    std::f64::consts::PI / 180.0
-                } else {
-                    180.0 / std::f64::consts::PI
-                };
-                self.binary(c, BinaryOp::Mul, x.cast(t), Elem::Lit(Literal::f64(factor)))?
-            }
-            ("np", "sign") => {
-                let x = self.elem(arg(0)?)?;
-                let t = x.dtype();
-                if t.is_complex() {
-                    return Err(self.err(c, unsupported("`np.sign` of complex numbers")));
-                }
-                let zero = Elem::Lit(Literal::i64(0));
-                let lit = |v: i64| Elem::Cast(t, Box::new(Elem::Lit(Literal::i64(v))));
-                let pos =
-                    Elem::Binary(BinaryOp::Gt, Box::new(x.clone()), Box::new(zero.clone()), t);
-                let neg = Elem::Binary(BinaryOp::Lt, Box::new(x.clone()), Box::new(zero), t);
-                // Zero and NaN are their own sign.
-                let rest = Elem::Select(Box::new(neg), Box::new(lit(-1)), Box::new(x), t);
-                Elem::Select(Box::new(pos), Box::new(lit(1)), Box::new(rest), t)
-            }
             ("np", "clip") => {
                 let x = self.elem(arg(0)?)?;
                 let bound = |l: &mut Self, k: usize, names: [&str; 2]| -> Result<Option<Elem>> {
@@ -333,31 +267,10 @@ impl<'m> Lowerer<'m> {
                 };
                 self.scan(c, w, x, axis)?
             }
-            ("np", "isclose" | "allclose") => {
+            ("np", "allclose") => {
                 let (x, y) = (self.elem(arg(0)?)?, self.elem(arg(1)?)?);
-                let tol = |l: &mut Self, key: &str, k: usize, default: f64| -> Result<Elem> {
-                    match l.kwarg(c, key).or(args.get(k).copied()) {
-                        Some(e) => l.elem(e),
-                        None => Ok(Elem::Lit(Literal::f64(default))),
-                    }
-                };
-                let rtol = tol(self, "rtol", 2, 1e-5)?;
-                let atol = tol(self, "atol", 3, 1e-8)?;
-                let equal_nan = match self.kwarg(c, "equal_nan").or(args.get(4).copied()) {
-                    None => false,
-                    Some(Expr::BooleanLiteral(b)) => b.value,
-                    Some(e) => {
-                        return Err(
-                            self.err(e, unsupported("an `equal_nan` that is not True or False"))
-                        );
-                    }
-                };
-                let close = self.isclose(c, x, y, rtol, atol, equal_nan)?;
-                if name == "allclose" {
-                    self.count_test(c, "all", close, None, false)?
-                } else {
-                    close
-                }
+                let close = self.isclose_call(c, x, y, &args[2.min(args.len())..])?;
+                self.count_test(c, "all", close, None, false)?
             }
             ("np", "einsum") => self.einsum(c, args)?,
             ("dace", "define_local" | "ndarray") => {
@@ -375,59 +288,6 @@ impl<'m> Lowerer<'m> {
                 let _ = self.kwarg(c, "storage");
                 let r = self.new_transient("local_", dtype, &shape);
                 Elem::Ref(r)
-            }
-            ("np", "trunc" | "fix" | "rint") => {
-                let x = self.elem(arg(0)?)?;
-                let t = x.dtype();
-                if !t.is_float() && name != "rint" && !t.is_complex() {
-                    // NumPy keeps integers as they are.
-                    x
-                } else {
-                    let f = if name == "rint" {
-                        Intrinsic::Rint
-                    } else {
-                        Intrinsic::Trunc
-                    };
-                    self.ufunc_of(c, f, vec![x])?
-                }
-            }
-            ("np", "round" | "around") => {
-                let x = self.elem(arg(0)?)?;
-                let d = match self.kwarg(c, "decimals").or(args.get(1).copied()) {
-                    None => 0,
-                    Some(e) => self.sym(e)?.as_int().ok_or_else(|| {
-                        self.err(e, unsupported("`decimals` that is not a constant"))
-                    })?,
-                };
-                let t = x.dtype();
-                if t.is_integer() && d >= 0 {
-                    x
-                } else if !t.is_float() {
-                    return Err(self.err(
-                        c,
-                        unsupported(format!("`np.{name}` of {t} to {d} decimals")),
-                    ));
-                } else {
-                    // NumPy's: rint(x * 10**d) / 10**d, or for negative
-                    // decimals rint(x / 10**-d) * 10**-d.
-                    let f = Elem::Lit(Literal::f64(10f64.powi(d.unsigned_abs() as i32)));
-                    let (there, back) = if d >= 0 {
-                        (BinaryOp::Mul, BinaryOp::Div)
-                    } else {
-                        (BinaryOp::Div, BinaryOp::Mul)
-                    };
-                    let y = if d == 0 {
-                        x
-                    } else {
-                        self.binary(c, there, x, f.clone())?
-                    };
-                    let r = Elem::Call(Intrinsic::Rint, vec![y], t);
-                    if d == 0 {
-                        r
-                    } else {
-                        self.binary(c, back, r, f)?
-                    }
-                }
             }
             ("linalg", "inv") => {
                 let a = self.elem(arg(0)?)?;
@@ -462,6 +322,234 @@ impl<'m> Lowerer<'m> {
             _ => return Ok(None),
         };
         Ok(Some(value))
+    }
+
+    /// `np.<f.name>(...)` for a function of the elementwise table
+    /// ([`crate::functions::ELEMENTWISE`]): its operands are the first
+    /// positional arguments; what follows them are options the function
+    /// reads (`decimals`, tolerances).
+    pub(super) fn elementwise_function(
+        &mut self,
+        c: &ast::ExprCall,
+        f: &ElementwiseFunction,
+    ) -> Result<Elem> {
+        let args = &c.arguments.args;
+        let options = matches!(
+            f.lowering,
+            Lowering::Composite(Composite::Round | Composite::IsClose)
+        );
+        if args.len() < f.operands || (args.len() > f.operands && !options) {
+            let what = if f.operands == 1 {
+                "one operand"
+            } else {
+                "two operands"
+            };
+            return Err(self.err(
+                c,
+                unsupported(format!(
+                    "`np.{}` with {} positional arguments (it takes {what})",
+                    f.name,
+                    args.len()
+                )),
+            ));
+        }
+        let mut operands = args[..f.operands]
+            .iter()
+            .map(|a| self.elem(a))
+            .collect::<Result<Vec<_>>>()?;
+        let rest: Vec<&Expr> = args[f.operands..].iter().collect();
+        match f.lowering {
+            Lowering::Intrinsic(i) => self.ufunc_of(c, i, operands),
+            Lowering::Operator(op) => {
+                let y = operands.pop();
+                let x = operands.pop();
+                match (x, y) {
+                    (Some(x), Some(y)) => self.binary(c, op, x, y),
+                    _ => Err(self.err(c, unsupported(format!("`np.{}` of one operand", f.name)))),
+                }
+            }
+            Lowering::Composite(k) => self.composite(c, f.name, k, operands, &rest),
+        }
+    }
+
+    /// A function of the elementwise table composed from other pieces,
+    /// each by NumPy's definition, dtype rules included.
+    fn composite(
+        &mut self,
+        c: &ast::ExprCall,
+        name: &str,
+        k: Composite,
+        operands: Vec<Elem>,
+        options: &[&Expr],
+    ) -> Result<Elem> {
+        let mut operands = operands.into_iter();
+        let missing = self.err(c, unsupported(format!("`np.{name}` without its operands")));
+        let mut next = || operands.next().ok_or_else(|| missing.clone());
+        let x = next()?;
+        Ok(match k {
+            Composite::Square => {
+                // NumPy squares booleans as int8 (the ufunc has no bool loop).
+                let x = if x.dtype() == DType::Bool {
+                    x.cast(DType::Int8)
+                } else {
+                    x
+                };
+                self.binary(c, BinaryOp::Mul, x.clone(), x)?
+            }
+            Composite::LogicalXor => {
+                let y = next()?;
+                let (x, y) = (x.cast(DType::Bool), y.cast(DType::Bool));
+                let e = Elem::Binary(BinaryOp::Ne, Box::new(x), Box::new(y), DType::Bool);
+                if e.shape().is_none() {
+                    return Err(
+                        self.err(c, ErrorKind::Shape("operands do not broadcast".to_owned()))
+                    );
+                }
+                e
+            }
+            Composite::LogicalNot => Elem::Unary(UnaryOp::Not, Box::new(x.cast(DType::Bool))),
+            Composite::Negative => Elem::Unary(UnaryOp::Neg, Box::new(x)),
+            Composite::Positive => {
+                if x.dtype() == DType::Bool {
+                    // NumPy has no boolean loop for `positive`.
+                    return Err(self.err(c, unsupported("`np.positive` of booleans")));
+                }
+                x
+            }
+            Composite::Reciprocal => {
+                if !x.dtype().is_float() && !x.dtype().is_complex() {
+                    return Err(self.err(
+                        c,
+                        unsupported(format!(
+                            "`np.reciprocal` of {} (NumPy's integer reciprocal truncates; write `1 / x`)",
+                            x.dtype()
+                        )),
+                    ));
+                }
+                let one = Elem::Cast(x.dtype(), Box::new(Elem::Lit(Literal::i64(1))));
+                Elem::Binary(BinaryOp::Div, Box::new(one), Box::new(x.clone()), x.dtype())
+            }
+            Composite::Fabs => {
+                if x.dtype().is_complex() {
+                    return Err(self.err(c, unsupported("`np.fabs` of complex numbers")));
+                }
+                let t = float_of(x.dtype());
+                Elem::Call(Intrinsic::Abs, vec![x.cast(t)], t)
+            }
+            Composite::DegreesToRadians | Composite::RadiansToDegrees => {
+                if x.dtype().is_complex() {
+                    return Err(self.err(c, unsupported(format!("`np.{name}` of complex numbers"))));
+                }
+                let t = float_of(x.dtype());
+                let factor = if k == Composite::DegreesToRadians {
+                    std::f64::consts::PI / 180.0
+                } else {
+                    180.0 / std::f64::consts::PI
+                };
+                self.binary(c, BinaryOp::Mul, x.cast(t), Elem::Lit(Literal::f64(factor)))?
+            }
+            Composite::Sign => {
+                let t = x.dtype();
+                if t.is_complex() {
+                    return Err(self.err(c, unsupported("`np.sign` of complex numbers")));
+                }
+                let zero = Elem::Lit(Literal::i64(0));
+                let lit = |v: i64| Elem::Cast(t, Box::new(Elem::Lit(Literal::i64(v))));
+                let pos =
+                    Elem::Binary(BinaryOp::Gt, Box::new(x.clone()), Box::new(zero.clone()), t);
+                let neg = Elem::Binary(BinaryOp::Lt, Box::new(x.clone()), Box::new(zero), t);
+                // Zero and NaN are their own sign.
+                let rest = Elem::Select(Box::new(neg), Box::new(lit(-1)), Box::new(x), t);
+                Elem::Select(Box::new(pos), Box::new(lit(1)), Box::new(rest), t)
+            }
+            Composite::Trunc | Composite::Rint => {
+                let t = x.dtype();
+                if !t.is_float() && k == Composite::Trunc && !t.is_complex() {
+                    // NumPy keeps integers as they are.
+                    x
+                } else {
+                    let f = if k == Composite::Rint {
+                        Intrinsic::Rint
+                    } else {
+                        Intrinsic::Trunc
+                    };
+                    self.ufunc_of(c, f, vec![x])?
+                }
+            }
+            Composite::Round => {
+                let d = match self.kwarg(c, "decimals").or(options.first().copied()) {
+                    None => 0,
+                    Some(e) => self.sym(e)?.as_int().ok_or_else(|| {
+                        self.err(e, unsupported("`decimals` that is not a constant"))
+                    })?,
+                };
+                self.round(c, name, x, d)?
+            }
+            Composite::IsClose => {
+                let y = next()?;
+                self.isclose_call(c, x, y, options)?
+            }
+        })
+    }
+
+    /// `np.round(x, d)`: NumPy's `rint(x * 10**d) / 10**d`, or for negative
+    /// decimals `rint(x / 10**-d) * 10**-d`; integers to `d >= 0` decimals
+    /// unchanged.
+    fn round(&mut self, c: &ast::ExprCall, name: &str, x: Elem, d: i64) -> Result<Elem> {
+        let t = x.dtype();
+        if t.is_integer() && d >= 0 {
+            return Ok(x);
+        }
+        if !t.is_float() {
+            return Err(self.err(
+                c,
+                unsupported(format!("`np.{name}` of {t} to {d} decimals")),
+            ));
+        }
+        let f = Elem::Lit(Literal::f64(10f64.powi(d.unsigned_abs() as i32)));
+        let (there, back) = if d >= 0 {
+            (BinaryOp::Mul, BinaryOp::Div)
+        } else {
+            (BinaryOp::Div, BinaryOp::Mul)
+        };
+        let y = if d == 0 {
+            x
+        } else {
+            self.binary(c, there, x, f.clone())?
+        };
+        let r = Elem::Call(Intrinsic::Rint, vec![y], t);
+        if d == 0 {
+            Ok(r)
+        } else {
+            self.binary(c, back, r, f)
+        }
+    }
+
+    /// `np.isclose(x, y, rtol, atol, equal_nan)` with the options given
+    /// after the operands (`options`) or by keyword.
+    fn isclose_call(
+        &mut self,
+        c: &ast::ExprCall,
+        x: Elem,
+        y: Elem,
+        options: &[&Expr],
+    ) -> Result<Elem> {
+        let tol = |l: &mut Self, key: &str, k: usize, default: f64| -> Result<Elem> {
+            match l.kwarg(c, key).or(options.get(k).copied()) {
+                Some(e) => l.elem(e),
+                None => Ok(Elem::Lit(Literal::f64(default))),
+            }
+        };
+        let rtol = tol(self, "rtol", 0, 1e-5)?;
+        let atol = tol(self, "atol", 1, 1e-8)?;
+        let equal_nan = match self.kwarg(c, "equal_nan").or(options.get(2).copied()) {
+            None => false,
+            Some(Expr::BooleanLiteral(b)) => b.value,
+            Some(e) => {
+                return Err(self.err(e, unsupported("an `equal_nan` that is not True or False")));
+            }
+        };
+        self.isclose(c, x, y, rtol, atol, equal_nan)
     }
 
     /// The values of a NumPy function that returns a tuple (`divmod`,
@@ -1547,6 +1635,30 @@ pub(super) fn float_of(t: DType) -> DType {
         DType::Int16 | DType::UInt16 => DType::Float32,
         t if t.is_float() || t.is_complex() => t,
         _ => DType::Float64,
+    }
+}
+
+/// The float type NumPy's loops compute a function of integer or boolean
+/// operands in: the narrowest float that every operand converts to
+/// exactly (float16 for booleans and 8-bit integers, float32 for 16-bit
+/// ones, float64 for wider ones), Python numbers not counting (NEP 50).
+/// `np.arctan2` of an int8 and an int16 array is float32, not the float of
+/// their promotion to int16 and not float64. Float16, which the IR lacks,
+/// is float64 here, as in DaCe.
+pub(super) fn float_of_operands(args: &[Elem]) -> DType {
+    let width = args
+        .iter()
+        .filter(|a| !a.is_weak())
+        .map(|a| match a.dtype() {
+            DType::Bool | DType::Int8 | DType::UInt8 => 0,
+            DType::Int16 | DType::UInt16 => 1,
+            _ => 2,
+        })
+        .max();
+    if width == Some(1) {
+        DType::Float32
+    } else {
+        DType::Float64
     }
 }
 

@@ -495,12 +495,16 @@ impl<'m> Lowerer<'m> {
                     let v = Elem::Cast(old.dtype, Box::new(value));
                     return self.assign_region(target, old, v);
                 }
-                // A basic slice (a region: integer indices, slices, new
-                // axes, a transpose, a reshape of a whole) is a view, as in
-                // NumPy: a name bound to it once reads and writes the
-                // viewed array.
+                // A basic slice (a region: integer indices of some axes,
+                // slices, `...`, new axes, a transpose, a reshape of a
+                // whole) is a view, as in NumPy: a name bound to it once
+                // reads and writes the viewed array. An element chosen by
+                // an integer in every axis is NumPy's scalar: a copy.
                 let once = self.bindings.get(&name).is_none_or(|n| *n <= 1);
-                if once && let Elem::Ref(r) = &value {
+                if once
+                    && let Elem::Ref(r) = &value
+                    && !r.is_element()
+                {
                     self.names.insert(name, Name::Ref(r.clone()));
                     return Ok(());
                 }
@@ -526,6 +530,7 @@ impl<'m> Lowerer<'m> {
                     Elem::Ref(r)
                         if self.sdfg.container(&r.data).is_some_and(|d| d.transient)
                             && r.is_plain()
+                            && !r.is_element()
                             && !self.referenced_elsewhere(&r.data, &name) =>
                     {
                         r
@@ -622,7 +627,7 @@ impl<'m> Lowerer<'m> {
     /// than once), is now a copy of a view: `value` is a region of an
     /// array something else can see.
     fn note_view_copy(&mut self, data: &str, name: &str, value: &Elem, line: usize) {
-        let is_view = matches!(value, Elem::Ref(r) if r.data != data && self.referenced_elsewhere(&r.data, ""));
+        let is_view = matches!(value, Elem::Ref(r) if r.data != data && !r.is_element() && self.referenced_elsewhere(&r.data, ""));
         if is_view {
             self.view_copies
                 .insert(data.to_owned(), (name.to_owned(), line));

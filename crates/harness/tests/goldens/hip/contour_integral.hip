@@ -30,90 +30,91 @@ __global__ void arr_1_l16_0_k0(sdfg::complex<double>* __restrict__ dev_return_0,
 #endif  // arr_1_l16_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l20_0_k1(sdfg::complex<double>* __restrict__ arr_9, int64_t NR) {
-  for (int64_t v__i10_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i10_i < (NR); v__i10_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i10 = (0LL) + v__i10_i * (1LL);
-    for (int64_t v__i11_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i11_i < (NR); v__i11_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i11 = (0LL) + v__i11_i * (1LL);
+__global__ void arr_11_l20_0_k1(sdfg::complex<double>* __restrict__ arr_11, int64_t NR) {
+  for (int64_t v__i12_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i12_i < (NR); v__i12_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i12 = (0LL) + v__i12_i * (1LL);
+    for (int64_t v__i13_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i13_i < (NR); v__i13_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i13 = (0LL) + v__i13_i * (1LL);
       {  // tasklet assign
         sdfg::complex<double> t___out;
         t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-        arr_9[(0LL) + (v__i10) * (NR) + (v__i11) * (1LL)] = t___out;
+        arr_11[(0LL) + (v__i12) * (NR) + (v__i13) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_9_l20_0_k1(sdfg::complex<double>* __restrict__ arr_9, int64_t NR);
-#endif  // arr_9_l20_0_k1
+__global__ void arr_11_l20_0_k1(sdfg::complex<double>* __restrict__ arr_11, int64_t NR);
+#endif  // arr_11_l20_0_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_9_l23_0_k2(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double> sdfg_value_zz_13, int64_t NR, int64_t n) {
-  sdfg::complex<double>* zz_13 = &sdfg_value_zz_13;
-  for (int64_t v__i15_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i15_i < (NR); v__i15_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i15 = (0LL) + v__i15_i * (1LL);
-    for (int64_t v__i16_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i16_i < (NR); v__i16_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i16 = (0LL) + v__i16_i * (1LL);
+__global__ void arr_11_l23_0_k2(sdfg::complex<double>* __restrict__ arr_11, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double> sdfg_value_zz_15, int64_t NR, int64_t n) {
+  sdfg::complex<double>* zz_15 = &sdfg_value_zz_15;
+  for (int64_t v__i17_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i17_i < (NR); v__i17_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i17 = (0LL) + v__i17_i * (1LL);
+    for (int64_t v__i18_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i18_i < (NR); v__i18_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i18 = (0LL) + v__i18_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in2 = dev_Ham[(0LL) + (n) * (NR * NR) + (v__i15) * (NR) + (v__i16) * (1LL)];
-        const sdfg::complex<double> t___in1 = zz_13[0];
-        const sdfg::complex<double> t___in0 = arr_9[(0LL) + (v__i15) * (NR) + (v__i16) * (1LL)];
+        const sdfg::complex<double> t___in2 = dev_Ham[(0LL) + (n) * (NR * NR) + (v__i17) * (NR) + (v__i18) * (1LL)];
+        const sdfg::complex<double> t___in1 = zz_15[0];
+        const sdfg::complex<double> t___in0 = arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + (t___in1 * t___in2));
-        arr_9[(0LL) + (v__i15) * (NR) + (v__i16) * (1LL)] = t___out;
+        arr_11[(0LL) + (v__i17) * (NR) + (v__i18) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_9_l23_0_k2(sdfg::complex<double>* __restrict__ arr_9, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double> sdfg_value_zz_13, int64_t NR, int64_t n);
-#endif  // arr_9_l23_0_k2
+__global__ void arr_11_l23_0_k2(sdfg::complex<double>* __restrict__ arr_11, sdfg::complex<double>* __restrict__ dev_Ham, sdfg::complex<double> sdfg_value_zz_15, int64_t NR, int64_t n);
+#endif  // arr_11_l23_0_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void lib_19_l26_0_k3(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR) {
-  for (int64_t v__i23_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i23_i < (NR); v__i23_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i23 = (0LL) + v__i23_i * (1LL);
-    for (int64_t v__i24_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i24_i < (NM); v__i24_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i24 = (0LL) + v__i24_i * (1LL);
+__global__ void lib_21_l26_0_k3(sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR) {
+  for (int64_t v__i25_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i25_i < (NR); v__i25_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i25 = (0LL) + v__i25_i * (1LL);
+    for (int64_t v__i26_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i26_i < (NM); v__i26_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i26 = (0LL) + v__i26_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in0 = lib_19[(0LL) + (v__i23) * (NM) + (v__i24) * (1LL)];
+        const sdfg::complex<double> t___in0 = lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (-t___in0);
-        lib_19[(0LL) + (v__i23) * (NM) + (v__i24) * (1LL)] = t___out;
+        lib_21[(0LL) + (v__i25) * (NM) + (v__i26) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void lib_19_l26_0_k3(sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR);
-#endif  // lib_19_l26_0_k3
+__global__ void lib_21_l26_0_k3(sdfg::complex<double>* __restrict__ lib_21, int64_t NM, int64_t NR);
+#endif  // lib_21_l26_0_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_1_l27_0_k4(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx) {
-  for (int64_t v__i27_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i27_i < (NR); v__i27_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i27 = (0LL) + v__i27_i * (1LL);
-    for (int64_t v__i28_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i28_i < (NM); v__i28_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i28 = (0LL) + v__i28_i * (1LL);
+__global__ void arr_1_l27_0_k4(sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_21, sdfg::complex<double> sdfg_value_z_9, int64_t NM, int64_t NR) {
+  sdfg::complex<double>* z_9 = &sdfg_value_z_9;
+  for (int64_t v__i29_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i29_i < (NR); v__i29_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i29 = (0LL) + v__i29_i * (1LL);
+    for (int64_t v__i30_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i30_i < (NM); v__i30_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i30 = (0LL) + v__i30_i * (1LL);
       {  // tasklet assign
-        const sdfg::complex<double> t___in2 = lib_19[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
-        const sdfg::complex<double> t___in1 = dev_int_pts[(0LL) + (idx) * (1LL)];
-        const sdfg::complex<double> t___in0 = dev_return_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
+        const sdfg::complex<double> t___in2 = lib_21[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
+        const sdfg::complex<double> t___in1 = z_9[0];
+        const sdfg::complex<double> t___in0 = dev_return_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + (t___in1 * t___in2));
-        dev_return_1[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)] = t___out;
+        dev_return_1[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)] = t___out;
       }
       {  // tasklet assign
-        const sdfg::complex<double> t___in1 = lib_19[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
-        const sdfg::complex<double> t___in0 = dev_return_0[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)];
+        const sdfg::complex<double> t___in1 = lib_21[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
+        const sdfg::complex<double> t___in0 = dev_return_0[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (t___in0 + t___in1);
-        dev_return_0[(0LL) + (v__i27) * (NM) + (v__i28) * (1LL)] = t___out;
+        dev_return_0[(0LL) + (v__i29) * (NM) + (v__i30) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_1_l27_0_k4(sdfg::complex<double>* __restrict__ dev_int_pts, sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_19, int64_t NM, int64_t NR, int64_t idx);
+__global__ void arr_1_l27_0_k4(sdfg::complex<double>* __restrict__ dev_return_0, sdfg::complex<double>* __restrict__ dev_return_1, sdfg::complex<double>* __restrict__ lib_21, sdfg::complex<double> sdfg_value_z_9, int64_t NM, int64_t NR);
 #endif  // arr_1_l27_0_k4
 
 #if !defined(__CUDACC_RTC__)
@@ -142,15 +143,15 @@ struct kernel_state_t {
   int64_t slab_per_bc;
   hipStream_t stream;
   hipEvent_t sdfg_copied;
-  sdfg::complex<double>* arr_9;
-  bool* cond_21;
+  sdfg::complex<double>* arr_11;
+  bool* cond_23;
   sdfg::complex<double>* dev_Ham;
   sdfg::complex<double>* dev_Y;
-  sdfg::complex<double>* dev_int_pts;
   sdfg::complex<double>* dev_return_0;
   sdfg::complex<double>* dev_return_1;
-  sdfg::complex<double>* lib_19;
-  sdfg::complex<double>* zz_13;
+  sdfg::complex<double>* lib_21;
+  sdfg::complex<double>* z_9;
+  sdfg::complex<double>* zz_15;
   hipsolverDnHandle_t sdfg_solver;
   void* sdfg_work;
   size_t sdfg_work_cap;
@@ -166,15 +167,15 @@ extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (sdfg_h->sdfg_failed) SDFG_RELEASE(hipFree(sdfg_h->sdfg_failed));
   if (sdfg_h->sdfg_info) SDFG_RELEASE(hipFree(sdfg_h->sdfg_info));
   if (sdfg_h->sdfg_work) SDFG_RELEASE(hipFree(sdfg_h->sdfg_work));
-  std::free(sdfg_h->zz_13);
-  if (sdfg_h->lib_19) SDFG_RELEASE(hipFree(sdfg_h->lib_19));
+  std::free(sdfg_h->zz_15);
+  std::free(sdfg_h->z_9);
+  if (sdfg_h->lib_21) SDFG_RELEASE(hipFree(sdfg_h->lib_21));
   if (sdfg_h->dev_return_1) SDFG_RELEASE(hipFree(sdfg_h->dev_return_1));
   if (sdfg_h->dev_return_0) SDFG_RELEASE(hipFree(sdfg_h->dev_return_0));
-  if (sdfg_h->dev_int_pts) SDFG_RELEASE(hipFree(sdfg_h->dev_int_pts));
   if (sdfg_h->dev_Y) SDFG_RELEASE(hipFree(sdfg_h->dev_Y));
   if (sdfg_h->dev_Ham) SDFG_RELEASE(hipFree(sdfg_h->dev_Ham));
-  std::free(sdfg_h->cond_21);
-  if (sdfg_h->arr_9) SDFG_RELEASE(hipFree(sdfg_h->arr_9));
+  std::free(sdfg_h->cond_23);
+  if (sdfg_h->arr_11) SDFG_RELEASE(hipFree(sdfg_h->arr_11));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
   if (sdfg_h->stream) SDFG_RELEASE(hipStreamDestroy(sdfg_h->stream));
 #undef SDFG_RELEASE
@@ -188,17 +189,18 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   const int64_t slab_per_bc = sdfg_h->slab_per_bc;
   SDFG_CHECK(hipStreamCreate(&sdfg_h->stream));
   SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_9, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR), 1)));
-  sdfg_h->cond_21 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
-  if (!sdfg_h->cond_21) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_21`\n"); return 1; }
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_11, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR), 1)));
+  sdfg_h->cond_23 = (bool*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(bool));
+  if (!sdfg_h->cond_23) { std::fprintf(stderr, "kernel_init: out of host memory for `cond_23`\n"); return 1; }
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_Ham, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NR * NR * slab_per_bc + NR * NR), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_Y, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_int_pts, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((32LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_0, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_1, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_19, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
-  sdfg_h->zz_13 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
-  if (!sdfg_h->zz_13) { std::fprintf(stderr, "kernel_init: out of host memory for `zz_13`\n"); return 1; }
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->lib_21, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((NM * NR), 1)));
+  sdfg_h->z_9 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
+  if (!sdfg_h->z_9) { std::fprintf(stderr, "kernel_init: out of host memory for `z_9`\n"); return 1; }
+  sdfg_h->zz_15 = (sdfg::complex<double>*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(sdfg::complex<double>));
+  if (!sdfg_h->zz_15) { std::fprintf(stderr, "kernel_init: out of host memory for `zz_15`\n"); return 1; }
   SDFG_SOLVER_CHECK(hipsolverDnCreate(&sdfg_h->sdfg_solver));
   SDFG_SOLVER_CHECK(hipsolverDnSetStream(sdfg_h->sdfg_solver, sdfg_h->stream));
   // `info` of the last factorization, and the first failure of a run
@@ -222,15 +224,15 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   hipStream_t stream = sdfg_h->stream;
   hipEvent_t sdfg_copied = sdfg_h->sdfg_copied;
   (void)sdfg_copied;
-  sdfg::complex<double>* const arr_9 = sdfg_h->arr_9;
-  bool* const cond_21 = sdfg_h->cond_21;
+  sdfg::complex<double>* const arr_11 = sdfg_h->arr_11;
+  bool* const cond_23 = sdfg_h->cond_23;
   sdfg::complex<double>* const dev_Ham = sdfg_h->dev_Ham;
   sdfg::complex<double>* const dev_Y = sdfg_h->dev_Y;
-  sdfg::complex<double>* const dev_int_pts = sdfg_h->dev_int_pts;
   sdfg::complex<double>* const dev_return_0 = sdfg_h->dev_return_0;
   sdfg::complex<double>* const dev_return_1 = sdfg_h->dev_return_1;
-  sdfg::complex<double>* const lib_19 = sdfg_h->lib_19;
-  sdfg::complex<double>* const zz_13 = sdfg_h->zz_13;
+  sdfg::complex<double>* const lib_21 = sdfg_h->lib_21;
+  sdfg::complex<double>* const z_9 = sdfg_h->z_9;
+  sdfg::complex<double>* const zz_15 = sdfg_h->zz_15;
   int64_t idx = 0;
   int64_t n = 0;
   hipsolverDnHandle_t sdfg_solver = sdfg_h->sdfg_solver;
@@ -241,7 +243,6 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
   SDFG_CHECK(hipMemsetAsync(sdfg_failed, 0, 2 * sizeof(int), stream));
   // offload_copy_in
   {
-    SDFG_CHECK(hipMemcpyAsync(dev_int_pts + ((0LL) + (0LL) * (1LL)), int_pts + ((0LL) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (32LL), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NM * NR), hipMemcpyHostToDevice, stream));
     SDFG_CHECK(hipMemcpyAsync(dev_Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), Ham + ((0LL) + (0LL) * (NR * NR) + (0LL) * (NR) + (0LL) * (1LL)), sizeof(sdfg::complex<double>) * (NR * NR * slab_per_bc + NR * NR), hipMemcpyHostToDevice, stream));
   }
@@ -253,43 +254,52 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
       SDFG_KERNEL(arr_1_l16_0_k0, sdfg_grid, sdfg_block, 0, dev_return_0, dev_return_1, NM, NR);
     }
   }
-  // for_l18_33
+  // for_l18_35
   for (idx = (0LL); ((idx) < (32LL)); idx = (idx + 1LL)) {
-    // assign_l20_12
+    // assign_l19_10
+    {
+      {  // tasklet assign
+        const sdfg::complex<double> t___in0 = int_pts[(0LL) + (idx) * (1LL)];
+        sdfg::complex<double> t___out;
+        t___out = t___in0;
+        z_9[0] = t___out;
+      }
+    }
+    // assign_l20_14
     {
       if ((NR) > 0 && (NR) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
         dim3 sdfg_block(64, 4);
-        SDFG_KERNEL(arr_9_l20_0_k1, sdfg_grid, sdfg_block, 0, arr_9, NR);
+        SDFG_KERNEL(arr_11_l20_0_k1, sdfg_grid, sdfg_block, 0, arr_11, NR);
       }
     }
-    // for_l21_18
+    // for_l21_20
     for (n = (0LL); ((n) < (slab_per_bc + 1LL)); n = (n + 1LL)) {
-      // assign_l22_14
+      // assign_l22_16
       {
         {  // tasklet assign
-          const sdfg::complex<double> t___in0 = int_pts[(0LL) + (idx) * (1LL)];
+          const sdfg::complex<double> t___in0 = z_9[0];
           sdfg::complex<double> t___out;
           t___out = ((sdfg::complex<double>)sdfg::pow(t___in0, sdfg::cast<sdfg::complex<double>, double>(((sdfg::cast<double, int64_t>((((int64_t)1LL) * slab_per_bc)) / ((double)2.0)) - sdfg::cast<double, int64_t>((((int64_t)1LL) * n))))));
-          zz_13[0] = t___out;
+          zz_15[0] = t___out;
         }
       }
-      // assign_l23_17
+      // assign_l23_19
       {
         if ((NR) > 0 && (NR) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
           dim3 sdfg_block(64, 4);
-          SDFG_KERNEL(arr_9_l23_0_k2, sdfg_grid, sdfg_block, 0, arr_9, dev_Ham, zz_13[0], NR, n);
+          SDFG_KERNEL(arr_11_l23_0_k2, sdfg_grid, sdfg_block, 0, arr_11, dev_Ham, zz_15[0], NR, n);
         }
       }
     }
-    // solve_l24_20
+    // solve_l24_22
     {
       // solve `solve`: hipsolverDn
       {
-        sdfg::complex<double>* sdfg_a = arr_9 + ((0LL) + (0LL) * (NR) + (0LL) * (1LL));
+        sdfg::complex<double>* sdfg_a = arr_11 + ((0LL) + (0LL) * (NR) + (0LL) * (1LL));
         sdfg::complex<double>* sdfg_b = dev_Y + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
-        sdfg::complex<double>* sdfg_x = lib_19 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
+        sdfg::complex<double>* sdfg_x = lib_21 + ((0LL) + (0LL) * (NM) + (0LL) * (1LL));
         int64_t sdfg_n = (NR), sdfg_m = (NM), sdfg_lda = (NR), sdfg_ldb = (NM), sdfg_ldx = (NM);
         int sdfg_ldn = (int)sdfg::imax(1, sdfg_n);
         // One workspace: getrf's scratch, the factors, the right-hand
@@ -329,32 +339,32 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
         }
       }
     }
-    // assign_l25_22
+    // assign_l25_24
     {
       {  // tasklet assign
-        const sdfg::complex<double> t___in0 = int_pts[(0LL) + (idx) * (1LL)];
+        const sdfg::complex<double> t___in0 = z_9[0];
         bool t___out;
         t___out = (sdfg::abs(t___in0) < ((double)1.0));
-        cond_21[0] = t___out;
+        cond_23[0] = t___out;
       }
     }
-    // if_l25_26
-    if (((((int64_t)cond_21[0])) != (0LL))) {
-      // assign_l26_25
+    // if_l25_28
+    if (((((int64_t)cond_23[0])) != (0LL))) {
+      // assign_l26_27
       {
         if ((NR) > 0 && (NM) > 0) {
           dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
           dim3 sdfg_block(64, 4);
-          SDFG_KERNEL(lib_19_l26_0_k3, sdfg_grid, sdfg_block, 0, lib_19, NM, NR);
+          SDFG_KERNEL(lib_21_l26_0_k3, sdfg_grid, sdfg_block, 0, lib_21, NM, NR);
         }
       }
     }
-    // assign_l27_29
+    // assign_l27_31
     {
       if ((NR) > 0 && (NM) > 0) {
         dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((NM) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((NR) + 4 - 1, 4), 65535LL));
         dim3 sdfg_block(64, 4);
-        SDFG_KERNEL(arr_1_l27_0_k4, sdfg_grid, sdfg_block, 0, dev_int_pts, dev_return_0, dev_return_1, lib_19, NM, NR, idx);
+        SDFG_KERNEL(arr_1_l27_0_k4, sdfg_grid, sdfg_block, 0, dev_return_0, dev_return_1, lib_21, z_9[0], NM, NR);
       }
     }
   }
@@ -365,7 +375,7 @@ static int kernel_body(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sdfg:
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
-  // return_l29_40
+  // return_l29_42
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }
@@ -377,7 +387,7 @@ extern "C" int kernel_run(kernel_state_t* sdfg_h, sdfg::complex<double>* Ham, sd
   if (slab_per_bc != sdfg_h->slab_per_bc) { std::fprintf(stderr, "kernel_run: `slab_per_bc` is %lld, but kernel_init was given %lld\n", (long long)slab_per_bc, (long long)sdfg_h->slab_per_bc); return 3; }
   int sdfg_status = kernel_body(sdfg_h, Ham, int_pts, Y, NM, NR, slab_per_bc, v__return_0, v__return_1);
   if (sdfg_status != 0) return sdfg_status;
-  static const char* const sdfg_sites[] = {"", "the LU factorization (getrf) of `arr_9` for the solve `solve` failed: the matrix is singular"};
+  static const char* const sdfg_sites[] = {"", "the LU factorization (getrf) of `arr_11` for the solve `solve` failed: the matrix is singular"};
   int sdfg_failed[2] = {0, 0};
   {
     hipStream_t stream = sdfg_h->stream;

@@ -22,10 +22,10 @@ __global__ void arr_1_l21_0_k0(int32_t* __restrict__ dev_return, int64_t N);
 #endif  // arr_1_l21_0_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* __restrict__ dev_seq, int64_t N) {
+__global__ void for_l22_36_single_k1(int32_t* __restrict__ dev_return, int32_t* __restrict__ dev_seq, int64_t N) {
   for (int64_t v__s_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__s_i < (1LL); v__s_i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t v__s = (0LL) + v__s_i * (1LL);
-    {  // nested SDFG for_l22_32_single_body
+    {  // nested SDFG for_l22_36_single_body
       int32_t* const sdfg_nb0 = dev_seq + (0LL);
       int32_t* const sdfg_nb1 = dev_return + (0LL);
       {
@@ -34,23 +34,27 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
         int64_t i = 0;
         int64_t j = 0;
         int64_t k = 0;
-        bool cond_13_s[1];
-        bool* cond_13 = cond_13_s;
-        int64_t ret_15_s[1];
-        int64_t* ret_15 = ret_15_s;
-        int64_t tmp_19_s[1];
-        int64_t* tmp_19 = tmp_19_s;
-        int32_t tmp_22_s[1];
-        int32_t* tmp_22 = tmp_22_s;
-        int32_t tmp_27_s[1];
-        int32_t* tmp_27 = tmp_27_s;
+        int32_t b1_13_s[1];
+        int32_t* b1_13 = b1_13_s;
+        int32_t b2_15_s[1];
+        int32_t* b2_15 = b2_15_s;
+        bool cond_17_s[1];
+        bool* cond_17 = cond_17_s;
+        int64_t ret_19_s[1];
+        int64_t* ret_19 = ret_19_s;
+        int64_t tmp_23_s[1];
+        int64_t* tmp_23 = tmp_23_s;
+        int32_t tmp_26_s[1];
+        int32_t* tmp_26 = tmp_26_s;
+        int32_t tmp_31_s[1];
+        int32_t* tmp_31 = tmp_31_s;
         int32_t tmp_5_s[1];
         int32_t* tmp_5 = tmp_5_s;
         int32_t tmp_9_s[1];
         int32_t* tmp_9 = tmp_9_s;
-        // for_l22_32
+        // for_l22_36
         for (i = (N - 1LL); ((0LL) < (i + 1LL)); i = (i - 1LL)) {
-          // for_l23_31
+          // for_l23_35
           for (j = (i + 1LL); ((j) < (N)); j = (j + 1LL)) {
             // if_l24_8
             if (((1LL) <= (j))) {
@@ -96,75 +100,93 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
                 }
               }
             }
-            // if_l28_26
+            // if_l28_30
             if ((((i + 1LL) < (N)) && ((1LL) <= (j)))) {
-              // if_l29_25
+              // if_l29_29
               if (((i + 1LL) < (j))) {
-                // assign_l13_14
+                // assign_l31_14
                 {
                   {  // tasklet assign
-                    const int32_t t___in1 = seq[(0LL) + (j) * (1LL)];
                     const int32_t t___in0 = seq[(0LL) + (i) * (1LL)];
-                    bool t___out;
-                    t___out = ((t___in0 + t___in1) == ((int32_t)3LL));
-                    cond_13[0] = t___out;
+                    int32_t t___out;
+                    t___out = t___in0;
+                    b1_13[0] = t___out;
                   }
                 }
-                // if_l13_18
-                if (((((int64_t)cond_13[0])) != (0LL))) {
-                  // assign_l14_16
+                // assign_l31_16
+                {
+                  {  // tasklet assign
+                    const int32_t t___in0 = seq[(0LL) + (j) * (1LL)];
+                    int32_t t___out;
+                    t___out = t___in0;
+                    b2_15[0] = t___out;
+                  }
+                }
+                // assign_l13_18
+                {
+                  {  // tasklet assign
+                    const int32_t t___in1 = b2_15[0];
+                    const int32_t t___in0 = b1_13[0];
+                    bool t___out;
+                    t___out = ((t___in0 + t___in1) == ((int32_t)3LL));
+                    cond_17[0] = t___out;
+                  }
+                }
+                // if_l13_22
+                if (((((int64_t)cond_17[0])) != (0LL))) {
+                  // assign_l14_20
                   {
                     {  // tasklet assign
                       int64_t t___out;
                       t___out = ((int64_t)1LL);
-                      ret_15[0] = t___out;
+                      ret_19[0] = t___out;
                     }
                   }
                 } else {
-                  // assign_l16_17
+                  // assign_l16_21
                   {
                     {  // tasklet assign
                       int64_t t___out;
                       t___out = ((int64_t)0LL);
-                      ret_15[0] = t___out;
+                      ret_19[0] = t___out;
                     }
                   }
                 }
-                // assign_l30_20
+                // assign_l30_24
                 {
                   {  // tasklet assign
-                    const int64_t t___in2 = ret_15[0];
+                    const int64_t t___in2 = ret_19[0];
                     const int32_t t___in1 = v__return[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
                     const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
                     int64_t t___out;
                     t___out = sdfg::maximum(sdfg::cast<int64_t, int32_t>(t___in0), (sdfg::cast<int64_t, int32_t>(t___in1) + t___in2));
-                    tmp_19[0] = t___out;
+                    tmp_23[0] = t___out;
                   }
                 }
-                // assign_l30_21
+                // assign_l30_25
                 {
                   {  // tasklet assign
-                    const int64_t t___in0 = tmp_19[0];
+                    const int64_t t___in0 = tmp_23[0];
                     int32_t t___out;
                     t___out = sdfg::cast<int32_t, int64_t>(t___in0);
                     v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
                   }
                 }
               } else {
-                // assign_l33_23
+                // assign_l33_27
                 {
                   {  // tasklet assign
                     const int32_t t___in1 = v__return[(0LL) + (i + 1LL) * (N) + (j - 1LL) * (1LL)];
                     const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
                     int32_t t___out;
                     t___out = sdfg::maximum(t___in0, t___in1);
-                    tmp_22[0] = t___out;
+                    tmp_26[0] = t___out;
                   }
                 }
-                // assign_l33_24
+                // assign_l33_28
                 {
                   {  // tasklet assign
-                    const int32_t t___in0 = tmp_22[0];
+                    const int32_t t___in0 = tmp_26[0];
                     int32_t t___out;
                     t___out = t___in0;
                     v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
@@ -172,9 +194,9 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
                 }
               }
             }
-            // for_l34_30
+            // for_l34_34
             for (k = (i + 1LL); ((k) < (j)); k = (k + 1LL)) {
-              // assign_l35_28
+              // assign_l35_32
               {
                 {  // tasklet assign
                   const int32_t t___in2 = v__return[(0LL) + (k + 1LL) * (N) + (j) * (1LL)];
@@ -182,13 +204,13 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
                   const int32_t t___in0 = v__return[(0LL) + (i) * (N) + (j) * (1LL)];
                   int32_t t___out;
                   t___out = sdfg::maximum(t___in0, (t___in1 + t___in2));
-                  tmp_27[0] = t___out;
+                  tmp_31[0] = t___out;
                 }
               }
-              // assign_l35_29
+              // assign_l35_33
               {
                 {  // tasklet assign
-                  const int32_t t___in0 = tmp_27[0];
+                  const int32_t t___in0 = tmp_31[0];
                   int32_t t___out;
                   t___out = t___in0;
                   v__return[(0LL) + (i) * (N) + (j) * (1LL)] = t___out;
@@ -202,8 +224,8 @@ __global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* 
   }
 }
 #else
-__global__ void for_l22_32_single_k1(int32_t* __restrict__ dev_return, int32_t* __restrict__ dev_seq, int64_t N);
-#endif  // for_l22_32_single_k1
+__global__ void for_l22_36_single_k1(int32_t* __restrict__ dev_return, int32_t* __restrict__ dev_seq, int64_t N);
+#endif  // for_l22_36_single_k1
 
 #if !defined(__CUDACC_RTC__)
 #define SDFG_CHECK(call) do { hipError_t sdfg_e = (call); if (sdfg_e != hipSuccess) { std::fprintf(stderr, "kernel: %s failed: %s\n", #call, hipGetErrorString(sdfg_e)); return 1; } } while (0)
@@ -280,12 +302,12 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
       SDFG_KERNEL(arr_1_l21_0_k0, sdfg_grid, sdfg_block, 0, dev_return, N);
     }
   }
-  // for_l22_32
+  // for_l22_36
   {
     if ((1LL) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((1LL) + 1 - 1, 1), 2147483647LL));
       dim3 sdfg_block(1);
-      SDFG_KERNEL(for_l22_32_single_k1, sdfg_grid, sdfg_block, 0, dev_return, dev_seq, N);
+      SDFG_KERNEL(for_l22_36_single_k1, sdfg_grid, sdfg_block, 0, dev_return, dev_seq, N);
     }
   }
   // offload_copy_out_return
@@ -294,7 +316,7 @@ static int kernel_body(kernel_state_t* sdfg_h, int32_t* seq, int64_t N, int32_t*
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
-  // return_l36_36
+  // return_l36_40
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }
