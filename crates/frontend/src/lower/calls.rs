@@ -938,16 +938,17 @@ impl<'m> Lowerer<'m> {
                 // A scalar computed in a map body, or an element read
                 // there, stays a value of the iteration.
                 _ if !self.map_ctx.is_empty()
-                    && !matches!(&arg, Elem::Ref(r) if !r.is_element())
+                    && !matches!(&arg, Elem::Ref(r) if !self.is_value(r))
                     && arg.shape().is_some_and(|s| s.is_empty()) =>
                 {
                     Name::Local(arg)
                 }
                 _ => {
                     let r = match arg {
-                        // An element is NumPy's scalar: the callee's
-                        // parameter is a copy, as a name bound to it is.
-                        Elem::Ref(r) if r.is_element() => {
+                        // An element is NumPy's scalar, a scalar container
+                        // a Python number: the callee's parameter is a
+                        // copy, as a name bound to it is.
+                        Elem::Ref(r) if self.is_value(&r) => {
                             let copy = self.new_transient(&format!("{name}_"), r.dtype, &[]);
                             self.assign_region(c, copy.clone(), Elem::Ref(r))?;
                             copy

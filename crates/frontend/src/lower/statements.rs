@@ -503,7 +503,7 @@ impl<'m> Lowerer<'m> {
                 let once = self.bindings.get(&name).is_none_or(|n| *n <= 1);
                 if once
                     && let Elem::Ref(r) = &value
-                    && !r.is_element()
+                    && !self.is_value(r)
                 {
                     self.names.insert(name, Name::Ref(r.clone()));
                     return Ok(());
@@ -613,6 +613,16 @@ impl<'m> Lowerer<'m> {
         Ok((r, scatter))
     }
 
+    /// Whether region `r` is a Python value rather than a view: NumPy's
+    /// scalar (one element chosen by an integer in every axis) or a scalar
+    /// container (a scalar parameter or local, a Python number). A name
+    /// bound to it, or a parameter of an inlined program called with it,
+    /// holds a copy: `v = s; v += 1` rebinds `v` and leaves `s` alone.
+    pub(super) fn is_value(&self, r: &ArrayRef) -> bool {
+        r.is_element()
+            || (r.is_plain() && self.sdfg.container(&r.data).is_some_and(|d| d.is_scalar()))
+    }
+
     /// Whether a name other than `name`, or the caller (for an argument),
     /// can see container `data`.
     pub(super) fn referenced_elsewhere(&self, data: &str, name: &str) -> bool {
@@ -627,7 +637,7 @@ impl<'m> Lowerer<'m> {
     /// than once), is now a copy of a view: `value` is a region of an
     /// array something else can see.
     fn note_view_copy(&mut self, data: &str, name: &str, value: &Elem, line: usize) {
-        let is_view = matches!(value, Elem::Ref(r) if r.data != data && !r.is_element() && self.referenced_elsewhere(&r.data, ""));
+        let is_view = matches!(value, Elem::Ref(r) if r.data != data && !self.is_value(r) && self.referenced_elsewhere(&r.data, ""));
         if is_view {
             self.view_copies
                 .insert(data.to_owned(), (name.to_owned(), line));

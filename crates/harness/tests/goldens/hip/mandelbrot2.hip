@@ -6,51 +6,51 @@
 // [the sdfg prelude: crates/codegen/src/prelude.cpp]
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void for_l17_5_k0(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, int64_t* __restrict__ arr_2, double* __restrict__ arr_9, double sdfg_value_dist_11, double sdfg_value_dist_15, double sdfg_value_xmin, double sdfg_value_ymin, int64_t XN, int64_t YN) {
-  double* dist_11 = &sdfg_value_dist_11;
+__global__ void for_l17_5_k0(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, int64_t* __restrict__ arr_2, double* __restrict__ arr_9, double sdfg_value_dist_15, double sdfg_value_dist_23, double sdfg_value_start_11, double sdfg_value_start_19, int64_t XN, int64_t YN) {
   double* dist_15 = &sdfg_value_dist_15;
-  double* xmin = &sdfg_value_xmin;
-  double* ymin = &sdfg_value_ymin;
+  double* dist_23 = &sdfg_value_dist_23;
+  double* start_11 = &sdfg_value_start_11;
+  double* start_19 = &sdfg_value_start_19;
   for (int64_t i_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i_i < (XN); i_i += (int64_t)gridDim.y * blockDim.y) {
     const int64_t i = (0LL) + i_i * (1LL);
     for (int64_t v__i3_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i3_i < (YN); v__i3_i += (int64_t)gridDim.x * blockDim.x) {
       const int64_t v__i3 = (0LL) + v__i3_i * (1LL);
       {  // nested SDFG for_l17_5_body
-        double* const sdfg_nb0 = ymin + (0LL);
-        double* const sdfg_nb1 = xmin + (0LL);
-        double* const sdfg_nb2 = dist_15 + (0LL);
-        double* const sdfg_nb3 = dist_11 + (0LL);
+        double* const sdfg_nb0 = start_19 + (0LL);
+        double* const sdfg_nb1 = start_11 + (0LL);
+        double* const sdfg_nb2 = dist_23 + (0LL);
+        double* const sdfg_nb3 = dist_15 + (0LL);
         double* const sdfg_nb4 = arr_9 + (0LL);
         int64_t* const sdfg_nb5 = arr_2 + (0LL);
         double* const sdfg_nb6 = arr_10 + (0LL);
         int64_t* const sdfg_nb7 = arr_1 + (0LL);
         const int64_t sdfg_ns4 = (v__i3);
         {
-          double* const ymin = sdfg_nb0;
-          double* const xmin = sdfg_nb1;
-          double* const dist_15 = sdfg_nb2;
-          double* const dist_11 = sdfg_nb3;
+          double* const start_19 = sdfg_nb0;
+          double* const start_11 = sdfg_nb1;
+          double* const dist_23 = sdfg_nb2;
+          double* const dist_15 = sdfg_nb3;
           double* const arr_9 = sdfg_nb4;
           int64_t* const arr_2 = sdfg_nb5;
           double* const arr_10 = sdfg_nb6;
           int64_t* const arr_1 = sdfg_nb7;
-          const int64_t i_17 = sdfg_ns4;
+          const int64_t i_25 = sdfg_ns4;
           // for_l17_5
           {
             {  // nested SDFG for_l17_5_body
               int64_t* const sdfg_nb0 = arr_1 + (0LL);
               int64_t* const sdfg_nb1 = arr_2 + (0LL);
               double* const sdfg_nb2 = arr_9 + (0LL);
-              double* const sdfg_nb3 = dist_11 + (0LL);
-              double* const sdfg_nb4 = xmin + (0LL);
+              double* const sdfg_nb3 = dist_15 + (0LL);
+              double* const sdfg_nb4 = start_11 + (0LL);
               const int64_t sdfg_ns4 = (i);
               {
                 int64_t* const arr_1 = sdfg_nb0;
                 int64_t* const arr_2 = sdfg_nb1;
                 double* const arr_9 = sdfg_nb2;
-                double* const dist_11 = sdfg_nb3;
-                double* const xmin = sdfg_nb4;
-                const int64_t i_13 = sdfg_ns4;
+                double* const dist_15 = sdfg_nb3;
+                double* const start_11 = sdfg_nb4;
+                const int64_t i_17 = sdfg_ns4;
                 // for_l17_5
                 {
                   {  // tasklet assign
@@ -64,32 +64,32 @@ __global__ void for_l17_5_k0(int64_t* __restrict__ arr_1, double* __restrict__ a
                     arr_1[(0LL) + (i) * (YN) + (v__i3) * (1LL)] = t___out;
                   }
                 }
-                // assign_l27_14_in_range
+                // assign_l27_18_in_range
                 if (((v__i3) == (0LL))) {
-                  // assign_l27_14
+                  // assign_l27_18
                   {
                     {  // tasklet assign
-                      const double t___in0 = xmin[0];
-                      const double t___in1 = dist_11[0];
+                      const double t___in0 = start_11[0];
+                      const double t___in1 = dist_15[0];
                       double t___out;
-                      t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i_13)) * t___in1));
-                      arr_9[(0LL) + (i_13) * (1LL)] = t___out;
+                      t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i_17)) * t___in1));
+                      arr_9[(0LL) + (i_17) * (1LL)] = t___out;
                     }
                   }
                 }
               }
             }
           }
-          // assign_l27_18_in_range
+          // assign_l27_26_in_range
           if (((i) == (0LL))) {
-            // assign_l27_18
+            // assign_l27_26
             {
               {  // tasklet assign
-                const double t___in0 = ymin[0];
-                const double t___in1 = dist_15[0];
+                const double t___in0 = start_19[0];
+                const double t___in1 = dist_23[0];
                 double t___out;
-                t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i_17)) * t___in1));
-                arr_10[(0LL) + (i_17) * (1LL)] = t___out;
+                t___out = (t___in0 + (sdfg::cast<double, int64_t>((((int64_t)1LL) * i_25)) * t___in1));
+                arr_10[(0LL) + (i_25) * (1LL)] = t___out;
               }
             }
           }
@@ -99,207 +99,207 @@ __global__ void for_l17_5_k0(int64_t* __restrict__ arr_1, double* __restrict__ a
   }
 }
 #else
-__global__ void for_l17_5_k0(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, int64_t* __restrict__ arr_2, double* __restrict__ arr_9, double sdfg_value_dist_11, double sdfg_value_dist_15, double sdfg_value_xmin, double sdfg_value_ymin, int64_t XN, int64_t YN);
+__global__ void for_l17_5_k0(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, int64_t* __restrict__ arr_2, double* __restrict__ arr_9, double sdfg_value_dist_15, double sdfg_value_dist_23, double sdfg_value_start_11, double sdfg_value_start_19, int64_t XN, int64_t YN);
 #endif  // for_l17_5_k0
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_19_l42_0_k1(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, sdfg::complex<double>* __restrict__ arr_19, int64_t* __restrict__ arr_2, int64_t* __restrict__ arr_23, sdfg::complex<double>* __restrict__ arr_27, int64_t* __restrict__ arr_31, int64_t* __restrict__ arr_32, double* __restrict__ arr_9, int64_t XN, int64_t YN) {
-  for (int64_t i_20_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i_20_i < (XN); i_20_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t i_20 = (0LL) + i_20_i * (1LL);
-    for (int64_t j_21_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j_21_i < (YN); j_21_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t j_21 = (0LL) + j_21_i * (1LL);
+__global__ void arr_27_l42_0_k1(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, int64_t* __restrict__ arr_2, sdfg::complex<double>* __restrict__ arr_27, int64_t* __restrict__ arr_31, sdfg::complex<double>* __restrict__ arr_35, int64_t* __restrict__ arr_39, int64_t* __restrict__ arr_40, double* __restrict__ arr_9, int64_t XN, int64_t YN) {
+  for (int64_t i_28_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; i_28_i < (XN); i_28_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t i_28 = (0LL) + i_28_i * (1LL);
+    for (int64_t j_29_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j_29_i < (YN); j_29_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t j_29 = (0LL) + j_29_i * (1LL);
       {  // tasklet assign
-        const int64_t t___in0 = arr_2[(0LL) + (sdfg::ifloordiv((YN * i_20 + j_21), (YN))) * (YN) + (sdfg::imod((YN * i_20 + j_21), (YN))) * (1LL)];
+        const int64_t t___in0 = arr_2[(0LL) + (sdfg::ifloordiv((YN * i_28 + j_29), (YN))) * (YN) + (sdfg::imod((YN * i_28 + j_29), (YN))) * (1LL)];
         int64_t t___out;
         t___out = t___in0;
-        arr_32[(0LL) + (YN * i_20 + j_21) * (1LL)] = t___out;
+        arr_40[(0LL) + (YN * i_28 + j_29) * (1LL)] = t___out;
       }
       {  // tasklet assign
-        const int64_t t___in0 = arr_1[(0LL) + (sdfg::ifloordiv((YN * i_20 + j_21), (YN))) * (YN) + (sdfg::imod((YN * i_20 + j_21), (YN))) * (1LL)];
+        const int64_t t___in0 = arr_1[(0LL) + (sdfg::ifloordiv((YN * i_28 + j_29), (YN))) * (YN) + (sdfg::imod((YN * i_28 + j_29), (YN))) * (1LL)];
         int64_t t___out;
         t___out = t___in0;
-        arr_31[(0LL) + (YN * i_20 + j_21) * (1LL)] = t___out;
+        arr_39[(0LL) + (YN * i_28 + j_29) * (1LL)] = t___out;
       }
       {  // tasklet assign
         sdfg::complex<double> t___out;
         t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-        arr_27[(0LL) + (i_20) * (YN) + (j_21) * (1LL)] = t___out;
+        arr_35[(0LL) + (i_28) * (YN) + (j_29) * (1LL)] = t___out;
       }
       {  // tasklet assign
         int64_t t___out;
         t___out = ((int64_t)0LL);
-        arr_23[(0LL) + (i_20) * (YN) + (j_21) * (1LL)] = t___out;
+        arr_31[(0LL) + (i_28) * (YN) + (j_29) * (1LL)] = t___out;
       }
       {  // tasklet assign
-        const double t___in1 = arr_10[(0LL) + (j_21) * (1LL)];
-        const double t___in0 = arr_9[(0LL) + (i_20) * (1LL)];
+        const double t___in1 = arr_10[(0LL) + (j_29) * (1LL)];
+        const double t___in0 = arr_9[(0LL) + (i_28) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = (sdfg::cast<sdfg::complex<double>, double>(t___in0) + (sdfg::cast<sdfg::complex<double>, double>(t___in1) * sdfg::complex<double>(((double)0.0), ((double)1.0))));
-        arr_19[(0LL) + (i_20) * (YN) + (j_21) * (1LL)] = t___out;
+        arr_27[(0LL) + (i_28) * (YN) + (j_29) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void arr_19_l42_0_k1(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, sdfg::complex<double>* __restrict__ arr_19, int64_t* __restrict__ arr_2, int64_t* __restrict__ arr_23, sdfg::complex<double>* __restrict__ arr_27, int64_t* __restrict__ arr_31, int64_t* __restrict__ arr_32, double* __restrict__ arr_9, int64_t XN, int64_t YN);
-#endif  // arr_19_l42_0_k1
+__global__ void arr_27_l42_0_k1(int64_t* __restrict__ arr_1, double* __restrict__ arr_10, int64_t* __restrict__ arr_2, sdfg::complex<double>* __restrict__ arr_27, int64_t* __restrict__ arr_31, sdfg::complex<double>* __restrict__ arr_35, int64_t* __restrict__ arr_39, int64_t* __restrict__ arr_40, double* __restrict__ arr_9, int64_t XN, int64_t YN);
+#endif  // arr_27_l42_0_k1
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void arr_33_l50_0_k2(sdfg::complex<double>* __restrict__ arr_19, sdfg::complex<double>* __restrict__ arr_33, sdfg::complex<double>* __restrict__ arr_40, int64_t XN, int64_t YN) {
-  for (int64_t v__i38_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i38_i < (XN * YN); v__i38_i += (int64_t)gridDim.x * blockDim.x) {
-    const int64_t v__i38 = (0LL) + v__i38_i * (1LL);
+__global__ void arr_41_l50_0_k2(sdfg::complex<double>* __restrict__ arr_27, sdfg::complex<double>* __restrict__ arr_41, sdfg::complex<double>* __restrict__ arr_48, int64_t XN, int64_t YN) {
+  for (int64_t v__i46_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i46_i < (XN * YN); v__i46_i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t v__i46 = (0LL) + v__i46_i * (1LL);
     {  // tasklet assign
       sdfg::complex<double> t___out;
       t___out = sdfg::cast<sdfg::complex<double>, int64_t>(((int64_t)0LL));
-      arr_40[(0LL) + (v__i38) * (1LL)] = t___out;
+      arr_48[(0LL) + (v__i46) * (1LL)] = t___out;
     }
     {  // tasklet assign
-      const sdfg::complex<double> t___in0 = arr_19[(0LL) + (sdfg::ifloordiv((v__i38), (YN))) * (YN) + (sdfg::imod((v__i38), (YN))) * (1LL)];
+      const sdfg::complex<double> t___in0 = arr_27[(0LL) + (sdfg::ifloordiv((v__i46), (YN))) * (YN) + (sdfg::imod((v__i46), (YN))) * (1LL)];
       sdfg::complex<double> t___out;
       t___out = t___in0;
-      arr_33[(0LL) + (v__i38) * (1LL)] = t___out;
+      arr_41[(0LL) + (v__i46) * (1LL)] = t___out;
     }
   }
 }
 #else
-__global__ void arr_33_l50_0_k2(sdfg::complex<double>* __restrict__ arr_19, sdfg::complex<double>* __restrict__ arr_33, sdfg::complex<double>* __restrict__ arr_40, int64_t XN, int64_t YN);
-#endif  // arr_33_l50_0_k2
+__global__ void arr_41_l50_0_k2(sdfg::complex<double>* __restrict__ arr_27, sdfg::complex<double>* __restrict__ arr_41, sdfg::complex<double>* __restrict__ arr_48, int64_t XN, int64_t YN);
+#endif  // arr_41_l50_0_k2
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void while_l55_46_persistent_k3(int64_t* arr_23, sdfg::complex<double>* arr_27, int64_t* arr_31, int64_t* arr_32, sdfg::complex<double>* arr_33, sdfg::complex<double>* arr_40, bool* arr_43, bool* cond_44, int64_t* count_last, int64_t* dev_k_last, int64_t* dev_length_last, double sdfg_value_horizon, int64_t sdfg_value_maxiter, int64_t XN, int64_t YN, int64_t k, int64_t length) {
+__global__ void while_l55_54_persistent_k3(int64_t* arr_31, sdfg::complex<double>* arr_35, int64_t* arr_39, int64_t* arr_40, sdfg::complex<double>* arr_41, sdfg::complex<double>* arr_48, bool* arr_51, bool* cond_52, int64_t* count_last, int64_t* dev_k_last, int64_t* dev_length_last, double sdfg_value_horizon, int64_t sdfg_value_maxiter, int64_t XN, int64_t YN, int64_t k, int64_t length) {
   double* horizon = &sdfg_value_horizon;
   int64_t* maxiter = &sdfg_value_maxiter;
   const int64_t v__s = (0LL);
   const int64_t sdfg_rank = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t sdfg_threads = (int64_t)gridDim.x * blockDim.x;
-  {  // nested SDFG while_l55_46_persistent_body
+  {  // nested SDFG while_l55_54_persistent_body
     int64_t* const sdfg_nb0 = maxiter + (0LL);
     double* const sdfg_nb1 = horizon + (0LL);
     int64_t* const sdfg_nb2 = count_last + (0LL);
-    bool* const sdfg_nb3 = cond_44 + (0LL);
-    bool* const sdfg_nb4 = arr_43 + (0LL);
-    sdfg::complex<double>* const sdfg_nb5 = arr_40 + (0LL);
-    sdfg::complex<double>* const sdfg_nb6 = arr_33 + (0LL);
-    int64_t* const sdfg_nb7 = arr_32 + (0LL);
-    int64_t* const sdfg_nb8 = arr_31 + (0LL);
-    sdfg::complex<double>* const sdfg_nb9 = arr_27 + (0LL);
-    int64_t* const sdfg_nb10 = arr_23 + (0LL);
+    bool* const sdfg_nb3 = cond_52 + (0LL);
+    bool* const sdfg_nb4 = arr_51 + (0LL);
+    sdfg::complex<double>* const sdfg_nb5 = arr_48 + (0LL);
+    sdfg::complex<double>* const sdfg_nb6 = arr_41 + (0LL);
+    int64_t* const sdfg_nb7 = arr_40 + (0LL);
+    int64_t* const sdfg_nb8 = arr_39 + (0LL);
+    sdfg::complex<double>* const sdfg_nb9 = arr_35 + (0LL);
+    int64_t* const sdfg_nb10 = arr_31 + (0LL);
     int64_t* const sdfg_nb11 = dev_length_last + (0LL);
     int64_t* const sdfg_nb12 = dev_k_last + (0LL);
     {
       int64_t* const maxiter = sdfg_nb0;
       double* const horizon = sdfg_nb1;
       int64_t* const count_last = sdfg_nb2;
-      bool* const cond_44 = sdfg_nb3;
-      bool* const arr_43 = sdfg_nb4;
-      sdfg::complex<double>* const arr_40 = sdfg_nb5;
-      sdfg::complex<double>* const arr_33 = sdfg_nb6;
-      int64_t* const arr_32 = sdfg_nb7;
-      int64_t* const arr_31 = sdfg_nb8;
-      sdfg::complex<double>* const arr_27 = sdfg_nb9;
-      int64_t* const arr_23 = sdfg_nb10;
+      bool* const cond_52 = sdfg_nb3;
+      bool* const arr_51 = sdfg_nb4;
+      sdfg::complex<double>* const arr_48 = sdfg_nb5;
+      sdfg::complex<double>* const arr_41 = sdfg_nb6;
+      int64_t* const arr_40 = sdfg_nb7;
+      int64_t* const arr_39 = sdfg_nb8;
+      sdfg::complex<double>* const arr_35 = sdfg_nb9;
+      int64_t* const arr_31 = sdfg_nb10;
       int64_t* const length_last = sdfg_nb11;
       int64_t* const k_last = sdfg_nb12;
       int64_t count = 0;
-      // while_l55_46
+      // while_l55_54
       for (; true; ) {
-        // assign_l55_45
+        // assign_l55_53
         {
           if (sdfg_rank == 0) {
             {  // tasklet assign
               const int64_t t___in0 = maxiter[0];
               bool t___out;
               t___out = (((((int64_t)1LL) * length) > ((int64_t)0LL)) && ((((int64_t)1LL) * k) < t___in0));
-              cond_44[0] = t___out;
+              cond_52[0] = t___out;
             }
           }
           SDFG_GRID_SYNC();
         }
-        // while_test_l55_48
-        if (((((int64_t)cond_44[0])) == (0LL))) {
-          // while_exit_l55_47
+        // while_test_l55_56
+        if (((((int64_t)cond_52[0])) == (0LL))) {
+          // while_exit_l55_55
           break;
         }
-        // assign_l56_50
+        // assign_l56_58
         {
           for (int64_t sdfg_g = sdfg_rank; sdfg_g < sdfg::imax(0, (length)); sdfg_g += sdfg_threads) {
             int64_t sdfg_rest = sdfg_g;
-            const int64_t v__i49 = (0LL) + sdfg_rest * (1LL);
+            const int64_t v__i57 = (0LL) + sdfg_rest * (1LL);
             {  // tasklet assign
-              const sdfg::complex<double> t___in0 = arr_40[(0LL) + (v__i49) * (1LL)];
+              const sdfg::complex<double> t___in0 = arr_48[(0LL) + (v__i57) * (1LL)];
               sdfg::complex<double> t___out;
               t___out = (t___in0 * t___in0);
-              arr_40[(0LL) + (v__i49) * (1LL)] = t___out;
+              arr_48[(0LL) + (v__i57) * (1LL)] = t___out;
             }
             {  // tasklet assign
-              const sdfg::complex<double> t___in1 = arr_33[(0LL) + (v__i49) * (1LL)];
-              const sdfg::complex<double> t___in0 = arr_40[(0LL) + (v__i49) * (1LL)];
+              const sdfg::complex<double> t___in1 = arr_41[(0LL) + (v__i57) * (1LL)];
+              const sdfg::complex<double> t___in0 = arr_48[(0LL) + (v__i57) * (1LL)];
               sdfg::complex<double> t___out;
               t___out = (t___in0 + t___in1);
-              arr_40[(0LL) + (v__i49) * (1LL)] = t___out;
+              arr_48[(0LL) + (v__i57) * (1LL)] = t___out;
             }
           }
           SDFG_GRID_SYNC();
         }
-        // assign_l58_54
+        // assign_l58_62
         {
           for (int64_t sdfg_g = sdfg_rank; sdfg_g < sdfg::imax(0, (length)); sdfg_g += sdfg_threads) {
             int64_t sdfg_rest = sdfg_g;
-            const int64_t v__i53 = (0LL) + sdfg_rest * (1LL);
+            const int64_t v__i61 = (0LL) + sdfg_rest * (1LL);
             {  // tasklet assign
               const double t___in1 = horizon[0];
-              const sdfg::complex<double> t___in0 = arr_40[(0LL) + (v__i53) * (1LL)];
+              const sdfg::complex<double> t___in0 = arr_48[(0LL) + (v__i61) * (1LL)];
               bool t___out;
               t___out = (sdfg::abs(t___in0) > t___in1);
-              arr_43[(0LL) + (v__i53) * (1LL)] = t___out;
+              arr_51[(0LL) + (v__i61) * (1LL)] = t___out;
             }
           }
           SDFG_GRID_SYNC();
         }
-        // for_l59_63
+        // for_l59_71
         {
           for (int64_t sdfg_g = sdfg_rank; sdfg_g < sdfg::imax(0, (1LL)); sdfg_g += sdfg_threads) {
             int64_t sdfg_rest = sdfg_g;
             const int64_t v__s = (0LL) + sdfg_rest * (1LL);
-            {  // nested SDFG for_l59_63_single_body
-              bool* const sdfg_nb0 = arr_43 + (0LL);
-              int64_t* const sdfg_nb1 = arr_32 + (0LL);
-              int64_t* const sdfg_nb2 = arr_31 + (0LL);
-              int64_t* const sdfg_nb3 = arr_23 + (0LL);
+            {  // nested SDFG for_l59_71_single_body
+              bool* const sdfg_nb0 = arr_51 + (0LL);
+              int64_t* const sdfg_nb1 = arr_40 + (0LL);
+              int64_t* const sdfg_nb2 = arr_39 + (0LL);
+              int64_t* const sdfg_nb3 = arr_31 + (0LL);
               {
-                bool* const arr_43 = sdfg_nb0;
-                int64_t* const arr_32 = sdfg_nb1;
-                int64_t* const arr_31 = sdfg_nb2;
-                int64_t* const arr_23 = sdfg_nb3;
-                int64_t v__data58 = 0;
-                int64_t v__data60 = 0;
-                int64_t j_55 = 0;
-                bool cond_56_s[1];
-                bool* cond_56 = cond_56_s;
-                // for_l59_63
-                for (j_55 = (0LL); ((j_55) < (length)); j_55 = (j_55 + 1LL)) {
-                  // assign_l60_57
+                bool* const arr_51 = sdfg_nb0;
+                int64_t* const arr_40 = sdfg_nb1;
+                int64_t* const arr_39 = sdfg_nb2;
+                int64_t* const arr_31 = sdfg_nb3;
+                int64_t v__data66 = 0;
+                int64_t v__data68 = 0;
+                int64_t j_63 = 0;
+                bool cond_64_s[1];
+                bool* cond_64 = cond_64_s;
+                // for_l59_71
+                for (j_63 = (0LL); ((j_63) < (length)); j_63 = (j_63 + 1LL)) {
+                  // assign_l60_65
                   {
                     {  // tasklet assign
-                      const bool t___in0 = arr_43[(0LL) + (j_55) * (1LL)];
+                      const bool t___in0 = arr_51[(0LL) + (j_63) * (1LL)];
                       bool t___out;
                       t___out = t___in0;
-                      cond_56[0] = t___out;
+                      cond_64[0] = t___out;
                     }
                   }
-                  // if_l60_62
-                  if (((((int64_t)cond_56[0])) != (0LL))) {
-                    // assign_l61_59
+                  // if_l60_70
+                  if (((((int64_t)cond_64[0])) != (0LL))) {
+                    // assign_l61_67
                     {
                     }
-                    v__data58 = (((int64_t)arr_31[(0LL) + (j_55) * (1LL)]));
-                    v__data60 = (((int64_t)arr_32[(0LL) + (j_55) * (1LL)]));
-                    // assign_l61_61
+                    v__data66 = (((int64_t)arr_39[(0LL) + (j_63) * (1LL)]));
+                    v__data68 = (((int64_t)arr_40[(0LL) + (j_63) * (1LL)]));
+                    // assign_l61_69
                     {
                       {  // tasklet assign
                         int64_t t___out;
                         t___out = ((((int64_t)1LL) * k) + ((int64_t)1LL));
-                        arr_23[(0LL) + (v__data58) * (YN) + (v__data60) * (1LL)] = t___out;
+                        arr_31[(0LL) + (v__data66) * (YN) + (v__data68) * (1LL)] = t___out;
                       }
                     }
                   }
@@ -309,53 +309,53 @@ __global__ void while_l55_46_persistent_k3(int64_t* arr_23, sdfg::complex<double
           }
           SDFG_GRID_SYNC();
         }
-        // for_l62_72
+        // for_l62_80
         {
           for (int64_t sdfg_g = sdfg_rank; sdfg_g < sdfg::imax(0, (1LL)); sdfg_g += sdfg_threads) {
             int64_t sdfg_rest = sdfg_g;
             const int64_t v__s = (0LL) + sdfg_rest * (1LL);
-            {  // nested SDFG for_l62_72_single_body
-              bool* const sdfg_nb0 = arr_43 + (0LL);
-              sdfg::complex<double>* const sdfg_nb1 = arr_40 + (0LL);
-              int64_t* const sdfg_nb2 = arr_32 + (0LL);
-              int64_t* const sdfg_nb3 = arr_31 + (0LL);
-              sdfg::complex<double>* const sdfg_nb4 = arr_27 + (0LL);
+            {  // nested SDFG for_l62_80_single_body
+              bool* const sdfg_nb0 = arr_51 + (0LL);
+              sdfg::complex<double>* const sdfg_nb1 = arr_48 + (0LL);
+              int64_t* const sdfg_nb2 = arr_40 + (0LL);
+              int64_t* const sdfg_nb3 = arr_39 + (0LL);
+              sdfg::complex<double>* const sdfg_nb4 = arr_35 + (0LL);
               {
-                bool* const arr_43 = sdfg_nb0;
-                sdfg::complex<double>* const arr_40 = sdfg_nb1;
-                int64_t* const arr_32 = sdfg_nb2;
-                int64_t* const arr_31 = sdfg_nb3;
-                sdfg::complex<double>* const arr_27 = sdfg_nb4;
-                int64_t v__data67 = 0;
-                int64_t v__data69 = 0;
-                int64_t j_64 = 0;
-                bool cond_65_s[1];
-                bool* cond_65 = cond_65_s;
-                // for_l62_72
-                for (j_64 = (0LL); ((j_64) < (length)); j_64 = (j_64 + 1LL)) {
-                  // assign_l63_66
+                bool* const arr_51 = sdfg_nb0;
+                sdfg::complex<double>* const arr_48 = sdfg_nb1;
+                int64_t* const arr_40 = sdfg_nb2;
+                int64_t* const arr_39 = sdfg_nb3;
+                sdfg::complex<double>* const arr_35 = sdfg_nb4;
+                int64_t v__data75 = 0;
+                int64_t v__data77 = 0;
+                int64_t j_72 = 0;
+                bool cond_73_s[1];
+                bool* cond_73 = cond_73_s;
+                // for_l62_80
+                for (j_72 = (0LL); ((j_72) < (length)); j_72 = (j_72 + 1LL)) {
+                  // assign_l63_74
                   {
                     {  // tasklet assign
-                      const bool t___in0 = arr_43[(0LL) + (j_64) * (1LL)];
+                      const bool t___in0 = arr_51[(0LL) + (j_72) * (1LL)];
                       bool t___out;
                       t___out = t___in0;
-                      cond_65[0] = t___out;
+                      cond_73[0] = t___out;
                     }
                   }
-                  // if_l63_71
-                  if (((((int64_t)cond_65[0])) != (0LL))) {
-                    // assign_l64_68
+                  // if_l63_79
+                  if (((((int64_t)cond_73[0])) != (0LL))) {
+                    // assign_l64_76
                     {
                     }
-                    v__data67 = (((int64_t)arr_31[(0LL) + (j_64) * (1LL)]));
-                    v__data69 = (((int64_t)arr_32[(0LL) + (j_64) * (1LL)]));
-                    // assign_l64_70
+                    v__data75 = (((int64_t)arr_39[(0LL) + (j_72) * (1LL)]));
+                    v__data77 = (((int64_t)arr_40[(0LL) + (j_72) * (1LL)]));
+                    // assign_l64_78
                     {
                       {  // tasklet assign
-                        const sdfg::complex<double> t___in0 = arr_40[(0LL) + (j_64) * (1LL)];
+                        const sdfg::complex<double> t___in0 = arr_48[(0LL) + (j_72) * (1LL)];
                         sdfg::complex<double> t___out;
                         t___out = t___in0;
-                        arr_27[(0LL) + (v__data67) * (YN) + (v__data69) * (1LL)] = t___out;
+                        arr_35[(0LL) + (v__data75) * (YN) + (v__data77) * (1LL)] = t___out;
                       }
                     }
                   }
@@ -365,140 +365,140 @@ __global__ void while_l55_46_persistent_k3(int64_t* arr_23, sdfg::complex<double
           }
           SDFG_GRID_SYNC();
         }
-        // assign_l65_74
+        // assign_l65_82
         {
           for (int64_t sdfg_g = sdfg_rank; sdfg_g < sdfg::imax(0, (length)); sdfg_g += sdfg_threads) {
             int64_t sdfg_rest = sdfg_g;
-            const int64_t v__i73 = (0LL) + sdfg_rest * (1LL);
+            const int64_t v__i81 = (0LL) + sdfg_rest * (1LL);
             {  // tasklet assign
-              const bool t___in0 = arr_43[(0LL) + (v__i73) * (1LL)];
+              const bool t___in0 = arr_51[(0LL) + (v__i81) * (1LL)];
               bool t___out;
               t___out = (!t___in0);
-              arr_43[(0LL) + (v__i73) * (1LL)] = t___out;
+              arr_51[(0LL) + (v__i81) * (1LL)] = t___out;
             }
           }
           SDFG_GRID_SYNC();
         }
         count = (0LL);
-        // for_l67_91
+        // for_l67_99
         {
           for (int64_t sdfg_g = sdfg_rank; sdfg_g < sdfg::imax(0, (1LL)); sdfg_g += sdfg_threads) {
             int64_t sdfg_rest = sdfg_g;
             const int64_t v__s = (0LL) + sdfg_rest * (1LL);
-            {  // nested SDFG for_l67_91_single_body
-              bool* const sdfg_nb0 = arr_43 + (0LL);
-              sdfg::complex<double>* const sdfg_nb1 = arr_40 + (0LL);
-              sdfg::complex<double>* const sdfg_nb2 = arr_33 + (0LL);
-              int64_t* const sdfg_nb3 = arr_32 + (0LL);
-              int64_t* const sdfg_nb4 = arr_31 + (0LL);
+            {  // nested SDFG for_l67_99_single_body
+              bool* const sdfg_nb0 = arr_51 + (0LL);
+              sdfg::complex<double>* const sdfg_nb1 = arr_48 + (0LL);
+              sdfg::complex<double>* const sdfg_nb2 = arr_41 + (0LL);
+              int64_t* const sdfg_nb3 = arr_40 + (0LL);
+              int64_t* const sdfg_nb4 = arr_39 + (0LL);
               int64_t* const sdfg_nb5 = count_last + (0LL);
               {
-                bool* const arr_43 = sdfg_nb0;
-                sdfg::complex<double>* const arr_40 = sdfg_nb1;
-                sdfg::complex<double>* const arr_33 = sdfg_nb2;
-                int64_t* const arr_32 = sdfg_nb3;
-                int64_t* const arr_31 = sdfg_nb4;
+                bool* const arr_51 = sdfg_nb0;
+                sdfg::complex<double>* const arr_48 = sdfg_nb1;
+                sdfg::complex<double>* const arr_41 = sdfg_nb2;
+                int64_t* const arr_40 = sdfg_nb3;
+                int64_t* const arr_39 = sdfg_nb4;
                 int64_t* const count_last = sdfg_nb5;
-                int64_t j_75 = 0;
-                bool cond_76_s[1];
-                bool* cond_76 = cond_76_s;
-                sdfg::complex<double> tmp_78_s[1];
-                sdfg::complex<double>* tmp_78 = tmp_78_s;
-                int64_t tmp_81_s[1];
-                int64_t* tmp_81 = tmp_81_s;
-                int64_t tmp_84_s[1];
-                int64_t* tmp_84 = tmp_84_s;
-                sdfg::complex<double> tmp_87_s[1];
-                sdfg::complex<double>* tmp_87 = tmp_87_s;
-                // for_l67_91
-                for (j_75 = (0LL); ((j_75) < (length)); j_75 = (j_75 + 1LL)) {
-                  // assign_l68_77
+                int64_t j_83 = 0;
+                bool cond_84_s[1];
+                bool* cond_84 = cond_84_s;
+                sdfg::complex<double> tmp_86_s[1];
+                sdfg::complex<double>* tmp_86 = tmp_86_s;
+                int64_t tmp_89_s[1];
+                int64_t* tmp_89 = tmp_89_s;
+                int64_t tmp_92_s[1];
+                int64_t* tmp_92 = tmp_92_s;
+                sdfg::complex<double> tmp_95_s[1];
+                sdfg::complex<double>* tmp_95 = tmp_95_s;
+                // for_l67_99
+                for (j_83 = (0LL); ((j_83) < (length)); j_83 = (j_83 + 1LL)) {
+                  // assign_l68_85
                   {
                     {  // tasklet assign
-                      const bool t___in0 = arr_43[(0LL) + (j_75) * (1LL)];
+                      const bool t___in0 = arr_51[(0LL) + (j_83) * (1LL)];
                       bool t___out;
                       t___out = t___in0;
-                      cond_76[0] = t___out;
+                      cond_84[0] = t___out;
                     }
                   }
-                  // if_l68_90
-                  if (((((int64_t)cond_76[0])) != (0LL))) {
-                    // assign_l69_79
+                  // if_l68_98
+                  if (((((int64_t)cond_84[0])) != (0LL))) {
+                    // assign_l69_87
                     {
                       {  // tasklet assign
-                        const sdfg::complex<double> t___in0 = arr_40[(0LL) + (j_75) * (1LL)];
+                        const sdfg::complex<double> t___in0 = arr_48[(0LL) + (j_83) * (1LL)];
                         sdfg::complex<double> t___out;
                         t___out = t___in0;
-                        tmp_78[0] = t___out;
+                        tmp_86[0] = t___out;
                       }
                     }
-                    // assign_l69_80
+                    // assign_l69_88
                     {
                       {  // tasklet assign
-                        const sdfg::complex<double> t___in0 = tmp_78[0];
+                        const sdfg::complex<double> t___in0 = tmp_86[0];
                         sdfg::complex<double> t___out;
+                        t___out = t___in0;
+                        arr_48[(0LL) + (count) * (1LL)] = t___out;
+                      }
+                    }
+                    // assign_l70_90
+                    {
+                      {  // tasklet assign
+                        const int64_t t___in0 = arr_39[(0LL) + (j_83) * (1LL)];
+                        int64_t t___out;
+                        t___out = t___in0;
+                        tmp_89[0] = t___out;
+                      }
+                    }
+                    // assign_l70_91
+                    {
+                      {  // tasklet assign
+                        const int64_t t___in0 = tmp_89[0];
+                        int64_t t___out;
+                        t___out = t___in0;
+                        arr_39[(0LL) + (count) * (1LL)] = t___out;
+                      }
+                    }
+                    // assign_l71_93
+                    {
+                      {  // tasklet assign
+                        const int64_t t___in0 = arr_40[(0LL) + (j_83) * (1LL)];
+                        int64_t t___out;
+                        t___out = t___in0;
+                        tmp_92[0] = t___out;
+                      }
+                    }
+                    // assign_l71_94
+                    {
+                      {  // tasklet assign
+                        const int64_t t___in0 = tmp_92[0];
+                        int64_t t___out;
                         t___out = t___in0;
                         arr_40[(0LL) + (count) * (1LL)] = t___out;
                       }
                     }
-                    // assign_l70_82
+                    // assign_l72_96
                     {
                       {  // tasklet assign
-                        const int64_t t___in0 = arr_31[(0LL) + (j_75) * (1LL)];
-                        int64_t t___out;
-                        t___out = t___in0;
-                        tmp_81[0] = t___out;
-                      }
-                    }
-                    // assign_l70_83
-                    {
-                      {  // tasklet assign
-                        const int64_t t___in0 = tmp_81[0];
-                        int64_t t___out;
-                        t___out = t___in0;
-                        arr_31[(0LL) + (count) * (1LL)] = t___out;
-                      }
-                    }
-                    // assign_l71_85
-                    {
-                      {  // tasklet assign
-                        const int64_t t___in0 = arr_32[(0LL) + (j_75) * (1LL)];
-                        int64_t t___out;
-                        t___out = t___in0;
-                        tmp_84[0] = t___out;
-                      }
-                    }
-                    // assign_l71_86
-                    {
-                      {  // tasklet assign
-                        const int64_t t___in0 = tmp_84[0];
-                        int64_t t___out;
-                        t___out = t___in0;
-                        arr_32[(0LL) + (count) * (1LL)] = t___out;
-                      }
-                    }
-                    // assign_l72_88
-                    {
-                      {  // tasklet assign
-                        const sdfg::complex<double> t___in0 = arr_33[(0LL) + (j_75) * (1LL)];
+                        const sdfg::complex<double> t___in0 = arr_41[(0LL) + (j_83) * (1LL)];
                         sdfg::complex<double> t___out;
                         t___out = t___in0;
-                        tmp_87[0] = t___out;
+                        tmp_95[0] = t___out;
                       }
                     }
-                    // assign_l72_89
+                    // assign_l72_97
                     {
                       {  // tasklet assign
-                        const sdfg::complex<double> t___in0 = tmp_87[0];
+                        const sdfg::complex<double> t___in0 = tmp_95[0];
                         sdfg::complex<double> t___out;
                         t___out = t___in0;
-                        arr_33[(0LL) + (count) * (1LL)] = t___out;
+                        arr_41[(0LL) + (count) * (1LL)] = t___out;
                       }
                     }
                     count = (count + 1LL);
                   }
                 }
-                // for_l67_91_hand_back
+                // for_l67_99_hand_back
                 {
                   {  // tasklet count_last
                     int64_t t_value;
@@ -515,7 +515,7 @@ __global__ void while_l55_46_persistent_k3(int64_t* arr_23, sdfg::complex<double
         length = (count);
         k = (k + 1LL);
       }
-      // while_l55_46_hand_back
+      // while_l55_54_hand_back
       {
         if (sdfg_rank == 0) {
           {  // tasklet length_last
@@ -537,32 +537,32 @@ __global__ void while_l55_46_persistent_k3(int64_t* arr_23, sdfg::complex<double
   }
 }
 #else
-__global__ void while_l55_46_persistent_k3(int64_t* arr_23, sdfg::complex<double>* arr_27, int64_t* arr_31, int64_t* arr_32, sdfg::complex<double>* arr_33, sdfg::complex<double>* arr_40, bool* arr_43, bool* cond_44, int64_t* count_last, int64_t* dev_k_last, int64_t* dev_length_last, double sdfg_value_horizon, int64_t sdfg_value_maxiter, int64_t XN, int64_t YN, int64_t k, int64_t length);
-#endif  // while_l55_46_persistent_k3
+__global__ void while_l55_54_persistent_k3(int64_t* arr_31, sdfg::complex<double>* arr_35, int64_t* arr_39, int64_t* arr_40, sdfg::complex<double>* arr_41, sdfg::complex<double>* arr_48, bool* arr_51, bool* cond_52, int64_t* count_last, int64_t* dev_k_last, int64_t* dev_length_last, double sdfg_value_horizon, int64_t sdfg_value_maxiter, int64_t XN, int64_t YN, int64_t k, int64_t length);
+#endif  // while_l55_54_persistent_k3
 
 #if !defined(SDFG_HOST_ONLY)
-__global__ void v__return_0_l76_0_k4(int64_t* __restrict__ arr_23, sdfg::complex<double>* __restrict__ arr_27, sdfg::complex<double>* __restrict__ dev_return_0, int64_t* __restrict__ dev_return_1, int64_t XN, int64_t YN) {
-  for (int64_t v__i92_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i92_i < (YN); v__i92_i += (int64_t)gridDim.y * blockDim.y) {
-    const int64_t v__i92 = (0LL) + v__i92_i * (1LL);
-    for (int64_t v__i93_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i93_i < (XN); v__i93_i += (int64_t)gridDim.x * blockDim.x) {
-      const int64_t v__i93 = (0LL) + v__i93_i * (1LL);
+__global__ void v__return_0_l76_0_k4(int64_t* __restrict__ arr_31, sdfg::complex<double>* __restrict__ arr_35, sdfg::complex<double>* __restrict__ dev_return_0, int64_t* __restrict__ dev_return_1, int64_t XN, int64_t YN) {
+  for (int64_t v__i100_i = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; v__i100_i < (YN); v__i100_i += (int64_t)gridDim.y * blockDim.y) {
+    const int64_t v__i100 = (0LL) + v__i100_i * (1LL);
+    for (int64_t v__i101_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v__i101_i < (XN); v__i101_i += (int64_t)gridDim.x * blockDim.x) {
+      const int64_t v__i101 = (0LL) + v__i101_i * (1LL);
       {  // tasklet assign
-        const int64_t t___in0 = arr_23[(0LL) + (v__i93) * (YN) + (v__i92) * (1LL)];
+        const int64_t t___in0 = arr_31[(0LL) + (v__i101) * (YN) + (v__i100) * (1LL)];
         int64_t t___out;
         t___out = t___in0;
-        dev_return_1[(0LL) + (v__i92) * (XN) + (v__i93) * (1LL)] = t___out;
+        dev_return_1[(0LL) + (v__i100) * (XN) + (v__i101) * (1LL)] = t___out;
       }
       {  // tasklet assign
-        const sdfg::complex<double> t___in0 = arr_27[(0LL) + (v__i93) * (YN) + (v__i92) * (1LL)];
+        const sdfg::complex<double> t___in0 = arr_35[(0LL) + (v__i101) * (YN) + (v__i100) * (1LL)];
         sdfg::complex<double> t___out;
         t___out = t___in0;
-        dev_return_0[(0LL) + (v__i92) * (XN) + (v__i93) * (1LL)] = t___out;
+        dev_return_0[(0LL) + (v__i100) * (XN) + (v__i101) * (1LL)] = t___out;
       }
     }
   }
 }
 #else
-__global__ void v__return_0_l76_0_k4(int64_t* __restrict__ arr_23, sdfg::complex<double>* __restrict__ arr_27, sdfg::complex<double>* __restrict__ dev_return_0, int64_t* __restrict__ dev_return_1, int64_t XN, int64_t YN);
+__global__ void v__return_0_l76_0_k4(int64_t* __restrict__ arr_31, sdfg::complex<double>* __restrict__ arr_35, sdfg::complex<double>* __restrict__ dev_return_0, int64_t* __restrict__ dev_return_1, int64_t XN, int64_t YN);
 #endif  // v__return_0_l76_0_k4
 
 #if !defined(__CUDACC_RTC__)
@@ -604,52 +604,60 @@ struct kernel_state_t {
   hipEvent_t sdfg_copied;
   int64_t* arr_1;
   double* arr_10;
-  sdfg::complex<double>* arr_19;
   int64_t* arr_2;
-  int64_t* arr_23;
   sdfg::complex<double>* arr_27;
   int64_t* arr_31;
-  int64_t* arr_32;
-  sdfg::complex<double>* arr_33;
-  sdfg::complex<double>* arr_40;
-  bool* arr_43;
+  sdfg::complex<double>* arr_35;
+  int64_t* arr_39;
+  int64_t* arr_40;
+  sdfg::complex<double>* arr_41;
+  sdfg::complex<double>* arr_48;
+  bool* arr_51;
   double* arr_9;
-  bool* cond_44;
+  bool* cond_52;
   int64_t* count_last;
   int64_t* dev_k_last;
   int64_t* dev_length_last;
   sdfg::complex<double>* dev_return_0;
   int64_t* dev_return_1;
-  double* dist_11;
   double* dist_15;
+  double* dist_23;
   int64_t* k_last;
   int64_t* length_last;
+  double* start_11;
+  double* start_19;
+  double* stop_13;
+  double* stop_21;
 };
 
 extern "C" int kernel_exit(kernel_state_t* sdfg_h) {
   if (!sdfg_h) return 0;
   int status = 0;
 #define SDFG_RELEASE(call) do { if ((call) != hipSuccess) { std::fprintf(stderr, "kernel: %s failed\n", #call); status = 1; } } while (0)
+  std::free(sdfg_h->stop_21);
+  std::free(sdfg_h->stop_13);
+  std::free(sdfg_h->start_19);
+  std::free(sdfg_h->start_11);
   std::free(sdfg_h->length_last);
   std::free(sdfg_h->k_last);
+  std::free(sdfg_h->dist_23);
   std::free(sdfg_h->dist_15);
-  std::free(sdfg_h->dist_11);
   if (sdfg_h->dev_return_1) SDFG_RELEASE(hipFree(sdfg_h->dev_return_1));
   if (sdfg_h->dev_return_0) SDFG_RELEASE(hipFree(sdfg_h->dev_return_0));
   if (sdfg_h->dev_length_last) SDFG_RELEASE(hipFree(sdfg_h->dev_length_last));
   if (sdfg_h->dev_k_last) SDFG_RELEASE(hipFree(sdfg_h->dev_k_last));
   if (sdfg_h->count_last) SDFG_RELEASE(hipFree(sdfg_h->count_last));
-  if (sdfg_h->cond_44) SDFG_RELEASE(hipFree(sdfg_h->cond_44));
+  if (sdfg_h->cond_52) SDFG_RELEASE(hipFree(sdfg_h->cond_52));
   if (sdfg_h->arr_9) SDFG_RELEASE(hipFree(sdfg_h->arr_9));
-  if (sdfg_h->arr_43) SDFG_RELEASE(hipFree(sdfg_h->arr_43));
+  if (sdfg_h->arr_51) SDFG_RELEASE(hipFree(sdfg_h->arr_51));
+  if (sdfg_h->arr_48) SDFG_RELEASE(hipFree(sdfg_h->arr_48));
+  if (sdfg_h->arr_41) SDFG_RELEASE(hipFree(sdfg_h->arr_41));
   if (sdfg_h->arr_40) SDFG_RELEASE(hipFree(sdfg_h->arr_40));
-  if (sdfg_h->arr_33) SDFG_RELEASE(hipFree(sdfg_h->arr_33));
-  if (sdfg_h->arr_32) SDFG_RELEASE(hipFree(sdfg_h->arr_32));
+  if (sdfg_h->arr_39) SDFG_RELEASE(hipFree(sdfg_h->arr_39));
+  if (sdfg_h->arr_35) SDFG_RELEASE(hipFree(sdfg_h->arr_35));
   if (sdfg_h->arr_31) SDFG_RELEASE(hipFree(sdfg_h->arr_31));
   if (sdfg_h->arr_27) SDFG_RELEASE(hipFree(sdfg_h->arr_27));
-  if (sdfg_h->arr_23) SDFG_RELEASE(hipFree(sdfg_h->arr_23));
   if (sdfg_h->arr_2) SDFG_RELEASE(hipFree(sdfg_h->arr_2));
-  if (sdfg_h->arr_19) SDFG_RELEASE(hipFree(sdfg_h->arr_19));
   if (sdfg_h->arr_10) SDFG_RELEASE(hipFree(sdfg_h->arr_10));
   if (sdfg_h->arr_1) SDFG_RELEASE(hipFree(sdfg_h->arr_1));
   if (sdfg_h->sdfg_copied) SDFG_RELEASE(hipEventDestroy(sdfg_h->sdfg_copied));
@@ -666,30 +674,38 @@ static int kernel_setup(kernel_state_t* sdfg_h) {
   SDFG_CHECK(hipEventCreateWithFlags(&sdfg_h->sdfg_copied, hipEventDisableTiming));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_1, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_10, sizeof(double) * (size_t)sdfg::imax((YN), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_19, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_2, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_23, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_27, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_31, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_32, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_33, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_40, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_43, sizeof(bool) * (size_t)sdfg::imax((XN * YN), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_35, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_39, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_40, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_41, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_48, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_51, sizeof(bool) * (size_t)sdfg::imax((XN * YN), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->arr_9, sizeof(double) * (size_t)sdfg::imax((XN), 1)));
-  SDFG_CHECK(hipMalloc((void**)&sdfg_h->cond_44, sizeof(bool) * (size_t)sdfg::imax((1LL), 1)));
+  SDFG_CHECK(hipMalloc((void**)&sdfg_h->cond_52, sizeof(bool) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->count_last, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_k_last, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_length_last, sizeof(int64_t) * (size_t)sdfg::imax((1LL), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_0, sizeof(sdfg::complex<double>) * (size_t)sdfg::imax((XN * YN), 1)));
   SDFG_CHECK(hipMalloc((void**)&sdfg_h->dev_return_1, sizeof(int64_t) * (size_t)sdfg::imax((XN * YN), 1)));
-  sdfg_h->dist_11 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
-  if (!sdfg_h->dist_11) { std::fprintf(stderr, "kernel_init: out of host memory for `dist_11`\n"); return 1; }
   sdfg_h->dist_15 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
   if (!sdfg_h->dist_15) { std::fprintf(stderr, "kernel_init: out of host memory for `dist_15`\n"); return 1; }
+  sdfg_h->dist_23 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->dist_23) { std::fprintf(stderr, "kernel_init: out of host memory for `dist_23`\n"); return 1; }
   sdfg_h->k_last = (int64_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(int64_t));
   if (!sdfg_h->k_last) { std::fprintf(stderr, "kernel_init: out of host memory for `k_last`\n"); return 1; }
   sdfg_h->length_last = (int64_t*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(int64_t));
   if (!sdfg_h->length_last) { std::fprintf(stderr, "kernel_init: out of host memory for `length_last`\n"); return 1; }
+  sdfg_h->start_11 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->start_11) { std::fprintf(stderr, "kernel_init: out of host memory for `start_11`\n"); return 1; }
+  sdfg_h->start_19 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->start_19) { std::fprintf(stderr, "kernel_init: out of host memory for `start_19`\n"); return 1; }
+  sdfg_h->stop_13 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->stop_13) { std::fprintf(stderr, "kernel_init: out of host memory for `stop_13`\n"); return 1; }
+  sdfg_h->stop_21 = (double*)std::calloc((size_t)sdfg::imax((1LL), 1), sizeof(double));
+  if (!sdfg_h->stop_21) { std::fprintf(stderr, "kernel_init: out of host memory for `stop_21`\n"); return 1; }
   return 0;
 }
 
@@ -708,46 +724,86 @@ static int kernel_body(kernel_state_t* sdfg_h, double* xmin, double* xmax, doubl
   (void)sdfg_copied;
   int64_t* const arr_1 = sdfg_h->arr_1;
   double* const arr_10 = sdfg_h->arr_10;
-  sdfg::complex<double>* const arr_19 = sdfg_h->arr_19;
   int64_t* const arr_2 = sdfg_h->arr_2;
-  int64_t* const arr_23 = sdfg_h->arr_23;
   sdfg::complex<double>* const arr_27 = sdfg_h->arr_27;
   int64_t* const arr_31 = sdfg_h->arr_31;
-  int64_t* const arr_32 = sdfg_h->arr_32;
-  sdfg::complex<double>* const arr_33 = sdfg_h->arr_33;
-  sdfg::complex<double>* const arr_40 = sdfg_h->arr_40;
-  bool* const arr_43 = sdfg_h->arr_43;
+  sdfg::complex<double>* const arr_35 = sdfg_h->arr_35;
+  int64_t* const arr_39 = sdfg_h->arr_39;
+  int64_t* const arr_40 = sdfg_h->arr_40;
+  sdfg::complex<double>* const arr_41 = sdfg_h->arr_41;
+  sdfg::complex<double>* const arr_48 = sdfg_h->arr_48;
+  bool* const arr_51 = sdfg_h->arr_51;
   double* const arr_9 = sdfg_h->arr_9;
-  bool* const cond_44 = sdfg_h->cond_44;
+  bool* const cond_52 = sdfg_h->cond_52;
   int64_t* const count_last = sdfg_h->count_last;
   int64_t* const dev_k_last = sdfg_h->dev_k_last;
   int64_t* const dev_length_last = sdfg_h->dev_length_last;
   sdfg::complex<double>* const dev_return_0 = sdfg_h->dev_return_0;
   int64_t* const dev_return_1 = sdfg_h->dev_return_1;
-  double* const dist_11 = sdfg_h->dist_11;
   double* const dist_15 = sdfg_h->dist_15;
+  double* const dist_23 = sdfg_h->dist_23;
   int64_t* const k_last = sdfg_h->k_last;
   int64_t* const length_last = sdfg_h->length_last;
+  double* const start_11 = sdfg_h->start_11;
+  double* const start_19 = sdfg_h->start_19;
+  double* const stop_13 = sdfg_h->stop_13;
+  double* const stop_21 = sdfg_h->stop_21;
   int64_t k = 0;
   int64_t length = 0;
-  // assign_l25_12
+  // assign_l38_12
   {
     {  // tasklet assign
-      const double t___in1 = xmin[0];
+      const double t___in0 = xmin[0];
+      double t___out;
+      t___out = t___in0;
+      start_11[0] = t___out;
+    }
+  }
+  // assign_l38_14
+  {
+    {  // tasklet assign
       const double t___in0 = xmax[0];
       double t___out;
-      t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>(((((int64_t)1LL) * XN) + ((int64_t)-1LL))));
-      dist_11[0] = t___out;
+      t___out = t___in0;
+      stop_13[0] = t___out;
     }
   }
   // assign_l25_16
   {
     {  // tasklet assign
-      const double t___in1 = ymin[0];
+      const double t___in1 = start_11[0];
+      const double t___in0 = stop_13[0];
+      double t___out;
+      t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>(((((int64_t)1LL) * XN) + ((int64_t)-1LL))));
+      dist_15[0] = t___out;
+    }
+  }
+  // assign_l39_20
+  {
+    {  // tasklet assign
+      const double t___in0 = ymin[0];
+      double t___out;
+      t___out = t___in0;
+      start_19[0] = t___out;
+    }
+  }
+  // assign_l39_22
+  {
+    {  // tasklet assign
       const double t___in0 = ymax[0];
       double t___out;
+      t___out = t___in0;
+      stop_21[0] = t___out;
+    }
+  }
+  // assign_l25_24
+  {
+    {  // tasklet assign
+      const double t___in1 = start_19[0];
+      const double t___in0 = stop_21[0];
+      double t___out;
       t___out = ((t___in0 - t___in1) / sdfg::cast<double, int64_t>(((((int64_t)1LL) * YN) + ((int64_t)-1LL))));
-      dist_15[0] = t___out;
+      dist_23[0] = t___out;
     }
   }
   // for_l17_5
@@ -755,40 +811,40 @@ static int kernel_body(kernel_state_t* sdfg_h, double* xmin, double* xmax, doubl
     if ((XN) > 0 && (YN) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((YN) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((XN) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(for_l17_5_k0, sdfg_grid, sdfg_block, 0, arr_1, arr_10, arr_2, arr_9, dist_11[0], dist_15[0], xmin[0], ymin[0], XN, YN);
+      SDFG_KERNEL(for_l17_5_k0, sdfg_grid, sdfg_block, 0, arr_1, arr_10, arr_2, arr_9, dist_15[0], dist_23[0], start_11[0], start_19[0], XN, YN);
     }
   }
-  // assign_l42_22
+  // assign_l42_30
   {
     if ((XN) > 0 && (YN) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((YN) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((XN) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(arr_19_l42_0_k1, sdfg_grid, sdfg_block, 0, arr_1, arr_10, arr_19, arr_2, arr_23, arr_27, arr_31, arr_32, arr_9, XN, YN);
+      SDFG_KERNEL(arr_27_l42_0_k1, sdfg_grid, sdfg_block, 0, arr_1, arr_10, arr_2, arr_27, arr_31, arr_35, arr_39, arr_40, arr_9, XN, YN);
     }
   }
-  // assign_l50_39
+  // assign_l50_47
   {
     if ((XN * YN) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((XN * YN) + 256 - 1, 256), 2147483647LL));
       dim3 sdfg_block(256);
-      SDFG_KERNEL(arr_33_l50_0_k2, sdfg_grid, sdfg_block, 0, arr_19, arr_33, arr_40, XN, YN);
+      SDFG_KERNEL(arr_41_l50_0_k2, sdfg_grid, sdfg_block, 0, arr_27, arr_41, arr_48, XN, YN);
     }
   }
   length = (XN * YN);
   k = (0LL);
-  // while_l55_46
+  // while_l55_54
   {
     {
       int sdfg_device = 0, sdfg_units = 0, sdfg_resident = 0;
       SDFG_CHECK(hipGetDevice(&sdfg_device));
       SDFG_CHECK(hipDeviceGetAttribute(&sdfg_units, hipDeviceAttributeMultiprocessorCount, sdfg_device));
-      SDFG_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&sdfg_resident, (const void*)while_l55_46_persistent_k3, 256, 0));
+      SDFG_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&sdfg_resident, (const void*)while_l55_54_persistent_k3, 256, 0));
       dim3 sdfg_grid((unsigned)sdfg::imax(1, (int64_t)sdfg_units * sdfg_resident));
       dim3 sdfg_block(256);
-      SDFG_COOPERATIVE_KERNEL(while_l55_46_persistent_k3, sdfg_grid, sdfg_block, 0, arr_23, arr_27, arr_31, arr_32, arr_33, arr_40, arr_43, cond_44, count_last, dev_k_last, dev_length_last, horizon[0], maxiter[0], XN, YN, k, length);
+      SDFG_COOPERATIVE_KERNEL(while_l55_54_persistent_k3, sdfg_grid, sdfg_block, 0, arr_31, arr_35, arr_39, arr_40, arr_41, arr_48, arr_51, cond_52, count_last, dev_k_last, dev_length_last, horizon[0], maxiter[0], XN, YN, k, length);
     }
   }
-  // while_l55_46_to_host
+  // while_l55_54_to_host
   {
     SDFG_CHECK(hipMemcpyAsync(length_last + (0), dev_length_last + (0), sizeof(int64_t) * (1LL), hipMemcpyDeviceToHost, stream));
     SDFG_CHECK(hipMemcpyAsync(k_last + (0), dev_k_last + (0), sizeof(int64_t) * (1LL), hipMemcpyDeviceToHost, stream));
@@ -797,12 +853,12 @@ static int kernel_body(kernel_state_t* sdfg_h, double* xmin, double* xmax, doubl
   }
   k = (((int64_t)k_last[0]));
   length = (((int64_t)length_last[0]));
-  // assign_l76_94
+  // assign_l76_102
   {
     if ((YN) > 0 && (XN) > 0) {
       dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv((XN) + 64 - 1, 64), 2147483647LL), (unsigned)sdfg::imin(sdfg::ifloordiv((YN) + 4 - 1, 4), 65535LL));
       dim3 sdfg_block(64, 4);
-      SDFG_KERNEL(v__return_0_l76_0_k4, sdfg_grid, sdfg_block, 0, arr_23, arr_27, dev_return_0, dev_return_1, XN, YN);
+      SDFG_KERNEL(v__return_0_l76_0_k4, sdfg_grid, sdfg_block, 0, arr_31, arr_35, dev_return_0, dev_return_1, XN, YN);
     }
   }
   // offload_copy_out_return
@@ -812,7 +868,7 @@ static int kernel_body(kernel_state_t* sdfg_h, double* xmin, double* xmax, doubl
     SDFG_CHECK(hipEventRecord(sdfg_copied, stream));
     SDFG_CHECK(hipEventSynchronize(sdfg_copied));
   }
-  // return_l76_98
+  // return_l76_106
   SDFG_CHECK(hipStreamSynchronize(stream));
   return 0;
 }

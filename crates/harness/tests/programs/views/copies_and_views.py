@@ -3,7 +3,9 @@ by writing through the name (and into the array after binding it), in 1-D,
 2-D and 3-D: an integer in every axis (negative ones too) selects an element,
 NumPy's scalar, a copy; fewer integers than axes, slices, mixed slices and
 integers, and every form with `...` (`A[4, ...]` is a 0-d view) are views.
-An element passed to a program is a copy too."""
+An element passed to a program is a copy too, and so is a scalar parameter
+or local bound to another name or passed to a program (a Python number:
+`v = s; v += 1` rebinds `v`)."""
 import numpy as np
 import dace as dc
 
@@ -17,7 +19,7 @@ def bump(x: dc.int64):
 
 
 @dc.program
-def kernel(A: dc.int64[N], B: dc.int64[N, M], C: dc.int64[N, M, K], out: dc.int64[16]):
+def kernel(A: dc.int64[N], B: dc.int64[N, M], C: dc.int64[N, M, K], out: dc.int64[16], s: dc.int64):
     # 1-D.
     a = A[4]
     a += 1
@@ -78,6 +80,19 @@ def kernel(A: dc.int64[N], B: dc.int64[N, M], C: dc.int64[N, M, K], out: dc.int6
     ckept = C[0, 0, 0]
     C[0, 0, 0] = 999
     out[8] = ckept
+    # Scalars: a parameter and a local.
+    v = s
+    v += 1
+    out[9] = s
+    out[10] = v
+    t = s * 2
+    u = t
+    u -= 5
+    out[11] = t
+    out[12] = u
+    out[13] = bump(s)
+    out[14] = s
+    out[15] = bump(t) + t
 
 
 @dc.program
@@ -93,6 +108,7 @@ def initialize(A: dc.int64[N], B: dc.int64[N, M], C: dc.int64[N, M, K]):
 BENCHMARK = {
     "program": "kernel",
     "init": "initialize",
+    "scalars": {"s": 7},
     "outputs": ["A", "B", "C", "out"],
     "presets": {"test": {"N": 8, "M": 5, "K": 4}},
 }
