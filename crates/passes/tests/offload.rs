@@ -1777,7 +1777,10 @@ fn fill_args(
         }
     }
     for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols, None).unwrap() {
-        args = args.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
+        args = args.array(
+            &name,
+            sdfg_sim::deterministic_fill(&name, dtype, shape).unwrap(),
+        );
     }
     for (name, v) in overrides {
         args = args.array(name, v);

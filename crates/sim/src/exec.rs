@@ -612,7 +612,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         let space = space_of(desc.storage, env.side);
         let alloc = self
             .mem
-            .allocate(name, desc.dtype, len, space, desc.transient);
+            .allocate(name, desc.dtype, len, space, desc.transient)?;
         self.mem.allocations[alloc].register = desc.storage == Storage::Register;
         self.mem.allocations[alloc].shared = desc.storage == Storage::DeviceShared;
         env.bindings[c] = Binding {
@@ -1254,8 +1254,23 @@ impl<'s, 'c> Machine<'s, 'c> {
             }
             dims.push((bv, sv, count, b.strides.get(d).copied().unwrap_or(0)));
         }
-        let total: i64 = dims.iter().map(|d| d.2).product();
-        let mut addrs = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+        // Each count lies within its dimension's extent, but a subset may
+        // name more dimensions than a binding has extents: the product is
+        // checked, not assumed.
+        let total = dims
+            .iter()
+            .try_fold(1i64, |acc, d| acc.checked_mul(d.2))
+            .ok_or_else(|| SimError::AddressOverflow {
+                container: name.clone(),
+                at: at.clone(),
+            })?;
+        let mut addrs = Vec::new();
+        addrs
+            .try_reserve_exact(usize::try_from(total).unwrap_or(0))
+            .map_err(|_| SimError::AllocationFailed {
+                container: name.clone(),
+                bytes: u64::try_from(total).unwrap_or(0).saturating_mul(8),
+            })?;
         if total > 0 {
             let mut idx = vec![0i64; dims.len()];
             'outer: loop {
@@ -1732,7 +1747,7 @@ pub(crate) fn bind_argument<'s>(
     let alloc = if contiguous && len == value.elements.len() {
         machine.mem.adopt(name, value.elements.clone(), space)
     } else {
-        let alloc = machine.mem.allocate(name, desc.dtype, len, space, false);
+        let alloc = machine.mem.allocate(name, desc.dtype, len, space, false)?;
         let b = Binding {
             alloc: Some(alloc),
             offset,
@@ -1787,6 +1802,7 @@ fn reserve(
         container: name.to_owned(),
         size: total,
     })?;
+
     mem.reserve(name, bytes)?;
     Ok(len)
 }

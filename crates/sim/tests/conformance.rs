@@ -3275,3 +3275,58 @@ fn layouts_are_checked_again_with_the_symbols_of_the_run() {
     );
     assert!(run(&sdfg, &args(4)).is_ok());
 }
+
+#[test]
+fn sizes_beyond_one_allocation_are_errors_naming_the_container_whatever_the_limit() {
+    // `sdfgc run gemm.json --symbols NI=9223372036854775807,NJ=1,NK=1
+    // --max-memory none` panicked with "capacity overflow": without a limit
+    // nothing checked the bytes before the allocation.
+    let axpy = sdfg_ir::examples::axpy().unwrap();
+    let symbols = [("N".to_owned(), i64::MAX)].into_iter().collect();
+    for limit in [None, Some(sdfg_sim::DEFAULT_MAX_MEMORY)] {
+        match sdfg_sim::argument_shapes(&axpy, &symbols, limit) {
+            Err(SimError::SizeOverflow {
+                container, shape, ..
+            }) => {
+                assert_eq!(container, "x", "{limit:?}");
+                assert_eq!(shape, [i64::MAX as u64], "{limit:?}");
+            }
+            other => panic!("{limit:?}: expected SizeOverflow, got {other:?}"),
+        }
+    }
+    // Elements that fit in 64 bits of bytes but not in one allocation.
+    let big = 1usize << 61;
+    let err = sdfg_sim::deterministic_fill("x", DType::Float64, vec![big]).unwrap_err();
+    assert!(
+        matches!(&err, SimError::SizeOverflow { container, .. } if container == "x"),
+        "{err}"
+    );
+    let err = ArrayValue::try_zeros("x", DType::Float64, vec![big, big]).unwrap_err();
+    assert!(matches!(&err, SimError::SizeOverflow { .. }), "{err}");
+    // A run: `y` of axpy allocated `M` elements, 2^59 of 8 bytes (a layout
+    // the run's checks accept, and memory no machine has), with no memory
+    // limit: the allocator's refusal is an error, not an abort.
+    let mut sdfg = axpy.clone();
+    sdfg.symbols.insert("M".into(), DType::Int64);
+    sdfg.arguments.push("M".into());
+    let Some(sdfg_ir::DataKind::Array(layout)) = sdfg.containers.get_mut("y").map(|d| &mut d.kind)
+    else {
+        panic!("axpy's y is an array");
+    };
+    layout.total_size = sdfg_ir::SymExpr::symbol("M");
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .symbol("M", 1 << 59)
+        .array("a", scalar_f64(2.0))
+        .array("x", ArrayValue::f64(vec![4], iota(4)))
+        .array("y", ArrayValue::f64(vec![4], iota(4)));
+    let err = Simulator::new()
+        .max_memory(None)
+        .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
+        .expect_err("beyond the machine");
+    assert!(
+        matches!(&err, SimError::AllocationFailed { container, bytes } if container == "y" && *bytes == 1 << 62),
+        "{err}"
+    );
+    assert!(err.to_string().contains("container `y`"), "{err}");
+}

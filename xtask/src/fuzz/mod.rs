@@ -600,7 +600,7 @@ fn arguments(host: &Sdfg) -> Option<Arguments> {
         ..Arguments::default()
     };
     for (name, (dtype, shape)) in shapes {
-        let value = sdfg_sim::deterministic_fill(&name, dtype, shape);
+        let value = sdfg_sim::deterministic_fill(&name, dtype, shape).ok()?;
         args.arrays.insert(name, value);
     }
     Some(args)
