@@ -1395,6 +1395,22 @@ impl<'s, 'c> Machine<'s, 'c> {
                     at,
                 });
             }
+            if !init && da.init.is_none() {
+                // An argument (every element written) receiving an element
+                // nothing wrote: its elements are tracked from now on, so a
+                // later read of that one faults here as it does where the
+                // same copy lands in a device twin, which is tracked. (The
+                // host and the offloaded run of one program disagreed.)
+                let mut flags = Vec::new();
+                flags
+                    .try_reserve_exact(len)
+                    .map_err(|_| SimError::AllocationFailed {
+                        container: dst_name.clone(),
+                        bytes: len as u64,
+                    })?;
+                flags.resize(len, true);
+                da.init = Some(flags);
+            }
             if let Some(flags) = &mut da.init {
                 flags[di] = init;
             }

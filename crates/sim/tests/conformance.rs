@@ -3050,6 +3050,66 @@ fn reading_an_uninitialised_transient_names_it() {
 }
 
 #[test]
+fn an_unwritten_element_copied_into_an_argument_is_still_unwritten() {
+    // Found by `cargo xtask fuzz --target dace-mutants`: a map writing all
+    // but column 0 of a transient, copied whole into an argument read by
+    // the next iteration. The host run read the garbage silently (an
+    // argument's elements were all taken as written); the offloaded run,
+    // whose copy lands in a tracked device twin, faulted.
+    let mut bl = b("copied_uninit");
+    bl.symbol("N")
+        .array("y", F64, "N")
+        .array("z", F64, "N")
+        .transient("t", F64, "N");
+    bl.state("write_first", |s| {
+        let t = s.access("t");
+        let k = s.tasklet(
+            "k",
+            vec![],
+            vec![fc("o")],
+            vec![assign("o", Expr::f64(1.0))],
+        );
+        s.edge(k, Some("o"), t, None, "t[0]");
+    });
+    bl.state("copy_all", |s| {
+        let (t, y) = (s.access("t"), s.access("y"));
+        s.edge(t, None, y, None, "y[0:N]");
+    });
+    bl.state("read_all", |s| {
+        let (y, z) = (s.access("y"), s.access("z"));
+        let (en, ex) = s.map("m", "i = 0:N", Schedule::Default);
+        let k = s.tasklet(
+            "use",
+            vec![fc("a")],
+            vec![fc("o")],
+            vec![assign("o", v("a"))],
+        );
+        s.path(&[y, en, k], None, Some("a"), "y[i]");
+        s.path(&[k, ex, z], Some("o"), None, "z[i]");
+    });
+    let sdfg = build(bl);
+    let args = |n: usize| {
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("y", ArrayValue::f64(vec![n], vec![5.0; n]))
+            .array("z", ArrayValue::f64(vec![n], vec![0.0; n]))
+    };
+    // Only t[0] was written: N = 1 runs.
+    assert_eq!(f64s(&run_ok(&sdfg, &args(1)), "z"), vec![1.0]);
+    match run(&sdfg, &args(3)).unwrap_err() {
+        SimError::Uninitialized {
+            container,
+            index,
+            at,
+        } => {
+            assert_eq!((container.as_str(), index), ("y", 1));
+            assert_eq!((&*at.block, &*at.node), ("read_all", "use"));
+        }
+        other => panic!("expected an uninitialised read, got {other}"),
+    }
+}
+
+#[test]
 fn missing_arguments_are_reported_by_name() {
     let sdfg = sdfg_ir::examples::axpy().unwrap();
     let full = Arguments::default()
