@@ -1214,18 +1214,22 @@ impl<'s, 'c> Machine<'s, 'c> {
             // `(end - begin) // step + 1` with floor division. (`div_euclid`
             // is not floor division for a negative step: `x[6:0:-4]`, whose
             // inclusive end is 1, would count -5 div_euclid -4 = 2 and
-            // reach index -2 instead of stopping at 6, 2.)
+            // reach index -2 instead of stopping at 6, 2.) In 128 bits: the
+            // span of two 64-bit ends, and the count, may not fit in 64.
             let count = if sv == 0 {
                 0
             } else {
-                let span = ev - bv;
-                let q = span / sv;
-                let q = if span % sv != 0 && ((span < 0) != (sv < 0)) {
+                let (span, step) = (i128::from(ev) - i128::from(bv), i128::from(sv));
+                let q = span / step;
+                let q = if span % step != 0 && ((span < 0) != (step < 0)) {
                     q - 1
                 } else {
                     q
                 };
-                (q + 1).max(0)
+                i64::try_from((q + 1).max(0)).map_err(|_| SimError::AddressOverflow {
+                    container: name.clone(),
+                    at: at.clone(),
+                })?
             };
             let count = if (sv > 0 && ev < bv) || (sv < 0 && ev > bv) {
                 0
@@ -1274,11 +1278,20 @@ impl<'s, 'c> Machine<'s, 'c> {
         if total > 0 {
             let mut idx = vec![0i64; dims.len()];
             'outer: loop {
-                let mut addr = b.offset;
+                let mut addr = Some(b.offset);
                 for (k, &(bv, sv, _, stride)) in dims.iter().enumerate() {
-                    addr += (bv + idx[k] * sv) * stride;
+                    // Indices within an extent and a checked layout cannot
+                    // overflow; a dimension beyond the binding's extents can.
+                    addr = idx[k]
+                        .checked_mul(sv)
+                        .and_then(|x| x.checked_add(bv))
+                        .and_then(|x| x.checked_mul(stride))
+                        .and_then(|x| addr?.checked_add(x));
                 }
-                addrs.push(addr);
+                addrs.push(addr.ok_or_else(|| SimError::AddressOverflow {
+                    container: name.clone(),
+                    at: at.clone(),
+                })?);
                 let mut d = dims.len();
                 loop {
                     if d == 0 {

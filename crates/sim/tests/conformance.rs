@@ -3390,3 +3390,54 @@ fn sizes_beyond_one_allocation_are_errors_naming_the_container_whatever_the_limi
     );
     assert!(err.to_string().contains("container `y`"), "{err}");
 }
+
+#[test]
+fn subsets_whose_span_overflows_64_bits_are_errors() {
+    // Found by `cargo xtask fuzz --target dace-mutants`: a memlet ending at
+    // `i64::MAX` (from a DaCe file) overflowed counting its elements. The
+    // validator cannot compare these symbolic bounds with `N`; the run
+    // must refuse them, not panic or wrap.
+    let sym = |t: &str| sdfg_ir::SymExpr::parse(t).unwrap();
+    let mut ran = 0;
+    for (begin, end) in [
+        ("N - N", "9223372036854775807"),
+        ("N - 9223372036854775807 - 1", "9223372036854775806"),
+        ("N - 9223372036854775807 - 1", "N - 1"),
+    ] {
+        let mut x = Memlet::new(
+            "x",
+            Subset::new(vec![sdfg_ir::Range::inclusive(sym(begin), sym(end))]),
+        );
+        x.other_subset = Some(subset("0:N"));
+        x.volume = sym("N");
+        let mut bl = b("overflowing_copy");
+        bl.symbol("N").array("x", F64, "N").array("y", F64, "N");
+        bl.state("copy", move |s| {
+            let (xa, ya) = (s.access("x"), s.access("y"));
+            s.edge(xa, None, ya, None, x);
+        });
+        let sdfg = build(bl);
+        let n = 4;
+        let args = Arguments::default()
+            .symbol("N", n as i64)
+            .array("x", ArrayValue::f64(vec![n], iota(n)))
+            .array("y", ArrayValue::f64(vec![n], iota(n)));
+        let valid = match sdfg_ir::validate(&sdfg) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("{begin}:{end}: {e}");
+                continue;
+            }
+        };
+        ran += 1;
+        let err = Simulator::new().run(valid, &args).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SimError::AddressOverflow { .. } | SimError::OutOfShape { .. }
+            ),
+            "{begin}:{end}: {err}"
+        );
+    }
+    assert_eq!(ran, 3, "the validator refused some");
+}
