@@ -456,3 +456,46 @@ fn a_region_whose_every_block_has_a_predecessor_is_refused_by_name() {
     let e = import(&v).unwrap_err();
     assert!(e.message.contains("cycle"), "{e}");
 }
+
+#[test]
+fn symbolic_text_whose_arithmetic_overflows_is_refused_and_i64_min_is_written_readably() {
+    use sdfg_dace_format::symbolic::{parse_cond, parse_expr, write_expr, write_serialized_expr};
+    use sdfg_ir::SymExpr;
+    // Found by `cargo xtask fuzz --target dace-mutants`: sympy's integers do
+    // not wrap, the import's arithmetic did (`Abs(-2**63)` was read as
+    // `-2**63`), and the export wrote `i64::MIN` as a literal that no
+    // reader takes back.
+    for text in [
+        "9223372036854775807 + 1",
+        "Abs(-9223372036854775807 - 1)",
+        "-(-9223372036854775807 - 1)",
+        "4611686018427387904*2",
+        "(-9223372036854775807 - 1) // -1",
+    ] {
+        let err = parse_expr(text).unwrap_err().to_string();
+        assert!(err.contains("does not fit in 64 bits"), "{text}: {err}");
+    }
+    let err = parse_cond("i < 9223372036854775807 + 1")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("does not fit in 64 bits"), "{err}");
+    assert_eq!(
+        parse_expr("-9223372036854775807 - 1").unwrap(),
+        SymExpr::int(i64::MIN)
+    );
+    let n = || SymExpr::symbol("N");
+    let m = || SymExpr::symbol("M");
+    for e in [
+        SymExpr::int(i64::MIN),
+        n() + SymExpr::int(i64::MIN),
+        n() * SymExpr::int(i64::MIN),
+        m() + n() * SymExpr::int(i64::MIN),
+        n() * SymExpr::int(i64::MIN) + SymExpr::int(i64::MIN),
+        n() * SymExpr::int(i64::MAX) - m() + SymExpr::int(-i64::MAX),
+    ] {
+        let python = write_expr(&e);
+        assert_eq!(parse_expr(&python).unwrap(), e, "{python}");
+        let serialized = write_serialized_expr(&e).unwrap();
+        assert_eq!(parse_expr(&serialized).unwrap(), e, "{serialized}");
+    }
+}
