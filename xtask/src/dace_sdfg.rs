@@ -10,7 +10,10 @@
 //!   written by `corpus/tools/dace_to_sdfg.py` into `target/dace-sdfg/own`)
 //!   goes through the corpus's `dace-import` stage: imported, validated,
 //!   simulated against NumPy, offloaded for CUDA, simulated on the device
-//!   against NumPy, and exported again.
+//!   against NumPy, and exported again. Two GPU variants are written beside
+//!   it (`.dace.gpu.sdfg` after `apply_gpu_transformations()`,
+//!   `.dace.auto-gpu.sdfg` after `auto_optimize(..., GPU)`) for the
+//!   fuzzer's `dace-mutants` target; the command says how many import.
 //!
 //! `corpus/tools/dace_sdfg_check.py` then has DaCe load every exported
 //! file, validate it and generate code from it. A file DaCe refuses where
@@ -102,11 +105,19 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
         .args(selected.iter().map(|k| &k.path))
         .output()
         .map_err(|e| format!("cannot run `{}`: {e}", python.display()))?;
+    let mut gpu_variants = Vec::new();
     if dumped.status.code() != Some(crate::DACE_SKIPPED) {
         for line in String::from_utf8_lossy(&dumped.stdout).lines() {
             let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
                 continue;
             };
+            // The GPU variants are for the fuzzer (`dace-mutants`); the
+            // `dace-import` stage reads the lowered one.
+            let variant = record["variant"].as_str().unwrap_or("lowered");
+            if variant != "lowered" {
+                gpu_variants.push(record);
+                continue;
+            }
             if record["status"] != "ok" {
                 let program = record["program"].as_str().unwrap_or("?");
                 if let Some(k) = selected
@@ -219,7 +230,59 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
         ));
     }
     without_persistent_kernels(&python, &script, &selected, &out, &mut results)?;
-    Ok(report(&selected, &results))
+    let code = report(&selected, &results);
+    report_gpu_variants(&gpu_variants);
+    Ok(code)
+}
+
+/// Says what became of DaCe's GPU variants of the kernels
+/// (`apply_gpu_transformations()`, `auto_optimize(..., GPU)`, written by
+/// `dace_to_sdfg.py` beside the lowered SDFGs for the fuzzer's
+/// `dace-mutants` target): how many DaCe wrote, and how many of those the
+/// import reads and the validator accepts. A refusal is reported, not a
+/// failure of the command (the values they compute are checked by
+/// `crates/harness/tests/dace_corpus_fixtures.rs` on the kept ones, and
+/// by the fuzzer).
+fn report_gpu_variants(records: &[serde_json::Value]) {
+    if records.is_empty() {
+        return;
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut notes = Vec::new();
+    for record in records {
+        let file = record["file"].as_str().unwrap_or("?");
+        let status = if record["status"] != "ok" {
+            notes.push(format!(
+                "{file}: DaCe failed: {}",
+                record["message"].as_str().unwrap_or("")
+            ));
+            "dace-failed"
+        } else {
+            match sdfg_harness::load_sdfg(Path::new(file)) {
+                Err(e) => {
+                    notes.push(format!("refused: {e}"));
+                    "refused"
+                }
+                Ok(sdfg) => match sdfg_ir::validate(&sdfg) {
+                    Ok(_) => "ok",
+                    Err(e) => {
+                        notes.push(format!("{file}: invalid: {e}"));
+                        "invalid"
+                    }
+                },
+            }
+        };
+        *counts.entry(status).or_default() += 1;
+    }
+    let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    println!(
+        "
+DaCe's GPU variants (apply_gpu_transformations, auto_optimize for the GPU; for `cargo xtask fuzz --target dace-mutants`): {}",
+        summary.join(", ")
+    );
+    for n in &notes {
+        println!("- {n}");
+    }
 }
 
 /// DaCe's code generator takes a persistent kernel only where its device

@@ -42,6 +42,12 @@ pub use import::{ImportError, from_dace_str, import};
 /// Reads a DaCe `.sdfgz` file: the `.sdfg` text, gzip-compressed, as
 /// DaCe's `SDFG.save(..., compress=True)` writes it.
 pub fn from_dace_gz(bytes: &[u8]) -> Result<sdfg_ir::Sdfg, ImportError> {
+    from_dace_str(&dace_text_from_gz(bytes)?)
+}
+
+/// The `.sdfg` text of a DaCe `.sdfgz` file, for tools that work on the
+/// JSON itself (the fuzzer mutates it before [`from_dace_str`] reads it).
+pub fn dace_text_from_gz(bytes: &[u8]) -> Result<String, ImportError> {
     use std::io::Read;
     let mut text = String::new();
     flate2::read::GzDecoder::new(bytes)
@@ -50,7 +56,7 @@ pub fn from_dace_gz(bytes: &[u8]) -> Result<sdfg_ir::Sdfg, ImportError> {
             path: "(file)".into(),
             message: format!("not a gzip-compressed SDFG: {e}"),
         })?;
-    from_dace_str(&text)
+    Ok(text)
 }
 
 /// Writes `sdfg` as a DaCe `.sdfgz` file (the `.sdfg` text, gzip-compressed).

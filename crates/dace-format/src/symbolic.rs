@@ -42,19 +42,40 @@ pub struct SymbolicError {
 
 /// Reads an integer expression (a shape, a subset bound, a symbol mapping).
 pub fn parse_expr(text: &str) -> Result<SymExpr, SymbolicError> {
-    let mut p = Parser::new(text)?;
-    let v = p.or()?;
-    p.finish()?;
-    p.expr(v, 0)
+    exactly(text, || {
+        let mut p = Parser::new(text)?;
+        let v = p.or()?;
+        p.finish()?;
+        p.expr(v, 0)
+    })
 }
 
 /// Reads a condition (a loop condition, a branch condition). An integer
 /// expression stands for `expr != 0`, as in Python.
 pub fn parse_cond(text: &str) -> Result<SymCond, SymbolicError> {
-    let mut p = Parser::new(text)?;
-    let v = p.or()?;
-    p.finish()?;
-    p.cond(v, 0)
+    exactly(text, || {
+        let mut p = Parser::new(text)?;
+        let v = p.or()?;
+        p.finish()?;
+        p.cond(v, 0)
+    })
+}
+
+/// Runs a parse of `text` and refuses it where its arithmetic wrapped
+/// around 64 bits ([`SymExpr::exact`]): sympy's integers do not wrap, so
+/// `9223372036854775807 + 1` or `Abs(-9223372036854775807 - 1)` in a file
+/// is a value the IR cannot hold, never `i64::MIN`.
+fn exactly<T>(
+    text: &str,
+    parse: impl FnOnce() -> Result<T, SymbolicError>,
+) -> Result<T, SymbolicError> {
+    SymExpr::exact(parse).unwrap_or_else(|| {
+        Err(SymbolicError {
+            text: text.to_owned(),
+            offset: 0,
+            message: "its value does not fit in 64 bits (the arithmetic overflows)".to_owned(),
+        })
+    })
 }
 
 /// Writes an integer expression in DaCe's Python spelling: symbols by
@@ -132,24 +153,31 @@ enum Spelling {
 fn expr_into(out: &mut String, e: &SymExpr, sp: Spelling) {
     let mut first = true;
     for term in e.terms() {
-        let coeff = match (first, term.coeff()) {
-            (false, c) if c < 0 => {
-                out.push_str(" - ");
-                // In 128 bits, so that `i64::MIN` negates exactly.
-                i128::from(c).abs()
-            }
-            (false, c) => {
-                out.push_str(" + ");
-                i128::from(c)
-            }
-            (true, c) => i128::from(c),
-        };
-        first = false;
-        match coeff {
-            1 => {}
-            -1 => out.push('-'),
-            c => {
-                let _ = write!(out, "{c}*");
+        if term.coeff() == i64::MIN {
+            // `i64::MIN` as a literal does not fit in 64 bits, so no reader
+            // takes it back; written as a difference, it reads back exactly.
+            out.push_str(if first { "" } else { " + " });
+            out.push_str("(-9223372036854775807 - 1)*");
+            first = false;
+        } else {
+            let coeff = match (first, term.coeff()) {
+                (false, c) if c < 0 => {
+                    out.push_str(" - ");
+                    i128::from(c).abs()
+                }
+                (false, c) => {
+                    out.push_str(" + ");
+                    i128::from(c)
+                }
+                (true, c) => i128::from(c),
+            };
+            first = false;
+            match coeff {
+                1 => {}
+                -1 => out.push('-'),
+                c => {
+                    let _ = write!(out, "{c}*");
+                }
             }
         }
         for (i, (atom, power)) in term.factors().iter().enumerate() {
@@ -166,7 +194,14 @@ fn expr_into(out: &mut String, e: &SymExpr, sp: Spelling) {
         }
     }
     let c = e.constant_term();
-    if first {
+    if c == i64::MIN {
+        // See the coefficients above.
+        out.push_str(if first {
+            "-9223372036854775807 - 1"
+        } else {
+            " - 9223372036854775807 - 1"
+        });
+    } else if first {
         let _ = write!(out, "{c}");
     } else if c < 0 {
         let _ = write!(out, " - {}", i128::from(c).abs());

@@ -273,3 +273,229 @@ fn compressed_files_read_back_and_other_bytes_are_refused() {
         "{err}"
     );
 }
+
+/// DaCe's SDFGs with loops and branches (made by DaCe 2.0.0b1, see
+/// `fixtures/values_in_symbols.py`) and exports with a nested SDFG and a
+/// loop: every kind of control-flow region the import reads.
+fn files_with_regions() -> Vec<(&'static str, Value)> {
+    let fixture = |name: &str| -> Value {
+        let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    vec![
+        ("checksum", fixture("values_in_symbols.checksum.sdfg")),
+        ("relax", fixture("values_in_symbols.relax.sdfg")),
+        ("weighted", fixture("values_in_symbols.weighted.sdfg")),
+        (
+            "nested_flip",
+            export(&sdfg_ir::examples::nested_flip().unwrap()).unwrap(),
+        ),
+        (
+            "jacobi_1d",
+            export(&sdfg_ir::examples::jacobi_1d().unwrap()).unwrap(),
+        ),
+    ]
+}
+
+/// Every control-flow region of `v` (the SDFG, nested SDFGs, loops,
+/// conditional branches): its JSON pointer and its path as the import's
+/// errors write it.
+fn regions(v: &Value, pointer: &str, path: &str, out: &mut Vec<(String, String)>) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_owned()
+        } else if key.starts_with('[') {
+            format!("{path}{key}")
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match v {
+        Value::Object(map) => {
+            if map.contains_key("nodes")
+                && map.contains_key("edges")
+                && map.get("type").and_then(Value::as_str) != Some("SDFGState")
+            {
+                out.push((pointer.to_owned(), path.to_owned()));
+            }
+            for (k, x) in map {
+                regions(x, &format!("{pointer}/{k}"), &join(k), out);
+            }
+        }
+        Value::Array(items) => {
+            for (k, x) in items.iter().enumerate() {
+                regions(x, &format!("{pointer}/{k}"), &join(&format!("[{k}]")), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What `start_block` may hold in a file: past the end, negative, null,
+/// not an integer, missing (`None`).
+fn bad_starts(len: usize) -> Vec<Option<Value>> {
+    vec![
+        Some(json!(len)),
+        Some(json!(len + 7)),
+        Some(json!(u64::MAX)),
+        Some(json!(-1)),
+        Some(json!(i64::MIN)),
+        Some(Value::Null),
+        Some(json!("0")),
+        Some(json!(0.5)),
+        Some(json!([0])),
+        None,
+    ]
+}
+
+fn set_start(v: &mut Value, pointer: &str, start: Option<Value>) {
+    let region = v.pointer_mut(pointer).unwrap().as_object_mut().unwrap();
+    match start {
+        Some(s) => region.insert("start_block".to_owned(), s),
+        None => region.remove("start_block"),
+    };
+}
+
+#[test]
+fn a_region_with_one_block_without_predecessors_starts_there_whatever_start_block_says() {
+    // DaCe's transformations add a block before a region's start and leave
+    // `start_block` behind (jacobi_1d after `auto_optimize` for the GPU);
+    // DaCe starts such a region at its one source block, and so does the
+    // import. A `start_block` past the end used to index out of bounds.
+    let mut checked = 0;
+    for (name, file) in files_with_regions() {
+        let want = import(&file).unwrap();
+        let mut found = Vec::new();
+        regions(&file, "", "", &mut found);
+        for (pointer, path) in found {
+            let region = file.pointer(&pointer).unwrap();
+            let len = region["nodes"].as_array().unwrap().len();
+            if len == 0 {
+                continue;
+            }
+            let mut starts = bad_starts(len);
+            starts.extend((0..len).map(|k| Some(json!(k))));
+            for start in starts {
+                let mut v = file.clone();
+                set_start(&mut v, &pointer, start.clone());
+                match import(&v) {
+                    Ok(got) => assert_eq!(got, want, "{name}, {path}: start_block {start:?}"),
+                    Err(e) => panic!("{name}, {path}: start_block {start:?}: {e}"),
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+#[test]
+fn an_ambiguous_start_is_the_start_block_which_must_name_a_block() {
+    // A second block without predecessors (an empty state with no edges)
+    // makes the start ambiguous: only then is `start_block` read, and a
+    // value that is not a block's index is refused naming the field.
+    let empty = json!({
+        "type": "SDFGState", "label": "unreached", "nodes": [], "edges": [], "attributes": {}
+    });
+    let mut checked = 0;
+    for (name, file) in files_with_regions() {
+        let mut found = Vec::new();
+        regions(&file, "", "", &mut found);
+        for (pointer, path) in found {
+            let mut v = file.clone();
+            let nodes = v.pointer_mut(&format!("{pointer}/nodes")).unwrap();
+            let nodes = nodes.as_array_mut().unwrap();
+            if nodes.is_empty() {
+                continue;
+            }
+            nodes.push(empty.clone());
+            let len = nodes.len();
+            for start in bad_starts(len) {
+                let mut v = v.clone();
+                set_start(&mut v, &pointer, start.clone());
+                let e = import(&v).unwrap_err();
+                let field = if path.is_empty() {
+                    "start_block".to_owned()
+                } else {
+                    format!("{path}.start_block")
+                };
+                assert_eq!(e.path, field, "{name}: start_block {start:?}: {e}");
+                assert!(e.message.contains("has no start"), "{name}, {path}: {e}");
+                checked += 1;
+            }
+            // A valid index decides; what it leaves unreachable is refused.
+            for start in [0, len - 1] {
+                let mut v = v.clone();
+                set_start(&mut v, &pointer, Some(json!(start)));
+                let e = import(&v).unwrap_err();
+                assert!(
+                    e.message.contains("cannot be reached from its start"),
+                    "{name}, {path}: start_block {start}: {e}"
+                );
+            }
+        }
+    }
+    assert!(checked > 50, "{checked}");
+}
+
+#[test]
+fn a_region_whose_every_block_has_a_predecessor_is_refused_by_name() {
+    // A cycle through the region's start: no block without predecessors.
+    let mut v = export(&sdfg_ir::examples::jacobi_1d().unwrap()).unwrap();
+    let len = v["nodes"].as_array().unwrap().len();
+    assert!(len >= 2, "{len}");
+    v["edges"].as_array_mut().unwrap().push(json!({
+        "type": "Edge", "src": (len - 1).to_string(), "dst": "0",
+        "attributes": {"data": {"type": "InterstateEdge", "attributes": {}}}
+    }));
+    v["start_block"] = json!(len);
+    let e = import(&v).unwrap_err();
+    assert_eq!(e.path, "start_block", "{e}");
+    assert!(e.message.contains("every block has a predecessor"), "{e}");
+    v["start_block"] = json!(0);
+    let e = import(&v).unwrap_err();
+    assert!(e.message.contains("cycle"), "{e}");
+}
+
+#[test]
+fn symbolic_text_whose_arithmetic_overflows_is_refused_and_i64_min_is_written_readably() {
+    use sdfg_dace_format::symbolic::{parse_cond, parse_expr, write_expr, write_serialized_expr};
+    use sdfg_ir::SymExpr;
+    // Found by `cargo xtask fuzz --target dace-mutants`: sympy's integers do
+    // not wrap, the import's arithmetic did (`Abs(-2**63)` was read as
+    // `-2**63`), and the export wrote `i64::MIN` as a literal that no
+    // reader takes back.
+    for text in [
+        "9223372036854775807 + 1",
+        "Abs(-9223372036854775807 - 1)",
+        "-(-9223372036854775807 - 1)",
+        "4611686018427387904*2",
+        "(-9223372036854775807 - 1) // -1",
+    ] {
+        let err = parse_expr(text).unwrap_err().to_string();
+        assert!(err.contains("does not fit in 64 bits"), "{text}: {err}");
+    }
+    let err = parse_cond("i < 9223372036854775807 + 1")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("does not fit in 64 bits"), "{err}");
+    assert_eq!(
+        parse_expr("-9223372036854775807 - 1").unwrap(),
+        SymExpr::int(i64::MIN)
+    );
+    let n = || SymExpr::symbol("N");
+    let m = || SymExpr::symbol("M");
+    for e in [
+        SymExpr::int(i64::MIN),
+        n() + SymExpr::int(i64::MIN),
+        n() * SymExpr::int(i64::MIN),
+        m() + n() * SymExpr::int(i64::MIN),
+        n() * SymExpr::int(i64::MIN) + SymExpr::int(i64::MIN),
+        n() * SymExpr::int(i64::MAX) - m() + SymExpr::int(-i64::MAX),
+    ] {
+        let python = write_expr(&e);
+        assert_eq!(parse_expr(&python).unwrap(), e, "{python}");
+        let serialized = write_serialized_expr(&e).unwrap();
+        assert_eq!(parse_expr(&serialized).unwrap(), e, "{serialized}");
+    }
+}

@@ -1063,7 +1063,9 @@ pub fn unit_arguments(
                     })
                     .collect::<Result<Vec<usize>, String>>()
                     .map_err(|e| format!("the shape of `{}`: {e}", p.name))?;
-                Ok(sdfg_exec::Argument::Array(ArrayValue::zeros(t, shape)))
+                ArrayValue::try_zeros(&p.name, t, shape)
+                    .map(sdfg_exec::Argument::Array)
+                    .map_err(|e| e.to_string())
             }
         })
         .collect()
@@ -1330,7 +1332,7 @@ fn simulate(
                 a.elements.set(0, Value::Float(*v).cast(*dtype));
                 a
             }
-            _ => ArrayValue::zeros(*dtype, shape.clone()),
+            _ => ArrayValue::try_zeros(name, *dtype, shape.clone()).map_err(|e| e.to_string())?,
         };
         // Inputs given by NumPy's side, in the argument's type and shape.
         let value = match given.and_then(|g| g.get(name)) {

@@ -212,9 +212,11 @@ fn run_fills_missing_inputs_deterministically() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("filling `x` deterministically (float64, shape [3])"));
-    let fill = |name: &str| sdfg_sim::deterministic_fill(name, sdfg_ir::DType::Float64, vec![3]);
+    let fill =
+        |name: &str| sdfg_sim::deterministic_fill(name, sdfg_ir::DType::Float64, vec![3]).unwrap();
     let (a, x, y) = (fill("a"), fill("x"), fill("y"));
     let a0 = sdfg_sim::deterministic_fill("a", sdfg_ir::DType::Float64, vec![])
+        .unwrap()
         .get(0)
         .unwrap()
         .to_f64();
@@ -593,6 +595,36 @@ fn run_refuses_what_does_not_fit_in_its_memory_limit_naming_the_container() {
     let out = sdfgc(&["run", path, "--symbols", "N=100", "--max-memory", "1.5G"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("is not a size in bytes"));
+}
+
+#[test]
+fn run_refuses_sizes_beyond_one_allocation_whatever_the_memory_limit() {
+    // Issue #39: `--max-memory none` skipped the only check of the bytes,
+    // and filling `C` panicked with "capacity overflow" (exit 101).
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let gemm = root.join("corpus/npbench/polybench/gemm.py");
+    let out = sdfgc(&["compile", gemm.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let path = scratch("run_gemm_overflow.json", &text(&out.stdout));
+    let path = path.to_str().unwrap();
+    let symbols = "NI=9223372036854775807,NJ=1,NK=1";
+    for limit in [&["--max-memory", "none"][..], &[]] {
+        let mut args = vec!["run", path, "--symbols", symbols];
+        args.extend(limit);
+        let out = sdfgc(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{limit:?}: {}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("container `C` (float64, shape [9223372036854775807, 1]) needs more than"),
+            "{limit:?}: {err}"
+        );
+        assert!(err.contains("beyond what one allocation can hold"), "{err}");
+    }
 }
 
 #[test]

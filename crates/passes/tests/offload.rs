@@ -1125,6 +1125,46 @@ fn tasklets_connected_by_a_memlet_form_one_partition_on_the_device() {
 // Phases 3 and 4: locations and placement.
 
 #[test]
+fn a_map_exit_claiming_more_than_its_map_writes_is_not_a_whole_write() {
+    // Found by `cargo xtask fuzz --target dace-mutants` (a DaCe file whose
+    // map range was changed): the map writes `y[1:N]`, the edge leaving it
+    // claims all of `y` (DaCe's propagation over-approximates too). Taken
+    // for a whole write, `y` was not copied in, and the copy back wrote
+    // the device's unwritten `y[0]` over the host's.
+    let mut sdfg = SdfgBuilder::new("partial");
+    sdfg.symbol("N").array("x", F64, "N").array("y", F64, "N");
+    sdfg.state("compute", |s| {
+        let (xa, ya) = (s.access("x"), s.access("y"));
+        s.mapped_tasklet(
+            "scale",
+            "i = 1:N",
+            Schedule::Default,
+            vec![(xa, f64c("a"), "x[i]")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), ya, "y[i]")],
+        );
+    });
+    let mut sdfg = sdfg.build().unwrap();
+    let BlockKind::State(st) = &mut sdfg.body.blocks[0].kind else {
+        panic!("one state");
+    };
+    let exit_edge = st
+        .edges()
+        .find(|(_, src, _, _)| matches!(st.node(*src), Some(Node::MapExit(_))))
+        .map(|(id, ..)| id)
+        .unwrap();
+    let memlet = st.graph[exit_edge].memlet.as_mut().unwrap();
+    memlet.subset = sdfg_ir::Subset::parse("0:N").unwrap();
+    memlet.volume = sym("N");
+    let checked = check_offload(&sdfg, &xy_args(7), &Simulator::new());
+    assert!(
+        copies_of(&checked.report, "y").contains(&h2d("y", "dev_y", "8*N", "offload_copy_in")),
+        "{}",
+        checked.report
+    );
+}
+
+#[test]
 fn a_signature_container_gets_a_device_twin_and_keeps_its_host_storage() {
     let sdfg = scale(false);
     let checked = check_offload(&sdfg, &xy_args(7), &Simulator::new());
@@ -1777,7 +1817,10 @@ fn fill_args(
         }
     }
     for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols, None).unwrap() {
-        args = args.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
+        args = args.array(
+            &name,
+            sdfg_sim::deterministic_fill(&name, dtype, shape).unwrap(),
+        );
     }
     for (name, v) in overrides {
         args = args.array(name, v);

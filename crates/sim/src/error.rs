@@ -220,6 +220,33 @@ pub enum SimError {
         /// The limit.
         limit: u64,
     },
+    /// A container whose size in bytes, evaluated with the run's symbols,
+    /// is beyond what one allocation can hold
+    /// ([`crate::MAX_ALLOCATION_BYTES`]): found before anything is
+    /// allocated, whatever the memory limit, because no machine could run
+    /// it and the allocation itself would abort the process.
+    #[error(
+        "container `{container}` ({dtype}, shape {shape:?}) needs more than {max} bytes, beyond what one allocation can hold",
+        max = crate::MAX_ALLOCATION_BYTES
+    )]
+    SizeOverflow {
+        /// The container.
+        container: String,
+        /// Its element type.
+        dtype: DType,
+        /// Its shape, evaluated.
+        shape: Vec<u64>,
+    },
+    /// The machine's allocator refused memory for a container (without a
+    /// memory limit, [`crate::Simulator::max_memory`], nothing smaller
+    /// stops a run from asking for more than the machine has).
+    #[error("the allocation of {bytes} bytes for container `{container}` failed")]
+    AllocationFailed {
+        /// The container.
+        container: String,
+        /// The bytes asked for.
+        bytes: u64,
+    },
     /// A container whose size evaluates to a negative or unrepresentable number.
     #[error("container `{container}` has invalid size {size}")]
     BadSize {

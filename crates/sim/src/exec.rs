@@ -612,7 +612,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         let space = space_of(desc.storage, env.side);
         let alloc = self
             .mem
-            .allocate(name, desc.dtype, len, space, desc.transient);
+            .allocate(name, desc.dtype, len, space, desc.transient)?;
         self.mem.allocations[alloc].register = desc.storage == Storage::Register;
         self.mem.allocations[alloc].shared = desc.storage == Storage::DeviceShared;
         env.bindings[c] = Binding {
@@ -1214,18 +1214,22 @@ impl<'s, 'c> Machine<'s, 'c> {
             // `(end - begin) // step + 1` with floor division. (`div_euclid`
             // is not floor division for a negative step: `x[6:0:-4]`, whose
             // inclusive end is 1, would count -5 div_euclid -4 = 2 and
-            // reach index -2 instead of stopping at 6, 2.)
+            // reach index -2 instead of stopping at 6, 2.) In 128 bits: the
+            // span of two 64-bit ends, and the count, may not fit in 64.
             let count = if sv == 0 {
                 0
             } else {
-                let span = ev - bv;
-                let q = span / sv;
-                let q = if span % sv != 0 && ((span < 0) != (sv < 0)) {
+                let (span, step) = (i128::from(ev) - i128::from(bv), i128::from(sv));
+                let q = span / step;
+                let q = if span % step != 0 && ((span < 0) != (step < 0)) {
                     q - 1
                 } else {
                     q
                 };
-                (q + 1).max(0)
+                i64::try_from((q + 1).max(0)).map_err(|_| SimError::AddressOverflow {
+                    container: name.clone(),
+                    at: at.clone(),
+                })?
             };
             let count = if (sv > 0 && ev < bv) || (sv < 0 && ev > bv) {
                 0
@@ -1254,16 +1258,40 @@ impl<'s, 'c> Machine<'s, 'c> {
             }
             dims.push((bv, sv, count, b.strides.get(d).copied().unwrap_or(0)));
         }
-        let total: i64 = dims.iter().map(|d| d.2).product();
-        let mut addrs = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+        // Each count lies within its dimension's extent, but a subset may
+        // name more dimensions than a binding has extents: the product is
+        // checked, not assumed.
+        let total = dims
+            .iter()
+            .try_fold(1i64, |acc, d| acc.checked_mul(d.2))
+            .ok_or_else(|| SimError::AddressOverflow {
+                container: name.clone(),
+                at: at.clone(),
+            })?;
+        let mut addrs = Vec::new();
+        addrs
+            .try_reserve_exact(usize::try_from(total).unwrap_or(0))
+            .map_err(|_| SimError::AllocationFailed {
+                container: name.clone(),
+                bytes: u64::try_from(total).unwrap_or(0).saturating_mul(8),
+            })?;
         if total > 0 {
             let mut idx = vec![0i64; dims.len()];
             'outer: loop {
-                let mut addr = b.offset;
+                let mut addr = Some(b.offset);
                 for (k, &(bv, sv, _, stride)) in dims.iter().enumerate() {
-                    addr += (bv + idx[k] * sv) * stride;
+                    // Indices within an extent and a checked layout cannot
+                    // overflow; a dimension beyond the binding's extents can.
+                    addr = idx[k]
+                        .checked_mul(sv)
+                        .and_then(|x| x.checked_add(bv))
+                        .and_then(|x| x.checked_mul(stride))
+                        .and_then(|x| addr?.checked_add(x));
                 }
-                addrs.push(addr);
+                addrs.push(addr.ok_or_else(|| SimError::AddressOverflow {
+                    container: name.clone(),
+                    at: at.clone(),
+                })?);
                 let mut d = dims.len();
                 loop {
                     if d == 0 {
@@ -1379,6 +1407,22 @@ impl<'s, 'c> Machine<'s, 'c> {
                     len,
                     at,
                 });
+            }
+            if !init && da.init.is_none() {
+                // An argument (every element written) receiving an element
+                // nothing wrote: its elements are tracked from now on, so a
+                // later read of that one faults here as it does where the
+                // same copy lands in a device twin, which is tracked. (The
+                // host and the offloaded run of one program disagreed.)
+                let mut flags = Vec::new();
+                flags
+                    .try_reserve_exact(len)
+                    .map_err(|_| SimError::AllocationFailed {
+                        container: dst_name.clone(),
+                        bytes: len as u64,
+                    })?;
+                flags.resize(len, true);
+                da.init = Some(flags);
             }
             if let Some(flags) = &mut da.init {
                 flags[di] = init;
@@ -1732,7 +1776,7 @@ pub(crate) fn bind_argument<'s>(
     let alloc = if contiguous && len == value.elements.len() {
         machine.mem.adopt(name, value.elements.clone(), space)
     } else {
-        let alloc = machine.mem.allocate(name, desc.dtype, len, space, false);
+        let alloc = machine.mem.allocate(name, desc.dtype, len, space, false)?;
         let b = Binding {
             alloc: Some(alloc),
             offset,
@@ -1787,6 +1831,7 @@ fn reserve(
         container: name.to_owned(),
         size: total,
     })?;
+
     mem.reserve(name, bytes)?;
     Ok(len)
 }

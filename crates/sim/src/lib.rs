@@ -112,10 +112,31 @@ impl ArrayValue {
         ArrayValue::new(shape, Elements::I64(data))
     }
 
-    /// Zeros of `dtype` in the given shape.
+    /// Zeros of `dtype` in the given shape, for shapes known to be small
+    /// (tests, constants); a shape computed from a program's symbols takes
+    /// [`ArrayValue::try_zeros`], which cannot abort.
     pub fn zeros(dtype: DType, shape: Vec<usize>) -> ArrayValue {
         let n = shape.iter().product();
         ArrayValue::new(shape, Elements::zeros(dtype, n))
+    }
+
+    /// Zeros of `dtype` in the given shape for the container `name`: an
+    /// error naming it where the shape's bytes overflow one allocation
+    /// ([`SimError::SizeOverflow`]) or the machine refuses the memory
+    /// ([`SimError::AllocationFailed`]).
+    pub fn try_zeros(name: &str, dtype: DType, shape: Vec<usize>) -> Result<ArrayValue, SimError> {
+        let bytes = allocation_bytes(dtype, &shape).ok_or_else(|| SimError::SizeOverflow {
+            container: name.to_owned(),
+            dtype,
+            shape: shape.iter().map(|&n| n as u64).collect(),
+        })?;
+        // `allocation_bytes` bounds the product of the shape.
+        let n = shape.iter().product();
+        let elements = Elements::try_zeros(dtype, n).map_err(|_| SimError::AllocationFailed {
+            container: name.to_owned(),
+            bytes,
+        })?;
+        Ok(ArrayValue::new(shape, elements))
     }
 
     /// The element type.
@@ -154,11 +175,22 @@ impl ArrayValue {
 /// `(k + s)` even, complex numbers take the imaginary part of element
 /// `k + 1`). Values are in `(0, 1]`, never zero, and differ between
 /// arguments, which keeps divisions defined and catches swapped arguments.
-pub fn deterministic_fill(name: &str, dtype: DType, shape: Vec<usize>) -> ArrayValue {
+///
+/// The shape is a program's, evaluated with its symbols: a size beyond one
+/// allocation, or memory the machine refuses, is an error naming the
+/// argument ([`ArrayValue::try_zeros`]).
+pub fn deterministic_fill(
+    name: &str,
+    dtype: DType,
+    shape: Vec<usize>,
+) -> Result<ArrayValue, SimError> {
     let s = name.bytes().map(u64::from).sum::<u64>() % 97;
-    let n: usize = shape.iter().product();
     let numerator = |k: u64| (k + s) % 97 + 1;
-    let mut elements = Elements::zeros(dtype, n);
+    let ArrayValue {
+        shape,
+        mut elements,
+    } = ArrayValue::try_zeros(name, dtype, shape)?;
+    let n = elements.len();
     for k in 0..n as u64 {
         let v = match dtype {
             DType::Bool => Value::Bool((k + s) % 2 == 0),
@@ -171,13 +203,31 @@ pub fn deterministic_fill(name: &str, dtype: DType, shape: Vec<usize>) -> ArrayV
         };
         elements.set(k as usize, v);
     }
-    ArrayValue::new(shape, elements)
+    Ok(ArrayValue::new(shape, elements))
+}
+
+/// The most bytes one allocation can hold: Rust's bound on the size of an
+/// object (`isize::MAX`). A container beyond it can never be allocated,
+/// whatever the memory limit says ([`SimError::SizeOverflow`]).
+pub const MAX_ALLOCATION_BYTES: u64 = isize::MAX as u64;
+
+/// The bytes of a dense array of `dtype` with `shape`, computed without
+/// overflow; `None` where they exceed [`MAX_ALLOCATION_BYTES`].
+pub fn allocation_bytes(dtype: DType, shape: &[usize]) -> Option<u64> {
+    shape
+        .iter()
+        .try_fold(dtype.size_bytes(), |acc, &d| {
+            acc.checked_mul(u64::try_from(d).ok()?)
+        })
+        .filter(|&b| b <= MAX_ALLOCATION_BYTES)
 }
 
 /// The dtype and concrete shape of every container argument, given symbol
 /// values (scalars have shape `[]`). Fails when a shape uses a symbol
-/// without a value, or when the arguments together need more than `limit`
-/// bytes (`None`: no limit), before anyone allocates them.
+/// without a value, when an argument's bytes overflow one allocation
+/// ([`SimError::SizeOverflow`], whatever the limit), or when the arguments
+/// together need more than `limit` bytes (`None`: no limit), before anyone
+/// allocates them.
 pub fn argument_shapes(
     sdfg: &sdfg_ir::Sdfg,
     symbols: &BTreeMap<String, i64>,
@@ -209,10 +259,11 @@ pub fn argument_shapes(
         // The caller makes the arguments before a run could reserve them:
         // together they must fit in `limit` (as every allocation of the run
         // must, `Simulator::max_memory`).
-        let bytes = shape
-            .iter()
-            .try_fold(desc.dtype.size_bytes(), |acc, &d| acc.checked_mul(d as u64))
-            .unwrap_or(u64::MAX);
+        let bytes = allocation_bytes(desc.dtype, &shape).ok_or_else(|| SimError::SizeOverflow {
+            container: name.clone(),
+            dtype: desc.dtype,
+            shape: shape.iter().map(|&n| n as u64).collect(),
+        })?;
         if let Some(limit) = limit
             && total.saturating_add(bytes) > limit
         {

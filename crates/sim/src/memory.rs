@@ -209,6 +209,8 @@ impl Memory {
     }
 
     /// Allocates `len` zeroed elements; `tracked` ones start uninitialised.
+    /// Where the machine's allocator refuses the memory (a size the memory
+    /// limit did not stop), an error naming the container, never an abort.
     pub fn allocate(
         &mut self,
         name: &str,
@@ -216,16 +218,29 @@ impl Memory {
         len: usize,
         space: Side,
         tracked: bool,
-    ) -> AllocId {
+    ) -> Result<AllocId, crate::SimError> {
+        let failed = || crate::SimError::AllocationFailed {
+            container: name.to_owned(),
+            bytes: (len as u64).saturating_mul(dtype.size_bytes()),
+        };
+        let elements = Elements::try_zeros(dtype, len).map_err(|_| failed())?;
+        let init = if tracked {
+            let mut flags = Vec::new();
+            flags.try_reserve_exact(len).map_err(|_| failed())?;
+            flags.resize(len, false);
+            Some(flags)
+        } else {
+            None
+        };
         self.allocations.push(Allocation {
             name: name.to_owned(),
             space,
-            elements: Elements::zeros(dtype, len),
-            init: tracked.then(|| vec![false; len]),
+            elements,
+            init,
             register: false,
             shared: false,
         });
-        self.allocations.len() - 1
+        Ok(self.allocations.len() - 1)
     }
 
     /// Adds an allocation holding `elements`, fully initialised.

@@ -226,7 +226,44 @@ macro_rules! for_each_variant {
 }
 
 impl Elements {
-    /// `len` zeros of `dtype`.
+    /// `len` zeros of `dtype`, where the allocator gives the memory: an
+    /// error where `len` elements overflow an allocation or the machine
+    /// refuses them. Every length a program computes goes through this (a
+    /// failed allocation would abort the process).
+    pub fn try_zeros(
+        dtype: DType,
+        len: usize,
+    ) -> Result<Elements, std::collections::TryReserveError> {
+        fn filled<T: Clone>(
+            zero: T,
+            len: usize,
+        ) -> Result<Vec<T>, std::collections::TryReserveError> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len)?;
+            v.resize(len, zero);
+            Ok(v)
+        }
+        Ok(match dtype {
+            DType::Bool => Elements::Bool(filled(false, len)?),
+            DType::Int8 => Elements::I8(filled(0, len)?),
+            DType::Int16 => Elements::I16(filled(0, len)?),
+            DType::Int32 => Elements::I32(filled(0, len)?),
+            DType::Int64 => Elements::I64(filled(0, len)?),
+            DType::UInt8 => Elements::U8(filled(0, len)?),
+            DType::UInt16 => Elements::U16(filled(0, len)?),
+            DType::UInt32 => Elements::U32(filled(0, len)?),
+            DType::UInt64 => Elements::U64(filled(0, len)?),
+            DType::Float32 => Elements::F32(filled(0.0, len)?),
+            DType::Float64 => Elements::F64(filled(0.0, len)?),
+            DType::Complex64 => Elements::C64(filled(Complex::new(0.0, 0.0), len)?),
+            DType::Complex128 => Elements::C128(filled(C64::new(0.0, 0.0), len)?),
+        })
+    }
+
+    /// `len` zeros of `dtype`, for a length the caller already holds in
+    /// memory (a copy of existing elements); like `vec!`, it aborts where
+    /// the allocation fails, so a length computed from a program's symbols
+    /// takes [`Elements::try_zeros`].
     pub fn zeros(dtype: DType, len: usize) -> Elements {
         match dtype {
             DType::Bool => Elements::Bool(vec![false; len]),

@@ -3050,6 +3050,66 @@ fn reading_an_uninitialised_transient_names_it() {
 }
 
 #[test]
+fn an_unwritten_element_copied_into_an_argument_is_still_unwritten() {
+    // Found by `cargo xtask fuzz --target dace-mutants`: a map writing all
+    // but column 0 of a transient, copied whole into an argument read by
+    // the next iteration. The host run read the garbage silently (an
+    // argument's elements were all taken as written); the offloaded run,
+    // whose copy lands in a tracked device twin, faulted.
+    let mut bl = b("copied_uninit");
+    bl.symbol("N")
+        .array("y", F64, "N")
+        .array("z", F64, "N")
+        .transient("t", F64, "N");
+    bl.state("write_first", |s| {
+        let t = s.access("t");
+        let k = s.tasklet(
+            "k",
+            vec![],
+            vec![fc("o")],
+            vec![assign("o", Expr::f64(1.0))],
+        );
+        s.edge(k, Some("o"), t, None, "t[0]");
+    });
+    bl.state("copy_all", |s| {
+        let (t, y) = (s.access("t"), s.access("y"));
+        s.edge(t, None, y, None, "y[0:N]");
+    });
+    bl.state("read_all", |s| {
+        let (y, z) = (s.access("y"), s.access("z"));
+        let (en, ex) = s.map("m", "i = 0:N", Schedule::Default);
+        let k = s.tasklet(
+            "use",
+            vec![fc("a")],
+            vec![fc("o")],
+            vec![assign("o", v("a"))],
+        );
+        s.path(&[y, en, k], None, Some("a"), "y[i]");
+        s.path(&[k, ex, z], Some("o"), None, "z[i]");
+    });
+    let sdfg = build(bl);
+    let args = |n: usize| {
+        Arguments::default()
+            .symbol("N", n as i64)
+            .array("y", ArrayValue::f64(vec![n], vec![5.0; n]))
+            .array("z", ArrayValue::f64(vec![n], vec![0.0; n]))
+    };
+    // Only t[0] was written: N = 1 runs.
+    assert_eq!(f64s(&run_ok(&sdfg, &args(1)), "z"), vec![1.0]);
+    match run(&sdfg, &args(3)).unwrap_err() {
+        SimError::Uninitialized {
+            container,
+            index,
+            at,
+        } => {
+            assert_eq!((container.as_str(), index), ("y", 1));
+            assert_eq!((&*at.block, &*at.node), ("read_all", "use"));
+        }
+        other => panic!("expected an uninitialised read, got {other}"),
+    }
+}
+
+#[test]
 fn missing_arguments_are_reported_by_name() {
     let sdfg = sdfg_ir::examples::axpy().unwrap();
     let full = Arguments::default()
@@ -3274,4 +3334,110 @@ fn layouts_are_checked_again_with_the_symbols_of_the_run() {
         "container `y`: its elements lie at 0..=3, outside its allocation of 3 elements"
     );
     assert!(run(&sdfg, &args(4)).is_ok());
+}
+
+#[test]
+fn sizes_beyond_one_allocation_are_errors_naming_the_container_whatever_the_limit() {
+    // `sdfgc run gemm.json --symbols NI=9223372036854775807,NJ=1,NK=1
+    // --max-memory none` panicked with "capacity overflow": without a limit
+    // nothing checked the bytes before the allocation.
+    let axpy = sdfg_ir::examples::axpy().unwrap();
+    let symbols = [("N".to_owned(), i64::MAX)].into_iter().collect();
+    for limit in [None, Some(sdfg_sim::DEFAULT_MAX_MEMORY)] {
+        match sdfg_sim::argument_shapes(&axpy, &symbols, limit) {
+            Err(SimError::SizeOverflow {
+                container, shape, ..
+            }) => {
+                assert_eq!(container, "x", "{limit:?}");
+                assert_eq!(shape, [i64::MAX as u64], "{limit:?}");
+            }
+            other => panic!("{limit:?}: expected SizeOverflow, got {other:?}"),
+        }
+    }
+    // Elements that fit in 64 bits of bytes but not in one allocation.
+    let big = 1usize << 61;
+    let err = sdfg_sim::deterministic_fill("x", DType::Float64, vec![big]).unwrap_err();
+    assert!(
+        matches!(&err, SimError::SizeOverflow { container, .. } if container == "x"),
+        "{err}"
+    );
+    let err = ArrayValue::try_zeros("x", DType::Float64, vec![big, big]).unwrap_err();
+    assert!(matches!(&err, SimError::SizeOverflow { .. }), "{err}");
+    // A run: `y` of axpy allocated `M` elements, 2^59 of 8 bytes (a layout
+    // the run's checks accept, and memory no machine has), with no memory
+    // limit: the allocator's refusal is an error, not an abort.
+    let mut sdfg = axpy.clone();
+    sdfg.symbols.insert("M".into(), DType::Int64);
+    sdfg.arguments.push("M".into());
+    let Some(sdfg_ir::DataKind::Array(layout)) = sdfg.containers.get_mut("y").map(|d| &mut d.kind)
+    else {
+        panic!("axpy's y is an array");
+    };
+    layout.total_size = sdfg_ir::SymExpr::symbol("M");
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .symbol("M", 1 << 59)
+        .array("a", scalar_f64(2.0))
+        .array("x", ArrayValue::f64(vec![4], iota(4)))
+        .array("y", ArrayValue::f64(vec![4], iota(4)));
+    let err = Simulator::new()
+        .max_memory(None)
+        .run(sdfg_ir::validate(&sdfg).unwrap(), &args)
+        .expect_err("beyond the machine");
+    assert!(
+        matches!(&err, SimError::AllocationFailed { container, bytes } if container == "y" && *bytes == 1 << 62),
+        "{err}"
+    );
+    assert!(err.to_string().contains("container `y`"), "{err}");
+}
+
+#[test]
+fn subsets_whose_span_overflows_64_bits_are_errors() {
+    // Found by `cargo xtask fuzz --target dace-mutants`: a memlet ending at
+    // `i64::MAX` (from a DaCe file) overflowed counting its elements. The
+    // validator cannot compare these symbolic bounds with `N`; the run
+    // must refuse them, not panic or wrap.
+    let sym = |t: &str| sdfg_ir::SymExpr::parse(t).unwrap();
+    let mut ran = 0;
+    for (begin, end) in [
+        ("N - N", "9223372036854775807"),
+        ("N - 9223372036854775807 - 1", "9223372036854775806"),
+        ("N - 9223372036854775807 - 1", "N - 1"),
+    ] {
+        let mut x = Memlet::new(
+            "x",
+            Subset::new(vec![sdfg_ir::Range::inclusive(sym(begin), sym(end))]),
+        );
+        x.other_subset = Some(subset("0:N"));
+        x.volume = sym("N");
+        let mut bl = b("overflowing_copy");
+        bl.symbol("N").array("x", F64, "N").array("y", F64, "N");
+        bl.state("copy", move |s| {
+            let (xa, ya) = (s.access("x"), s.access("y"));
+            s.edge(xa, None, ya, None, x);
+        });
+        let sdfg = build(bl);
+        let n = 4;
+        let args = Arguments::default()
+            .symbol("N", n as i64)
+            .array("x", ArrayValue::f64(vec![n], iota(n)))
+            .array("y", ArrayValue::f64(vec![n], iota(n)));
+        let valid = match sdfg_ir::validate(&sdfg) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("{begin}:{end}: {e}");
+                continue;
+            }
+        };
+        ran += 1;
+        let err = Simulator::new().run(valid, &args).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SimError::AddressOverflow { .. } | SimError::OutOfShape { .. }
+            ),
+            "{begin}:{end}: {err}"
+        );
+    }
+    assert_eq!(ran, 3, "the validator refused some");
 }

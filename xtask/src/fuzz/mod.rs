@@ -1,7 +1,7 @@
 //! `cargo xtask fuzz`: a time-bounded fuzzing campaign of the whole
 //! pipeline, on stable Rust.
 //!
-//! Three targets, each a stream of inputs checked against one set of
+//! Four targets, each a stream of inputs checked against one set of
 //! properties ([`check_sdfg`]):
 //!
 //! - `programs`: Python programs of the supported subset, generated from
@@ -15,6 +15,9 @@
 //! - `json-mutants`: the corpus kernels' SDFGs as JSON with a few
 //!   structural mutations ([`mutate::json_mutations`]); loading and validation may
 //!   refuse them, but what validates must run.
+//! - `dace-mutants`: DaCe's own SDFGs of corpus kernels (as lowered and
+//!   after DaCe's GPU transformations) with structural and DaCe-specific
+//!   mutations, read by the DaCe-format import ([`dace`]).
 //!
 //! The properties: no panic, no abort, no hang; every pass keeps a valid
 //! SDFG valid; offloading is idempotent and its JSON round-trips exactly;
@@ -31,6 +34,7 @@
 //! Python mutants, dropping mutations for JSON ones) and written to
 //! `target/fuzz/TARGET.finding`; the campaign fails on any finding.
 
+mod dace;
 mod generate;
 mod mutate;
 mod oracle;
@@ -47,7 +51,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The targets, in the order they run.
-const TARGETS: [&str; 3] = ["programs", "python-mutants", "json-mutants"];
+const TARGETS: [&str; 4] = ["programs", "python-mutants", "json-mutants", "dace-mutants"];
 
 /// The most steps a simulated run may take, and the most bytes it may
 /// allocate: fuzzed programs are small, and the limits turn a program that
@@ -220,6 +224,7 @@ pub(crate) fn worker(args: &[String], root: &Path) -> Result<ExitCode, String> {
         "programs" => Ok(w.programs(seed, root)),
         "python-mutants" => Ok(w.python_mutants(seed, &sources)),
         "json-mutants" => Ok(w.json_mutants(seed, &sources)),
+        "dace-mutants" => w.dace_mutants(seed, root),
         other => Err(format!("unknown target `{other}`")),
     }));
     let finding = match run {
@@ -739,7 +744,7 @@ fn arguments(host: &Sdfg) -> Option<Arguments> {
         ..Arguments::default()
     };
     for (name, (dtype, shape)) in shapes {
-        let value = sdfg_sim::deterministic_fill(&name, dtype, shape);
+        let value = sdfg_sim::deterministic_fill(&name, dtype, shape).ok()?;
         args.arrays.insert(name, value);
     }
     Some(args)

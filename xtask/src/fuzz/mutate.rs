@@ -12,7 +12,7 @@ pub(super) fn below(rng: &mut TestRng, n: usize) -> usize {
     (rng.next_u64() % n.max(1) as u64) as usize
 }
 
-fn pick<'a, T>(rng: &mut TestRng, items: &'a [T]) -> &'a T {
+pub(super) fn pick<'a, T>(rng: &mut TestRng, items: &'a [T]) -> &'a T {
     &items[below(rng, items.len())]
 }
 
@@ -145,7 +145,7 @@ fn line_mutation(rng: &mut TestRng, text: &str) -> String {
 
 /// One step of a path into a JSON value.
 #[derive(Clone, Debug)]
-enum Step {
+pub(super) enum Step {
     Key(String),
     Index(usize),
 }
@@ -153,12 +153,12 @@ enum Step {
 /// An edit of the JSON value at a path.
 #[derive(Clone, Debug)]
 pub(super) struct Mutation {
-    path: Vec<Step>,
-    edit: Edit,
+    pub(super) path: Vec<Step>,
+    pub(super) edit: Edit,
 }
 
 #[derive(Clone, Debug)]
-enum Edit {
+pub(super) enum Edit {
     /// Replace the value.
     Set(Value),
     /// Remove the value from its object or array.
@@ -185,7 +185,7 @@ impl std::fmt::Display for Mutation {
 }
 
 /// Every path in `v`, with the value there.
-fn paths<'a>(v: &'a Value, here: &mut Vec<Step>, out: &mut Vec<(Vec<Step>, &'a Value)>) {
+pub(super) fn paths<'a>(v: &'a Value, here: &mut Vec<Step>, out: &mut Vec<(Vec<Step>, &'a Value)>) {
     out.push((here.clone(), v));
     match v {
         Value::Object(map) => {

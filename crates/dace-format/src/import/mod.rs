@@ -681,6 +681,67 @@ fn data_symbol_refusal(path: &str, name: &str, dtype: &str) -> ImportError {
     )
 }
 
+/// The block a region of `len` blocks starts at (`None` for an empty
+/// region), read as DaCe reads it: the one block without predecessors
+/// (`has_in` holds those with some) starts the region, whatever the
+/// `start_block` field says, because DaCe's transformations add blocks in
+/// front of a region's start and leave the field behind (jacobi_1d after
+/// `auto_optimize` for the GPU starts at its new copy-in state and still
+/// says `start_block: 0`). Only where that is ambiguous (no block or
+/// several without predecessors) does the field decide, and then it must
+/// be the index of one of the region's blocks: anything else (past the
+/// end, negative, not an integer, null, missing) is refused by name rather
+/// than guessed.
+fn start_block(
+    v: &Value,
+    path: &str,
+    len: usize,
+    has_in: &BTreeSet<usize>,
+) -> Result<Option<usize>, ImportError> {
+    if len == 0 {
+        return Ok(None);
+    }
+    let sources: Vec<usize> = (0..len).filter(|k| !has_in.contains(k)).collect();
+    if let [only] = sources[..] {
+        return Ok(Some(only));
+    }
+    let field = v.get("start_block");
+    if let Some(k) = field
+        .and_then(Value::as_u64)
+        .and_then(|k| usize::try_from(k).ok())
+        .filter(|&k| k < len)
+    {
+        return Ok(Some(k));
+    }
+    let label = v
+        .get("attributes")
+        .and_then(|a| a.get("label").or_else(|| a.get("name")))
+        .and_then(Value::as_str)
+        .map_or_else(String::new, |l| format!(" `{l}`"));
+    let ambiguity = if sources.is_empty() {
+        "every block has a predecessor".to_owned()
+    } else {
+        let list: Vec<String> = sources.iter().map(ToString::to_string).collect();
+        format!("the blocks {} have no predecessor", list.join(", "))
+    };
+    // The value is described, not repeated: a mutated file may hold a
+    // string of any length there.
+    let found = match field {
+        None => "it has no `start_block`".to_owned(),
+        Some(Value::Null) => "its `start_block` is null".to_owned(),
+        Some(Value::Number(n)) => format!(
+            "its `start_block` {n} is not the index of one of its {len} blocks (0 to {})",
+            len - 1
+        ),
+        Some(Value::String(_)) => "its `start_block` is a string, not an integer".to_owned(),
+        Some(_) => "its `start_block` is not an integer".to_owned(),
+    };
+    Err(err(
+        &join(path, "start_block"),
+        format!("the region{label} has no start: {ambiguity}, and {found}"),
+    ))
+}
+
 /// The blocks of a region (`nodes`, `edges`, `start_block`) as a chain.
 fn region_chain(
     v: &Value,
@@ -719,16 +780,13 @@ fn region_chain(
             ));
         }
     }
-    let start = match v.get("start_block").and_then(Value::as_u64) {
-        Some(s) => s as usize,
-        None => (0..nodes.len()).find(|k| !has_in.contains(k)).unwrap_or(0),
-    };
+    let start = start_block(v, path, nodes.len(), &has_in)?;
     let mut region = Region::default();
     // Assignments of the edges since the last block of the IR's.
     let mut pending: Vec<Assignment> = Vec::new();
     // Data symbols the next block's conditions read (`DataSymbols`).
     let mut replace: Vec<(String, SymExpr)> = Vec::new();
-    let mut at = if nodes.is_empty() { None } else { Some(start) };
+    let mut at = start;
     let mut seen = BTreeSet::new();
     while let Some(k) = at {
         if !seen.insert(k) {

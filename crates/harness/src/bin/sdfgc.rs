@@ -465,6 +465,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     None => {
                         println!("filling `{name}` deterministically ({dtype}, shape {shape:?})");
                         sdfg_sim::deterministic_fill(&name, dtype, shape)
+                            .map_err(|e| e.to_string())?
                     }
                 };
                 args.arrays.insert(name, value);

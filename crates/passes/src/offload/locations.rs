@@ -117,8 +117,23 @@ pub fn state_accesses(
         write: true,
         full_write,
     };
+    // What a map exit's outer edges write, as its inner memlets make it
+    // (`propagate_state`: exact, or dynamic where it cannot be exact). The
+    // outer memlet a file holds may claim more than the map writes: DaCe's
+    // propagation over-approximates, and a changed range leaves it stale.
+    // Taken for a write of the whole container, it skipped the copy-in of
+    // the rest, and the copy back overwrote those elements with garbage.
+    let writes_through_exits = state.edges().any(|(_, src, dst, _)| {
+        matches!(state.node(src), Some(Node::MapExit(_)))
+            && state.node(dst).and_then(Node::as_access).is_some()
+    });
+    let exact = writes_through_exits.then(|| {
+        let mut exact = state.clone();
+        sdfg_ir::propagate::propagate_state(&mut exact, containers);
+        exact
+    });
     let mut out = Vec::new();
-    for (_, src, dst, edge) in state.edges() {
+    for (id, src, dst, edge) in state.edges() {
         let (Some(s), Some(d)) = (state.node(src), state.node(dst)) else {
             continue;
         };
@@ -143,7 +158,17 @@ pub fn state_accesses(
                 }
             }
             (Some(a), None) => out.push(read(a, side(dst))),
-            (None, Some(b)) => out.push(write(b, side(src), full(b, None, m))),
+            (None, Some(b)) => {
+                // Whole only where both the edge and its inner memlets say so.
+                let exact = match (s, &exact) {
+                    (Node::MapExit(_), Some(exact)) => {
+                        let m = exact.graph.edge_weight(id).and_then(|e| e.memlet.as_ref());
+                        full(b, None, m)
+                    }
+                    _ => true,
+                };
+                out.push(write(b, side(src), exact && full(b, None, m)));
+            }
             (None, None) => {
                 let Some(m) = m else { continue };
                 // What reaches an access node is judged there (a partial

@@ -32,7 +32,10 @@ pub(crate) fn args_with(sdfg: &Sdfg, n: i64, m: i64) -> Arguments {
         }
     }
     for (name, (dtype, shape)) in sdfg_sim::argument_shapes(sdfg, &symbols, None).unwrap() {
-        a = a.array(&name, sdfg_sim::deterministic_fill(&name, dtype, shape));
+        a = a.array(
+            &name,
+            sdfg_sim::deterministic_fill(&name, dtype, shape).unwrap(),
+        );
     }
     a
 }
