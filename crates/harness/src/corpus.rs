@@ -1447,6 +1447,28 @@ pub fn compare(
             ours.shape, reference.shape
         ));
     }
+    // Integers and truth values have no rounding: they compare exactly
+    // (as 64-bit floats, two uint64 or int64 values above 2**53 that
+    // differ in their last bits would look equal).
+    let exact = |d: DType| d == DType::Bool || d.is_integer();
+    if exact(ours.dtype()) && exact(reference.dtype()) {
+        let wide = |a: &ArrayValue, i: usize| match a.get(i) {
+            Some(Value::Int(v)) => Some(i128::from(v)),
+            Some(Value::UInt(v)) => Some(i128::from(v)),
+            Some(Value::Bool(b)) => Some(i128::from(b)),
+            _ => None,
+        };
+        let differing = (0..n).filter(|&i| wide(ours, i) != wide(reference, i));
+        let count = differing.clone().count();
+        return match differing.clone().next() {
+            None => Ok(()),
+            Some(i) => Err(format!(
+                "`{name}` differs in {count} of {n} elements (integers compare exactly): element {i} is {}, the reference's {}",
+                wide(ours, i).map_or("missing".to_owned(), |v| v.to_string()),
+                wide(reference, i).map_or("missing".to_owned(), |v| v.to_string()),
+            )),
+        };
+    }
     let complex = |a: &ArrayValue, i: usize| {
         a.get(i)
             .map_or(sdfg_sim::value::C64::new(f64::NAN, 0.0), Value::to_c64)
@@ -1524,6 +1546,36 @@ mod tests {
         ] {
             assert!(compare("a", &other, &special, &tol).is_err(), "{other:?}");
         }
+    }
+
+    #[test]
+    fn integers_compare_exactly() {
+        // Two uint64 values above 2**53 one apart are one double: compared
+        // as doubles, a wrong last bit passed; and a relative tolerance
+        // forgave 1,000,000 for 1,000,001.
+        use super::{Tolerance, compare};
+        use sdfg_sim::{ArrayValue, Elements};
+        let tol = Tolerance {
+            rtol: 1e-5,
+            atol: 1e-8,
+            norm_error: 1e-5,
+        };
+        let big = |x: u64| ArrayValue::new(vec![1], Elements::U64(vec![x]));
+        let wanted = big((1 << 60) + 1);
+        assert_eq!(compare("u", &wanted, &wanted, &tol), Ok(()));
+        let e = compare("u", &big(1 << 60), &wanted, &tol).unwrap_err();
+        assert!(
+            e.contains("compare exactly") && e.contains("1152921504606846977"),
+            "{e}"
+        );
+        let ints = |x: i64| ArrayValue::i64(vec![1], vec![x]);
+        assert!(compare("i", &ints(1_000_001), &ints(1_000_000), &tol).is_err());
+        // Control: floats keep NumPy's tolerances.
+        let floats = |x: f64| ArrayValue::f64(vec![1], vec![x]);
+        assert_eq!(
+            compare("f", &floats(1_000_001.0), &floats(1_000_000.0), &tol),
+            Ok(())
+        );
     }
 
     #[test]
