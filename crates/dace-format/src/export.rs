@@ -17,7 +17,7 @@
 //! | tasklet | `Tasklet` with Python code ([`crate::python`]) |
 //! | library node | `LibraryNode` with DaCe's class path and connector names ([`crate::names`]) |
 //! | nested SDFG | `NestedSDFG` with its symbol mapping |
-//! | memlet | `Memlet`: `subset`, `other_subset`, `volume`, `dynamic`, `wcr` (`allow_oob` on a copy between ends of different ranks, a reshape) |
+//! | memlet | `Memlet`: `subset`, `other_subset` (written for every copy, see `copies.rs`), `volume`, `dynamic`, `wcr` (`allow_oob` on a copy between ends of different ranks, a reshape) |
 //!
 //! Where the IR has a structure DaCe cannot hold directly, a block is
 //! added and marked with the property `_meta_sdfg_added`, which DaCe keeps
@@ -33,6 +33,7 @@
 //! arrays, a symbolic start offset, GEMMs whose alpha or beta are read
 //! from a container, complex alpha or beta, and blocks after a jump.
 
+use crate::copies;
 use crate::names::{self, DaceLibrary};
 use crate::python::{self, PythonError};
 use crate::symbolic::{write_cond, write_expr, write_loop_cond, write_serialized_expr};
@@ -144,6 +145,11 @@ pub const RENAMED_MARK: &str = "_meta_sdfg_renamed";
 pub const TRAILING_RETURN_MARK: &str = "_meta_sdfg_trailing_return";
 /// The property holding the IR's argument order, symbols included.
 pub const ARGUMENTS_MARK: &str = "_meta_sdfg_arguments";
+/// The property of a copy's memlet whose `other_subset` the export wrote
+/// out although the IR left it implied ([`Memlet::other_end`]): DaCe's
+/// default for a missing one differs from the IR's (see `copies.rs`), and
+/// the import leaves it implied again where it still is the IR's default.
+pub const IMPLIED_OTHER_MARK: &str = "_meta_sdfg_other_subset_implied";
 
 struct Exporter<'a> {
     sdfg: &'a Sdfg,
@@ -633,14 +639,21 @@ impl Exporter<'_> {
                 }
             };
             let memlet = match &e.memlet {
-                Some(m) => self.memlet(s, m, src, dst).map_err(|e| match e {
-                    ExportError::Unsupported { what, why, .. } => ExportError::Unsupported {
-                        at: at(),
-                        what,
-                        why,
-                    },
-                    other => other,
-                })?,
+                Some(m) => self
+                    .memlet(
+                        s,
+                        m,
+                        (src, dst),
+                        (e.src_conn.as_deref(), e.dst_conn.as_deref()),
+                    )
+                    .map_err(|e| match e {
+                        ExportError::Unsupported { what, why, .. } => ExportError::Unsupported {
+                            at: at(),
+                            what,
+                            why,
+                        },
+                        other => other,
+                    })?,
                 None => json!({"type": "Memlet", "attributes": {}}),
             };
             let nested_conn = |n: NodeId, c: Option<String>| -> Option<String> {
@@ -970,8 +983,8 @@ impl Exporter<'_> {
         &self,
         s: &State,
         m: &Memlet,
-        src: NodeId,
-        dst: NodeId,
+        (src, dst): (NodeId, NodeId),
+        connectors: (Option<&str>, Option<&str>),
     ) -> Result<Value, ExportError> {
         let rank_of = |data: &str| self.sdfg.container(data).map(DataDesc::rank);
         let what = || format!("in the memlet of `{}`", m.data);
@@ -990,24 +1003,43 @@ impl Exporter<'_> {
             "dynamic": m.dynamic,
             "wcr": m.wcr.map(names::wcr_lambda),
         }));
-        if let (Some(Node::Access(a)), Some(Node::Access(b))) = (s.node(src), s.node(dst)) {
+        let (Some(src_node), Some(dst_node)) = (s.node(src), s.node(dst)) else {
+            return Ok(json!({"type": "Memlet", "attributes": attrs}));
+        };
+        let (src_conn, dst_conn) = connectors;
+        if let (Node::Access(a), Node::Access(_)) = (src_node, dst_node) {
             // A copy: DaCe needs to know which end `data` names.
-            let data_is_src = a.data == m.data;
-            attrs.insert("is_data_src".into(), json!(data_is_src));
-            let other = if data_is_src { &b.data } else { &a.data };
-            if let Some(o) = &m.other_subset {
-                attrs.insert("other_subset".into(), subset(o, Some(other))?);
-                // A reshape (ends of different ranks, one run of elements
-                // each, as map-to-copy makes them): DaCe's validator counts
-                // the elements of each end and cannot always prove them
-                // equal (`R * ceiling(R**i) * ceiling(R**(K - i - 1))`
-                // against `ceiling(R**K)`); map-to-copy established them
-                // equal and the simulator checks them at every copy, so
-                // DaCe's check is waived for this memlet, as its
-                // `allow_oob` property provides.
-                if o.rank() != m.subset.rank() {
-                    attrs.insert("allow_oob".into(), json!(true));
-                }
+            attrs.insert("is_data_src".into(), json!(a.data == m.data));
+        }
+        if let Some(end) = copies::other_end(src_node, dst_node, src_conn, dst_conn, m) {
+            // A copy: its other end is written out, as the IR reads it.
+            // DaCe's default for a missing `other_subset` is not the IR's
+            // (the whole other container where the element counts may be
+            // equal, or its start), so leaving it out would move other
+            // elements.
+            let shape = self
+                .sdfg
+                .container(end.container)
+                .map(DataDesc::shape)
+                .ok_or_else(|| ExportError::Unsupported {
+                    at: String::new(),
+                    what: format!("the copy into or out of `{}`", end.container),
+                    why: "the container is not declared".to_owned(),
+                })?;
+            let o = m.other_end(&shape);
+            attrs.insert("other_subset".into(), subset(&o, Some(end.container))?);
+            if m.other_subset.is_none() {
+                attrs.insert(IMPLIED_OTHER_MARK.into(), json!(true));
+            }
+            // A reshape (ends of different ranks, one run of elements
+            // each, as map-to-copy makes them): DaCe's validator counts
+            // the elements of each end and cannot always prove them equal
+            // (`R * ceiling(R**i) * ceiling(R**(K - i - 1))` against
+            // `ceiling(R**K)`); map-to-copy established them equal and the
+            // simulator checks them at every copy, so DaCe's check is
+            // waived for this memlet, as its `allow_oob` property provides.
+            if o.rank() != m.subset.rank() {
+                attrs.insert("allow_oob".into(), json!(true));
             }
         } else if let Some(o) = &m.other_subset {
             attrs.insert("other_subset".into(), subset(o, None)?);

@@ -15,7 +15,9 @@
 //! - [`names`]: the vocabulary both directions share (storage, schedule
 //!   and lifetime names, library classes and their connectors, reductions);
 //! - [`mod@export`] and [`mod@import`]: whole SDFGs, whose round trip is exact
-//!   (the export's `_meta_sdfg_*` marks undo what it had to add);
+//!   (the export's `_meta_sdfg_*` marks undo what it had to add); both
+//!   write a copy's other end out, whose default differs between DaCe and
+//!   the IR (`copies.rs`);
 //! - [`rename`]: renaming a container, for the names DaCe treats as return
 //!   values.
 //!
@@ -29,6 +31,7 @@
 //! [`SymExpr`]: sdfg_ir::SymExpr
 //! [`SymCond`]: sdfg_ir::SymCond
 
+mod copies;
 pub mod export;
 pub mod import;
 pub mod names;

@@ -493,15 +493,26 @@ impl Memlet {
     /// `other_shape`) otherwise. The simulator, the offload pass and the
     /// emitters all read copies through this one rule.
     pub fn copy_subsets(&self, src: &str, other_shape: &[SymExpr]) -> (Subset, Subset) {
-        let other = match &self.other_subset {
-            Some(o) => o.clone(),
-            None if other_shape.len() == self.subset.rank() => self.subset.clone(),
-            None => Subset::full(other_shape),
-        };
+        let other = self.other_end(other_shape);
         if self.data == src {
             (self.subset.clone(), other)
         } else {
             (other, self.subset.clone())
+        }
+    }
+
+    /// The subset of the end of a copy that `data` does not name, in the
+    /// coordinates of that other container (of shape `other_shape`):
+    /// `other_subset`, or where it is `None` the same subset when the ranks
+    /// agree and the whole other container otherwise. This is the IR's
+    /// default, which [`copy_subsets`](Self::copy_subsets) applies; DaCe's
+    /// default for a missing other subset differs, so DaCe's format writes
+    /// this subset out for every copy (`sdfg-dace-format`).
+    pub fn other_end(&self, other_shape: &[SymExpr]) -> Subset {
+        match &self.other_subset {
+            Some(o) => o.clone(),
+            None if other_shape.len() == self.subset.rank() => self.subset.clone(),
+            None => Subset::full(other_shape),
         }
     }
 

@@ -19,16 +19,19 @@
 //!   (`float64`, `complex128`, bitwise updates) are kept in containers,
 //!   and map parameters that shadow symbols are renamed (`import/symbols.rs`);
 //! - a subtracting write-conflict resolution is a sum of the negated
-//!   value.
+//!   value;
+//! - a copy whose other subset DaCe leaves out gets the one DaCe means
+//!   (`copies.rs`).
 //!
 //! Everything else is refused by name with its place in the file: the
 //! JSON path of the element (`nodes[2].nodes[5]`) and what it is.
 
 mod symbols;
 
+use crate::copies;
 use crate::export::{
-    ADDED_MARK, ARGUMENTS_MARK, COPIES_MARK, DEFAULT_STORAGE_MARK, ORDER_MARK, RENAMED_MARK,
-    SCALAR_MARK, TRAILING_RETURN_MARK, TRANSIENT_MARK,
+    ADDED_MARK, ARGUMENTS_MARK, COPIES_MARK, DEFAULT_STORAGE_MARK, IMPLIED_OTHER_MARK, ORDER_MARK,
+    RENAMED_MARK, SCALAR_MARK, TRAILING_RETURN_MARK, TRANSIENT_MARK,
 };
 use crate::names;
 use crate::python::{self, TaskletConnectors};
@@ -1124,6 +1127,9 @@ struct RawEdge {
     memlet: Option<Memlet>,
     /// DaCe's `is_data_src` (true where absent).
     data_is_src: bool,
+    /// The export's [`IMPLIED_OTHER_MARK`]: the IR left the other subset
+    /// of this copy implied.
+    other_implied: bool,
     /// A subtracting write-conflict resolution, read as a sum of the
     /// negated value ([`negate_output`]).
     negate: bool,
@@ -1170,6 +1176,7 @@ fn state(
                 .get("is_data_src")
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
+            other_implied: flag(&e["attributes"]["data"]["attributes"], IMPLIED_OTHER_MARK),
             negate,
         });
     }
@@ -1199,7 +1206,7 @@ fn state(
         .enumerate()
         .map(|(k, n)| (k, renames_of(&n["attributes"]).into_iter().collect()))
         .collect();
-    for mut e in edges {
+    for (k, mut e) in edges.into_iter().enumerate() {
         // DaCe passes a nested SDFG's array the outer array from its
         // start (its code generator applies no offset; the inner
         // descriptor's strides and offsets index it), the memlet only
@@ -1224,6 +1231,31 @@ fn state(
                 if m.subset.ranges.iter().any(|r| r.begin.as_int() != Some(0)) {
                     m.subset = Subset::full(&outer.shape());
                     m.volume = m.subset.num_elements();
+                }
+            }
+        }
+        // A copy: DaCe's default for the other end's subset is not the
+        // IR's (`copies.rs`), so a missing one is written out as DaCe means
+        // it, and one the export wrote out for the IR's default is left
+        // implied again.
+        if let (Some(src), Some(dst), Some(m)) = (
+            s.node(NodeId::new(e.src)),
+            s.node(NodeId::new(e.dst)),
+            e.memlet.as_mut(),
+        ) && let Some(end) =
+            copies::other_end(src, dst, e.src_conn.as_deref(), e.dst_conn.as_deref(), m)
+        {
+            if m.other_subset.is_none() {
+                let other = copies::dace_other_subset(sdfg, m, end).map_err(|message| {
+                    err(&join(path, &format!("edges[{k}].attributes.data")), message)
+                })?;
+                m.other_subset = Some(other);
+            } else if e.other_implied
+                && let Some(desc) = sdfg.container(end.container)
+            {
+                let explicit = m.other_subset.take();
+                if explicit.as_ref() != Some(&m.other_end(&desc.shape())) {
+                    m.other_subset = explicit;
                 }
             }
         }
