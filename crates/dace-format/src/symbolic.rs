@@ -30,7 +30,10 @@ use std::fmt::Write;
 
 /// Why a DaCe symbolic string cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("cannot read the symbolic expression `{text}` at byte {offset}: {message}")]
+#[error(
+    "cannot read the symbolic expression {} at byte {offset}: {message}",
+    sdfg_ir::quote(.text).around(*.offset)
+)]
 pub struct SymbolicError {
     /// The whole string.
     pub text: String,
@@ -305,7 +308,10 @@ impl<'a> Parser<'a> {
                 let value = text[start..i].parse::<i64>().map_err(|_| SymbolicError {
                     text: text.to_owned(),
                     offset: start,
-                    message: format!("the integer `{}` does not fit in 64 bits", &text[start..i]),
+                    message: format!(
+                        "the integer {} does not fit in 64 bits",
+                        sdfg_ir::quote(&text[start..i])
+                    ),
                 })?;
                 toks.push((start, Tok::Int(value)));
                 continue;

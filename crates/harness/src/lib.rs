@@ -176,7 +176,11 @@ pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SymbolListError {
     /// An item that is not `NAME=INTEGER`.
-    #[error("symbol list `{text}`: expected `NAME=INTEGER[,NAME=INTEGER...]` at `{item}`")]
+    #[error(
+        "symbol list {}: expected `NAME=INTEGER[,NAME=INTEGER...]` at {}",
+        sdfg_ir::quote(.text),
+        sdfg_ir::quote(.item)
+    )]
     Malformed {
         /// The whole list.
         text: String,
@@ -184,7 +188,7 @@ pub enum SymbolListError {
         item: String,
     },
     /// The same symbol given twice.
-    #[error("symbol list `{text}`: `{name}` is given twice")]
+    #[error("symbol list {}: {} is given twice", sdfg_ir::quote(.text), sdfg_ir::quote(.name))]
     Duplicate {
         /// The whole list.
         text: String,
@@ -193,7 +197,9 @@ pub enum SymbolListError {
     },
     /// A symbol the SDFG does not declare.
     #[error(
-        "symbol list `{text}`: `{name}` is not a symbol of SDFG `{sdfg}` (its symbols: {known})"
+        "symbol list {}: {} is not a symbol of SDFG `{sdfg}` (its symbols: {known})",
+        sdfg_ir::quote(.text),
+        sdfg_ir::quote(.name)
     )]
     Unknown {
         /// The whole list.

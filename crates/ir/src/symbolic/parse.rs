@@ -115,7 +115,7 @@ impl<'a> Parser<'a> {
         ParseError {
             offset,
             expected,
-            found: format!("`{found}`"),
+            found: crate::quote(found).to_string(),
         }
     }
 
@@ -454,7 +454,7 @@ fn exactly(src: &str) -> Res<(Val, usize)> {
         Err(ParseError {
             offset: 0,
             expected: "arithmetic whose values fit in 64 bits",
-            found: format!("`{src}`"),
+            found: crate::quote(src).to_string(),
         })
     })
 }

@@ -177,7 +177,7 @@ pub enum ContainerError {
     },
     /// A shape, stride, offset or size that divides by the constant 0
     /// (`N // 0`): no value of the symbols makes it an integer.
-    #[error("its layout divides by zero in `{expr}`")]
+    #[error("its layout divides by zero in {}", crate::quote(.expr))]
     DivisionByZero {
         /// The shape, stride, offset or size expression.
         expr: String,
@@ -508,7 +508,11 @@ pub enum EdgeError {
         found: usize,
     },
     /// An index provably outside the container.
-    #[error("dimension {dim} of `{data}`: index {index} is out of bounds 0..{extent}")]
+    #[error(
+        "dimension {dim} of `{data}`: index {} is out of bounds 0..{}",
+        crate::quote(.index),
+        crate::quote(.extent)
+    )]
     OutOfBounds {
         /// The container.
         data: String,
@@ -526,7 +530,9 @@ pub enum EdgeError {
     /// outer edge may understate it, and a pass that turns the map into a
     /// copy (map-to-copy) would then write an invalid SDFG from a valid one.
     #[error(
-        "dimension {dim} of `{data}`: over the ranges of the maps around it, index {index} is out of bounds 0..{extent}"
+        "dimension {dim} of `{data}`: over the ranges of the maps around it, index {} is out of bounds 0..{}",
+        crate::quote(.index),
+        crate::quote(.extent)
     )]
     OutOfBoundsInScope {
         /// The container.
@@ -539,7 +545,7 @@ pub enum EdgeError {
         extent: String,
     },
     /// A range whose end is provably before its start by more than one step.
-    #[error("dimension {dim} of `{data}`: range `{range}` is reversed")]
+    #[error("dimension {dim} of `{data}`: range {} is reversed", crate::quote(.range))]
     ReversedRange {
         /// The container.
         data: String,
