@@ -31,6 +31,7 @@
 //! Python mutants, dropping mutations for JSON ones) and written to
 //! `target/fuzz/TARGET.finding`; the campaign fails on any finding.
 
+mod chains;
 mod generate;
 mod mutate;
 mod oracle;
@@ -47,7 +48,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The targets, in the order they run.
-const TARGETS: [&str; 3] = ["programs", "python-mutants", "json-mutants"];
+const TARGETS: [&str; 4] = ["programs", "python-mutants", "json-mutants", "long-chains"];
 
 /// The most steps a simulated run may take, and the most bytes it may
 /// allocate: fuzzed programs are small, and the limits turn a program that
@@ -216,6 +217,7 @@ pub(crate) fn worker(args: &[String], root: &Path) -> Result<ExitCode, String> {
         "programs" => Ok(w.programs(seed, root)),
         "python-mutants" => Ok(w.python_mutants(seed, &sources)),
         "json-mutants" => Ok(w.json_mutants(seed, &sources)),
+        "long-chains" => Ok(w.long_chains(seed, &sources)),
         other => Err(format!("unknown target `{other}`")),
     }));
     let finding = match run {
