@@ -87,13 +87,14 @@ pub enum LoadError {
         column: usize,
     },
     /// The file is not a JSON SDFG.
-    #[error("`{}` is not a valid SDFG (line {line}, column {column}): {message}", path.display())]
+    #[error("`{}` is not a valid SDFG{}: {message}", path.display(), position(*.line, *.column))]
     Json {
         /// The file.
         path: PathBuf,
-        /// Line of the problem (1-based).
+        /// Line of the problem (1-based; 0 where it is named in the
+        /// message, as for nesting too deep and for cut messages).
         line: usize,
-        /// Column of the problem (1-based).
+        /// Column of the problem (1-based, or 0).
         column: usize,
         /// What serde_json found.
         message: String,
@@ -406,6 +407,16 @@ pub fn parse_host_maps(text: &str) -> sdfg_passes::HostMaps {
                 .map(str::to_owned)
                 .collect(),
         ),
+    }
+}
+
+/// ` (line L, column C)`, or nothing for the position 0 that errors made
+/// outside the parser have (their message names the line).
+fn position(line: usize, column: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(" (line {line}, column {column})")
     }
 }
 

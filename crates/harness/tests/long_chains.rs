@@ -356,6 +356,18 @@ fn messages_quoting_long_text_are_short_and_name_the_place() {
     );
     let err = clean("json", &["compile", path.to_str().unwrap()]);
     assert!(err.contains("characters; at line 1 column"), "{err}");
+    // SDFG JSON with a long value where a name is expected (serde's
+    // message), and a long container name (the validator's).
+    let long = "x".repeat(60_000);
+    let wrong_dtype = json.replacen("\"float64\"", &format!("\"{long}\""), 1);
+    let path = scratch("long_dtype.json", &wrong_dtype);
+    let err = clean("json dtype", &["compile", path.to_str().unwrap()]);
+    assert!(err.contains("(60000 characters)"), "{err}");
+    let long_name = json.replacen("\"x\": {", &format!("\"{long}\": {{"), 1);
+    assert_ne!(long_name, json, "no container `x`");
+    let path = scratch("long_name.json", &long_name);
+    let err = clean("json name", &["compile", path.to_str().unwrap()]);
+    assert!(err.contains("(60000 characters)"), "{err}");
     // A long `--symbols` list.
     let symbols = vec!["N=1"; 20_000].join(",");
     let golden =

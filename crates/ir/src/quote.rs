@@ -100,6 +100,36 @@ impl fmt::Display for Quoted<'_> {
     }
 }
 
+/// `message` with each span quoted in backticks or double quotes that is
+/// longer than [`MAX_QUOTED_CHARS`] cut to its head, an ellipsis and its
+/// length: for messages of other libraries, which quote text whole
+/// (serde's ``unknown variant `…` `` and `invalid type: string "…"`).
+pub fn cut_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4 * MAX_QUOTED_CHARS));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let delimiter = &rest[open..open + 1];
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find(delimiter) else {
+            rest = after;
+            continue;
+        };
+        let span = &after[..close];
+        let length = span.chars().count();
+        if length > MAX_QUOTED_CHARS {
+            let head = &span[..nth_boundary(span, 0, MAX_QUOTED_CHARS)];
+            out.push_str(&format!("{head}…{delimiter} ({length} characters)"));
+        } else {
+            out.push_str(span);
+            out.push_str(delimiter);
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The byte offset `count` characters after `from` (or the end).
 fn nth_boundary(text: &str, from: usize, count: usize) -> usize {
     text[from..]
@@ -176,6 +206,23 @@ mod tests {
         let q = quote(&code).around(at).to_string();
         assert!(q.starts_with("`…cccc"), "{q}");
         assert!(q.contains("at line 3 column 201 of it"), "{q}");
+    }
+
+    #[test]
+    fn long_spans_of_other_messages_are_cut() {
+        let long = "x".repeat(60_000);
+        let m =
+            format!("unknown variant `{long}`, expected one of `bool`, `int8` at line 1 column 9");
+        let cut = cut_quoted(&m);
+        assert!(cut.starts_with("unknown variant `xxxx"), "{cut}");
+        assert!(
+            cut.contains("…` (60000 characters), expected one of `bool`, `int8` at line 1"),
+            "{cut}"
+        );
+        assert!(cut.len() < 300, "{cut}");
+        let m = format!("invalid type: string \"{long}\", expected usize");
+        assert!(cut_quoted(&m).ends_with("…\" (60000 characters), expected usize"));
+        assert_eq!(cut_quoted("a `b` \"c\" `d"), "a `b` \"c\" `d");
     }
 
     #[test]
