@@ -14,9 +14,15 @@
 //! - DaCe's `.sdfg` files (the corpus kernels' SDFGs, exported): tasklet
 //!   code (inside nested `if`s or an `elif` chain), interstate
 //!   assignments, loop, branch and interstate conditions, and symbolic
-//!   strings (ranges, shapes);
+//!   strings (ranges);
 //! - this project's SDFG JSON: loop conditions, inits and updates,
-//!   interstate assignments, branch conditions and shapes.
+//!   interstate assignments and branch conditions.
+//!
+//! Containers' shapes are left out: a shape that overflows 64 bits for the
+//! run's symbols (`N**52`) faults the host run when it allocates the
+//! container, while a pass may drop the container from the offloaded SDFG,
+//! which then runs; the simulator reports that fault as an evaluation
+//! error, not as the invalid layout the comparison of runs excuses.
 //!
 //! Each reader's atom is what the slot held (in parentheses), so short
 //! chains often read, lower and run. The properties: no panic, abort,
@@ -402,7 +408,6 @@ fn dace_reader(json: &Value, path: &[String]) -> Option<Reader> {
         (_, _, Some("start" | "end" | "step")) if path.iter().any(|p| p == "ranges") => {
             Some(Reader::DaceSymbolic)
         }
-        (_, Some("shape"), _) => Some(Reader::DaceSymbolic),
         _ => None,
     }
 }
@@ -411,8 +416,8 @@ fn dace_reader(json: &Value, path: &[String]) -> Option<Reader> {
 /// condition this target feeds.
 fn json_symbolic(path: &[String]) -> bool {
     let key = |k: usize| path.len().checked_sub(k).map(|i| path[i].as_str());
-    matches!(key(1), Some("condition" | "init" | "update" | "value"))
-        || key(2) == Some("shape")
+    matches!(key(1), Some("condition" | "init" | "update"))
+        || (key(3) == Some("assignments") && key(1) == Some("value"))
         || (key(3) == Some("branches") && key(1) == Some("0"))
 }
 
