@@ -294,12 +294,43 @@ fn sdfg_json_with_long_chains_is_clean() {
     let marker = serde_json::json!({"var": "__deep__"});
     assert!(set_value(&mut sdfg, &marker));
     let deep = format!(
-        "{}{marker}{}",
-        "{\"unary\": {\"op\": \"neg\", \"operand\": ".repeat(100_000),
+        "{}{{\"var\": \"__in0\"}}{}",
+        "{\"binary\": {\"op\": \"add\", \"rhs\": {\"var\": \"__in0\"}, \"lhs\": ".repeat(100_000),
         "}}".repeat(100_000)
     );
-    let text = sdfg.to_string().replace(&marker.to_string(), &deep);
-    let path = scratch("deep.json", &text);
+    let too_deep = sdfg.to_string().replace(&marker.to_string(), &deep);
+    // As deep as SDFG JSON's bound lets a tasklet expression be (each
+    // level takes two of its 512 levels), through every pass, the CUDA
+    // emitter and a run.
+    let deepest = format!(
+        "{}{{\"var\": \"__in0\"}}{}",
+        "{\"binary\": {\"op\": \"add\", \"rhs\": {\"var\": \"__in0\"}, \"lhs\": ".repeat(240),
+        "}}".repeat(240)
+    );
+    let path = scratch(
+        "deepest.json",
+        &sdfg.to_string().replace(&marker.to_string(), &deepest),
+    );
+    for args in [
+        vec![
+            "compile",
+            path.to_str().unwrap(),
+            "--backend",
+            "cuda",
+            "--emit",
+            "source",
+        ],
+        vec!["run", path.to_str().unwrap(), "--symbols", "N=5"],
+    ] {
+        let out = sdfgc(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let path = scratch("deep.json", &too_deep);
     let err = clean("deep tasklet", &["compile", path.to_str().unwrap()]);
     assert!(err.contains("nested more than 512 levels"), "{err}");
 }
