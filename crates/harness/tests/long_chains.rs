@@ -408,4 +408,34 @@ fn messages_quoting_long_text_are_short_and_name_the_place() {
         &["run", golden.to_str().unwrap(), "--symbols", &symbols],
     );
     assert!(err.contains("(79999 characters)"), "{err}");
+    // An `.npy` input whose header is a type nested 60,000 lists deep: the
+    // reader's error shows the header whole.
+    let header = format!(
+        "{{'descr': {}'<f8'{}, 'fortran_order': False, 'shape': (5,), }}",
+        "[".repeat(60_000),
+        "]".repeat(60_000)
+    );
+    let mut npy = b"\x93NUMPY\x02\x00".to_vec();
+    let padded = header.len() + 1 + (64 - (12 + header.len() + 1) % 64) % 64;
+    npy.extend_from_slice(&(padded as u32).to_le_bytes());
+    npy.extend_from_slice(header.as_bytes());
+    npy.resize(12 + padded - 1, b' ');
+    npy.push(b'\n');
+    npy.extend_from_slice(&[0; 40]);
+    let inputs = std::env::temp_dir().join(format!("sdfgc-chains-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&inputs).expect("create the input directory");
+    std::fs::write(inputs.join("x.npy"), &npy).expect("write x.npy");
+    let err = clean(
+        "npy",
+        &[
+            "run",
+            golden.to_str().unwrap(),
+            "--symbols",
+            "N=5",
+            "--inputs",
+            inputs.to_str().unwrap(),
+        ],
+    );
+    assert!(err.contains("x.npy"), "{err}");
+    assert!(err.contains("characters, "), "{err}");
 }

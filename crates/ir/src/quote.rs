@@ -130,6 +130,26 @@ pub fn cut_quoted(message: &str) -> String {
     out
 }
 
+/// A message of another library, which may show the text it read whole
+/// (a parser's frame around the error, serde's quoted values): its quoted
+/// spans cut ([`cut_quoted`]), and where it is still longer than four
+/// quotes or spans lines, its first line cut there, an ellipsis and its
+/// length.
+pub fn cut_message(message: &str) -> String {
+    let cut = cut_quoted(message);
+    let limit = 4 * MAX_QUOTED_CHARS;
+    let first_line = cut.lines().next().unwrap_or("");
+    if !cut.contains('\n') && cut.chars().count() <= limit {
+        return cut;
+    }
+    let head = &first_line[..nth_boundary(first_line, 0, limit)];
+    format!(
+        "{head}… ({} characters, {} lines)",
+        message.chars().count(),
+        message.lines().count()
+    )
+}
+
 /// The byte offset `count` characters after `from` (or the end).
 fn nth_boundary(text: &str, from: usize, count: usize) -> usize {
     text[from..]
@@ -223,6 +243,12 @@ mod tests {
         let m = format!("invalid type: string \"{long}\", expected usize");
         assert!(cut_quoted(&m).ends_with("…\" (60000 characters), expected usize"));
         assert_eq!(cut_quoted("a `b` \"c\" `d"), "a `b` \"c\" `d");
+        // A parser's frame around its error, showing a long line.
+        let frame = format!("syntax error:  --> 1:23562\n  |\n1 | {long}\n  |");
+        let cut = cut_message(&frame);
+        assert!(cut.starts_with("syntax error:  --> 1:23562… ("), "{cut}");
+        assert!(cut.len() < 100, "{cut}");
+        assert_eq!(cut_message("No such file"), "No such file");
     }
 
     #[test]
