@@ -218,7 +218,7 @@ impl Exporter<'_> {
     fn sym(&self, e: &SymExpr, what: &dyn Fn() -> String) -> Result<String, ExportError> {
         write_serialized_expr(e).ok_or_else(|| {
             self.unsupported(
-                format!("`{e}`, {}", what()),
+                format!("{}, {}", sdfg_ir::quote(&e.to_string()), what()),
                 "DaCe's symbolic properties cannot read containers (DaCe reads them into symbols on interstate edges)",
             )
         })
@@ -305,7 +305,10 @@ impl Exporter<'_> {
     fn layout(&self, name: &str, l: &Layout) -> Result<Map<String, Value>, ExportError> {
         let start = l.offset.as_int().ok_or_else(|| {
             self.unsupported(
-                format!("the start offset `{}` of `{name}`", l.offset),
+                format!(
+                    "the start offset {} of `{name}`",
+                    sdfg_ir::quote(&l.offset.to_string())
+                ),
                 "DaCe's `start_offset` is an integer",
             )
         })?;
@@ -624,7 +627,11 @@ impl Exporter<'_> {
                 {
                     return Err(ExportError::Unsupported {
                         at: at(),
-                        what: format!("the memlet `{}[{}]` of the nested SDFG `{}`", m.data, m.subset, n.label),
+                        what: format!(
+                            "the memlet {} of the nested SDFG `{}`",
+                            sdfg_ir::quote(&format!("{}[{}]", m.data, m.subset)),
+                            n.label
+                        ),
                         why: "DaCe passes a nested SDFG's array from the outer array's start, and this region starts elsewhere".to_owned(),
                     });
                 }

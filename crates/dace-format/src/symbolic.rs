@@ -24,13 +24,16 @@
 //! `ceiling`, and names sympy's functions, so rewriting DaCe's text into
 //! the IR's would have to parse it anyway.
 
-use sdfg_ir::symbolic::{Atom, CondView};
+use sdfg_ir::symbolic::{Atom, CondView, MAX_READ_SIZE};
 use sdfg_ir::{CmpOp, SymCond, SymExpr};
 use std::fmt::Write;
 
 /// Why a DaCe symbolic string cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("cannot read the symbolic expression `{text}` at byte {offset}: {message}")]
+#[error(
+    "cannot read the symbolic expression {} at byte {offset}: {message}",
+    sdfg_ir::quote(.text).around(*.offset)
+)]
 pub struct SymbolicError {
     /// The whole string.
     pub text: String,
@@ -340,7 +343,10 @@ impl<'a> Parser<'a> {
                 let value = text[start..i].parse::<i64>().map_err(|_| SymbolicError {
                     text: text.to_owned(),
                     offset: start,
-                    message: format!("the integer `{}` does not fit in 64 bits", &text[start..i]),
+                    message: format!(
+                        "the integer {} does not fit in 64 bits",
+                        sdfg_ir::quote(&text[start..i])
+                    ),
                 })?;
                 toks.push((start, Tok::Int(value)));
                 continue;
@@ -442,6 +448,19 @@ impl<'a> Parser<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// Refuses, at `offset`, an operation whose result (or work) would be
+    /// larger than [`MAX_READ_SIZE`]: canonical arithmetic expands, and a
+    /// short text could otherwise ask for the machine.
+    fn bounded(&self, size: usize, offset: usize) -> Result<(), SymbolicError> {
+        if size <= MAX_READ_SIZE {
+            return Ok(());
+        }
+        Err(self.err(
+            offset,
+            format!("the expression grows past {MAX_READ_SIZE} terms and factors"),
+        ))
     }
 
     fn expr(&self, v: Val, offset: usize) -> Result<SymExpr, SymbolicError> {
@@ -548,7 +567,9 @@ impl<'a> Parser<'a> {
             let at2 = self.offset();
             let rhs = self.term()?;
             let (l, r) = (self.expr(v, at)?, self.expr(rhs, at2)?);
-            v = Val::Expr(if sub { l - r } else { l + r });
+            let sum = if sub { l - r } else { l + r };
+            self.bounded(sum.size(), at2)?;
+            v = Val::Expr(sum);
         }
         Ok(v)
     }
@@ -569,16 +590,23 @@ impl<'a> Parser<'a> {
                 ));
             }
             let r = self.expr(rhs, at2)?;
+            // Products expand: bounded before they are computed.
+            let product = |p: &Self, a: SymExpr, b: SymExpr| -> Result<SymExpr, SymbolicError> {
+                p.bounded(a.product_size(&b), op_at)?;
+                Ok(a * b)
+            };
             v = match (op, v) {
                 ("/", Val::Expr(l)) => Val::Ratio(l, r),
-                ("/", Val::Ratio(n, d)) => Val::Ratio(n, d * r),
-                ("*", Val::Ratio(n, d)) => Val::Ratio(n * r, d),
+                ("/", Val::Ratio(n, d)) => Val::Ratio(n, product(self, d, r)?),
+                ("*", Val::Ratio(n, d)) => Val::Ratio(product(self, n, r)?, d),
                 (op, v) => {
                     let l = self.expr(v, at)?;
-                    Val::Expr(match op {
-                        "*" => l * r,
+                    let e = match op {
+                        "*" => product(self, l, r)?,
                         _ => l.floor_div(&r),
-                    })
+                    };
+                    self.bounded(e.size(), op_at)?;
+                    Val::Expr(e)
                 }
             };
         }
@@ -614,6 +642,7 @@ impl<'a> Parser<'a> {
             let exp = self.unary()?;
             self.depth -= 1;
             let (b, e) = (self.expr(base, at)?, self.expr(exp, at2)?);
+            self.bounded(b.power_size(&e), at)?;
             return Ok(Val::Expr(b.pow(&e)));
         }
         Ok(base)
@@ -872,6 +901,40 @@ mod tests {
                 .to_string()
                 .contains("levels deep")
         );
+    }
+
+    #[test]
+    fn the_deepest_nesting_parses_on_a_small_stack_and_sizes_are_bounded() {
+        // 63 levels of each kind on a thread of 1.5 MiB (a test thread
+        // has 2), and the refusal past 64.
+        for (open, close) in [
+            ("(", ")"),
+            ("-", ""),
+            ("not ", ""),
+            ("Max(1, ", ")"),
+            ("i**", ""),
+        ] {
+            let text = format!("{}i{}", open.repeat(63), close.repeat(63));
+            let deeper = format!("{}i{}", open.repeat(200), close.repeat(200));
+            let refused = std::thread::Builder::new()
+                .stack_size(1536 << 10)
+                .spawn(move || {
+                    let _ = parse_cond(&text);
+                    parse_cond(&deeper).is_err()
+                })
+                .expect("spawn")
+                .join()
+                .expect("no panic");
+            assert!(refused, "{open}");
+        }
+        // Canonical arithmetic expands: refused once it passes the bound.
+        let sum: Vec<String> = (0..20_000).map(|k| format!("a{k}")).collect();
+        let products: Vec<String> = (0..40).map(|k| format!("(a{k} + 1)")).collect();
+        for text in [sum.join(" + "), products.join(" * ")] {
+            let err = parse_expr(&text).unwrap_err().to_string();
+            assert!(err.contains("grows past 4096 terms"), "{err}");
+            assert!(err.len() < 400, "{err}");
+        }
     }
 
     #[test]

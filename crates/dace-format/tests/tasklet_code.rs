@@ -240,3 +240,57 @@ fn code_outside_the_subset_is_refused_with_its_line() {
     let nested = format!("o = {}a{}\n", "(".repeat(250), ")".repeat(250));
     assert!(read_tasklet(&nested, &conns).is_ok());
 }
+
+/// `f` on another thread, which must end within `seconds` (a reader that
+/// takes exponential time fails the test instead of hanging it).
+fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || send.send(f()));
+    receive
+        .recv_timeout(std::time::Duration::from_secs(seconds))
+        .expect("the reader did not finish in time")
+}
+
+#[test]
+fn chains_are_read_in_linear_time_and_bounded_as_the_ir_nests_them() {
+    // A chain of subtractions: the reader once read each left operand
+    // twice (looking for the smallest int64's spelling), in time
+    // exponential in the chain's length.
+    let long = within(30, || {
+        let (conns, _) = connectors();
+        let code = format!("o = a{}\n", " - a".repeat(100));
+        read_tasklet(&code, &conns).map(|_| ())
+    });
+    assert_eq!(long, Ok(()));
+    // The smallest int64, as the writer spells it, is still read.
+    let (conns, _) = connectors();
+    let (body, _) = read_tasklet("k = -9223372036854775807 - 1\n", &conns).unwrap();
+    assert!(
+        format!("{body:?}").contains("-9223372036854775808"),
+        "{body:?}"
+    );
+    // A chained comparison or boolean operation is one node of Python's
+    // tree, and a chain as deep in the IR (`a < b < c` is `a < b and b <
+    // c`): counted as deep as the IR nests it.
+    for (code, deep) in [
+        (format!("o = a{}\n", " < a".repeat(100)), false),
+        (format!("o = a{}\n", " < a".repeat(200)), true),
+        (format!("o = a{}\n", " and a".repeat(200)), true),
+    ] {
+        let result = read_tasklet(&code, &conns);
+        if deep {
+            let err = result.unwrap_err().to_string();
+            assert!(err.contains("nested more than 128 levels"), "{err}");
+        } else {
+            assert!(result.is_ok(), "{result:?}");
+        }
+    }
+    // So is an `elif` chain, whose clauses nest in the IR.
+    let mut code = "if a > 0.0:\n    o = a\n".to_owned();
+    for _ in 0..200 {
+        code += "elif a > 1.0:\n    o = b\n";
+    }
+    code += "else:\n    o = b\n";
+    let err = read_tasklet(&code, &conns).unwrap_err().to_string();
+    assert!(err.contains("nested more than 128 levels"), "{err}");
+}

@@ -10,6 +10,10 @@
 //! exact about source ranges, which is what errors that name a line and a
 //! column need. `rustpython-parser` is no longer developed separately and
 //! `tree-sitter-python` gives an untyped concrete syntax tree.
+//! It is reached through `sdfg-python-syntax`, which bounds how deeply
+//! the text nests before anything walks the syntax tree: a long chain
+//! (`A + A + ... + A`, 140,000 terms) is a clean error naming where it
+//! passes the bound, never a stack overflow.
 //!
 //! # How programs are lowered
 //!
@@ -147,10 +151,20 @@ impl SourceMap {
         }
     }
 
-    /// The source text of a range (for messages).
+    /// The source text of a range.
     pub(crate) fn snippet(&self, range: ruff_text_size::TextRange) -> &str {
         self.text
             .get(range.start().to_usize()..range.end().to_usize())
             .unwrap_or("")
+    }
+
+    /// The source text of a range as messages quote it
+    /// ([`sdfg_ir::quote`]): in backticks, cut where it is long, with its
+    /// length and position.
+    pub(crate) fn quoted(&self, range: ruff_text_size::TextRange) -> String {
+        let at = self.position(range.start().to_usize());
+        sdfg_ir::quote(self.snippet(range))
+            .located(at.line, at.column)
+            .to_string()
     }
 }

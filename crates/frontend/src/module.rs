@@ -47,6 +47,11 @@ pub struct Module {
     pub(crate) non_ascii_names: Vec<ruff_text_size::TextRange>,
 }
 
+/// The stack a program is lowered on: [`crate::lower`] nests at most 64
+/// levels (statements and expressions together), at up to about 100 KiB a
+/// level in debug builds; four times that. Only what is used is committed.
+const LOWERING_STACK: usize = 32 << 20;
+
 /// A module-level name programs cannot read.
 #[derive(Clone, Debug)]
 pub(crate) struct Opaque {
@@ -70,9 +75,16 @@ impl Module {
     /// Parses a source file. `file` is used in error positions.
     pub fn parse(file: &str, text: &str) -> Result<Module, FrontendError> {
         let source = SourceMap::new(file, text);
-        let parsed = ruff_python_parser::parse_module(text).map_err(|e| FrontendError {
-            at: source.position(e.location.start().to_usize()),
-            kind: ErrorKind::Syntax(e.error.to_string()),
+        // Within a nesting bound, so that nothing after the parser (the
+        // syntax tree's drop, the lowering's walks) can overflow the stack.
+        let parsed = sdfg_python_syntax::parse_module(text).map_err(|e| FrontendError {
+            at: source.position(e.offset()),
+            kind: match e {
+                sdfg_python_syntax::SyntaxError::Invalid { message, .. } => {
+                    ErrorKind::Syntax(message)
+                }
+                too_deep => ErrorKind::Unsupported(format!("code {too_deep}")),
+            },
         })?;
         let mut module = Module {
             source,
@@ -144,7 +156,23 @@ impl Module {
             at: self.source.position(0),
             kind: ErrorKind::NoSuchProgram(name.to_owned()),
         })?;
-        crate::lower::lower_program(self, f, signature)
+        // The lowering recurses once a level of nesting, up to its bound,
+        // with frames of up to about 100 KiB a level in debug builds
+        // (nested NumPy calls): on a thread of its own, whose stack holds
+        // that whatever thread calls it (a test thread has 2 MiB). Where
+        // the system refuses the thread, the caller's stack is all there is.
+        std::thread::scope(|scope| {
+            let lowering = std::thread::Builder::new()
+                .name("lower-program".to_owned())
+                .stack_size(LOWERING_STACK)
+                .spawn_scoped(scope, || crate::lower::lower_program(self, f, signature));
+            match lowering {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => crate::lower::lower_program(self, f, signature),
+            }
+        })
     }
 
     fn err(&self, node: &impl Ranged, kind: ErrorKind) -> FrontendError {
@@ -515,8 +543,8 @@ impl Module {
                 return Err(self.err(
                     other,
                     ErrorKind::Metadata(format!(
-                        "`{}` is not a literal",
-                        self.source.snippet(other.range())
+                        "{} is not a literal",
+                        self.source.quoted(other.range())
                     )),
                 ));
             }

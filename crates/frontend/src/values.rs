@@ -192,7 +192,29 @@ pub(crate) enum Elem {
     Gather(ArrayRef, Vec<Elem>),
 }
 
+/// The most operations one elementwise expression may take. A value used
+/// twice is repeated in the expression (`t = t + t` in a map body, `a or
+/// b` of numbers, `np.sign(x)`), so repeated uses grow an expression
+/// exponentially; past this size it is refused instead of taking the
+/// machine's time and memory.
+pub(crate) const MAX_ELEM_SIZE: usize = 1 << 16;
+
 impl Elem {
+    /// Whether the expression has at most `cap` operations and operands,
+    /// counted without recursion and no further than `cap`.
+    pub(crate) fn fits(&self, cap: usize) -> bool {
+        let mut stack = vec![self];
+        let mut count = 0usize;
+        while let Some(e) = stack.pop() {
+            count += 1;
+            if count > cap {
+                return false;
+            }
+            stack.extend(e.operands());
+        }
+        true
+    }
+
     /// The value converted to `t`; itself where it has that type already,
     /// so that a region stays a region (library nodes read it in place).
     pub(crate) fn cast(self, t: DType) -> Elem {

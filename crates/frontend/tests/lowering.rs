@@ -1638,36 +1638,112 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         "\n@dc.program\ndef f(A: dc.float64[N]):\n    A[0] = {}\n",
         sum(50)
     ));
-    // A 3000-term sum is a left-deep tree 3000 levels deep: refused where
-    // it gets too deep, at its leftmost operand.
+    // A 100-term sum is a left-deep tree 100 levels deep: the lowering
+    // refuses it where it gets too deep, at its leftmost operand.
+    let k = error_at(
+        &format!(
+            "\n@dc.program\ndef f(A: dc.float64[N]):\n    A[0] = {}\n",
+            sum(100)
+        ),
+        7,
+        12,
+    );
+    assert_unsupported(&k, "nested more than 64 levels");
+    // 80 nested `if`s: refused at the condition of the 62nd (line 7 + 61,
+    // column 4 * 62 + 1 + 3), where statements and expressions reach 64.
+    let k = error_at(&nested_ifs(80), 68, 252);
+    assert_unsupported(&k, "nested more than 64 levels");
+    // `not not ... N > 0`, 100 times.
+    let k = error_at(
+        &format!(
+            "\n@dc.program\ndef f(A: dc.float64[N]):\n    if {}N > 0:\n        A[0] = 1.0\n",
+            "not ".repeat(100)
+        ),
+        7,
+        8 + 4 * 63,
+    );
+    assert_unsupported(&k, "nested more than 64 levels");
+    // Metadata nested 100 lists deep.
+    let text = format!("BENCHMARK = {}1{}\n", "[".repeat(100), "]".repeat(100));
+    let e = Module::parse(FILE, &text).err().unwrap();
+    assert_eq!(e.kind, ErrorKind::Metadata("nested too deeply".to_owned()));
+    assert_eq!((e.at.line, e.at.column), (1, 13 + 65));
+    // Deeper text is refused before it is parsed into a tree anything
+    // walks: a 3000-term sum where its nesting passes 256 levels (the
+    // statement in the program's block, `[`, `=`, and then two levels a
+    // term), 200 nested `if`s, 5000 `not`s, metadata 1000 lists deep.
     let k = error_at(
         &format!(
             "\n@dc.program\ndef f(A: dc.float64[N]):\n    A[0] = {}\n",
             sum(3000)
         ),
         7,
-        12,
+        885,
     );
-    assert_unsupported(&k, "nested more than 64 levels");
-    // 200 nested `if`s: refused at the condition of the 62nd (line 7 + 61,
-    // column 4 * 62 + 1 + 3), where statements and expressions reach 64.
-    let k = error_at(&nested_ifs(200), 68, 252);
-    assert_unsupported(&k, "nested more than 64 levels");
-    // `not not ... N > 0`, 5000 times.
-    let k = error_at(
-        &format!(
-            "\n@dc.program\ndef f(A: dc.float64[N]):\n    if {}N > 0:\n        A[0] = 1.0\n",
-            "not ".repeat(5000)
-        ),
-        7,
-        8 + 4 * 63,
-    );
-    assert_unsupported(&k, "nested more than 64 levels");
-    // Metadata nested 1000 lists deep.
+    assert_unsupported(&k, "nested more than 256 levels");
+    assert_unsupported(&error(&nested_ifs(200)).kind, "nested more than 256 levels");
+    let k = error(&format!(
+        "\n@dc.program\ndef f(A: dc.float64[N]):\n    if {}N > 0:\n        A[0] = 1.0\n",
+        "not ".repeat(5000)
+    ))
+    .kind;
+    assert_unsupported(&k, "nested more than 256 levels");
     let text = format!("BENCHMARK = {}1{}\n", "[".repeat(1000), "]".repeat(1000));
     let e = Module::parse(FILE, &text).err().unwrap();
-    assert_eq!(e.kind, ErrorKind::Metadata("nested too deeply".to_owned()));
-    assert_eq!((e.at.line, e.at.column), (1, 13 + 65));
+    assert_unsupported(&e.kind, "nested more than 256 levels");
+    // The line, `=` and 254 brackets make 257 levels.
+    assert_eq!((e.at.line, e.at.column), (1, 12 + 254));
+}
+
+/// The error of `body`, which must come within `seconds` (a lowering that
+/// takes exponential time fails the test instead of hanging it).
+fn error_within(seconds: u64, body: String) -> FrontendError {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || send.send(error(&body)));
+    receive
+        .recv_timeout(std::time::Duration::from_secs(seconds))
+        .expect("the frontend did not finish in time")
+}
+
+#[test]
+fn nesting_as_deep_as_the_lowering_takes_compiles_on_a_test_threads_stack() {
+    // Nested NumPy calls take the largest frames of the lowering (about
+    // 100 KiB a level in debug builds): 60 of them overflowed a test
+    // thread's 2 MiB before the lowering got a stack of its own.
+    compile(&format!(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = {}A{}\n",
+        "np.sqrt(".repeat(60),
+        ")".repeat(60)
+    ));
+}
+
+#[test]
+fn repeated_values_are_bounded_not_exponential() {
+    // Each use of a value repeats its expression, so each of these doubles
+    // (or triples) the code: 30 times is a billion operations, refused
+    // where it passes the bound rather than built.
+    let doubling = format!(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    for i in dc.map[0:N]:\n        t = A[i]\n{}        B[i] = t\n",
+        "        t = t + t\n".repeat(30)
+    );
+    let or_chain = format!(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    for i in dc.map[0:N]:\n        B[i] = {}\n",
+        vec!["A[i]"; 30].join(" or ")
+    );
+    let signs = format!(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    B[:] = {}A{}\n",
+        "np.sign(".repeat(20),
+        ")".repeat(20)
+    );
+    for body in [doubling, or_chain, signs] {
+        let e = error_within(30, body);
+        assert_unsupported(&e.kind, "more than 65536 operations");
+    }
+    // A few repetitions compile.
+    compile(&format!(
+        "\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N]):\n    for i in dc.map[0:N]:\n        t = A[i]\n{}        B[i] = t\n",
+        "        t = t + t\n".repeat(8)
+    ));
 }
 
 #[test]

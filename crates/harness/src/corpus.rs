@@ -1479,8 +1479,11 @@ pub fn compare(
         let (a, b) = (complex(ours, i), complex(reference, i));
         let d = (a - b).norm();
         // Equal values are close (infinities of one sign too, whose
-        // difference is NaN), as NaN is to NaN (NumPy's `equal_nan`).
-        let same = a == b || (a.re.is_nan() && b.re.is_nan());
+        // difference is NaN), as NaN is to NaN (NumPy's `equal_nan`, for
+        // which a complex number with a NaN part is NaN: `-inf + nan j`
+        // counted as a difference from itself).
+        let nan = |c: sdfg_sim::value::C64| c.re.is_nan() || c.im.is_nan();
+        let same = a == b || (nan(a) && nan(b));
         // NaN and infinite differences count as not close (an infinite
         // reference would otherwise make every tolerance infinite).
         let within = d.is_finite() && d <= tol.atol + tol.rtol * b.norm();
@@ -1546,6 +1549,23 @@ mod tests {
         ] {
             assert!(compare("a", &other, &special, &tol).is_err(), "{other:?}");
         }
+        // Complex values with a NaN part (found by the `long-chains` fuzz
+        // target: `x ** x` of complex zeros and infinities), compared with
+        // themselves.
+        use sdfg_sim::value::C64;
+        let c = |xs: &[C64]| ArrayValue::new(vec![xs.len()], sdfg_sim::Elements::C128(xs.to_vec()));
+        let special = c(&[
+            C64::new(f64::NEG_INFINITY, f64::NAN),
+            C64::new(f64::NAN, f64::INFINITY),
+            C64::new(1.0, 2.0),
+        ]);
+        assert_eq!(compare("c", &special, &special, &tol), Ok(()));
+        let other = c(&[
+            C64::new(f64::NEG_INFINITY, 0.0),
+            C64::new(f64::NAN, f64::INFINITY),
+            C64::new(1.0, 2.0),
+        ]);
+        assert!(compare("c", &other, &special, &tol).is_err());
     }
 
     #[test]

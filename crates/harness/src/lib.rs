@@ -87,13 +87,14 @@ pub enum LoadError {
         column: usize,
     },
     /// The file is not a JSON SDFG.
-    #[error("`{}` is not a valid SDFG (line {line}, column {column}): {message}", path.display())]
+    #[error("`{}` is not a valid SDFG{}: {message}", path.display(), position(*.line, *.column))]
     Json {
         /// The file.
         path: PathBuf,
-        /// Line of the problem (1-based).
+        /// Line of the problem (1-based; 0 where it is named in the
+        /// message, as for nesting too deep and for cut messages).
         line: usize,
-        /// Column of the problem (1-based).
+        /// Column of the problem (1-based, or 0).
         column: usize,
         /// What serde_json found.
         message: String,
@@ -176,7 +177,11 @@ pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SymbolListError {
     /// An item that is not `NAME=INTEGER`.
-    #[error("symbol list `{text}`: expected `NAME=INTEGER[,NAME=INTEGER...]` at `{item}`")]
+    #[error(
+        "symbol list {}: expected `NAME=INTEGER[,NAME=INTEGER...]` at {}",
+        sdfg_ir::quote(.text),
+        sdfg_ir::quote(.item)
+    )]
     Malformed {
         /// The whole list.
         text: String,
@@ -184,7 +189,7 @@ pub enum SymbolListError {
         item: String,
     },
     /// The same symbol given twice.
-    #[error("symbol list `{text}`: `{name}` is given twice")]
+    #[error("symbol list {}: {} is given twice", sdfg_ir::quote(.text), sdfg_ir::quote(.name))]
     Duplicate {
         /// The whole list.
         text: String,
@@ -193,7 +198,9 @@ pub enum SymbolListError {
     },
     /// A symbol the SDFG does not declare.
     #[error(
-        "symbol list `{text}`: `{name}` is not a symbol of SDFG `{sdfg}` (its symbols: {known})"
+        "symbol list {}: {} is not a symbol of SDFG `{sdfg}` (its symbols: {known})",
+        sdfg_ir::quote(.text),
+        sdfg_ir::quote(.name)
     )]
     Unknown {
         /// The whole list.
@@ -400,6 +407,16 @@ pub fn parse_host_maps(text: &str) -> sdfg_passes::HostMaps {
                 .map(str::to_owned)
                 .collect(),
         ),
+    }
+}
+
+/// ` (line L, column C)`, or nothing for the position 0 that errors made
+/// outside the parser have (their message names the line).
+fn position(line: usize, column: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(" (line {line}, column {column})")
     }
 }
 

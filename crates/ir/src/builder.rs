@@ -49,7 +49,7 @@ use std::fmt;
 
 /// A problem found while building: which text could not be understood, and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{context} `{text}`: {reason}")]
+#[error("{context} {}: {reason}", crate::quote(.text))]
 pub struct BuildError {
     /// What the text was meant to be (`"subset"`, `"memlet"`, ...).
     pub context: &'static str,

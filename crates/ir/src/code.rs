@@ -643,13 +643,13 @@ pub enum Binding {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum TypeError {
     /// A name that is neither a local, a connector nor a symbol.
-    #[error("`{name}` is not a local, connector or symbol")]
+    #[error("{} is not a local, connector or symbol", crate::quote(.name))]
     UnknownName {
         /// The name.
         name: String,
     },
     /// A name used in a way its binding does not allow (reading an output, indexing a scalar, ...).
-    #[error("`{name}` cannot be used as {usage}")]
+    #[error("{} cannot be used as {usage}", crate::quote(.name))]
     Misuse {
         /// The name.
         name: String,
@@ -657,7 +657,7 @@ pub enum TypeError {
         usage: &'static str,
     },
     /// A load or store with the wrong number of indices.
-    #[error("`{name}` takes {expected} indices, got {found}")]
+    #[error("{} takes {expected} indices, got {found}", crate::quote(.name))]
     IndexCount {
         /// The connector.
         name: String,
@@ -677,7 +677,7 @@ pub enum TypeError {
         found: DType,
     },
     /// An intrinsic called with the wrong number of arguments.
-    #[error("`{func}` takes {expected} arguments, got {found}")]
+    #[error("{} takes {expected} arguments, got {found}", crate::quote(.func))]
     Arity {
         /// The intrinsic.
         func: &'static str,
@@ -687,7 +687,7 @@ pub enum TypeError {
         found: usize,
     },
     /// A literal whose value variant does not match its dtype.
-    #[error("literal `{literal}` is not a valid {dtype}")]
+    #[error("literal {} is not a valid {dtype}", crate::quote(.literal))]
     BadLiteral {
         /// The literal's text.
         literal: String,
@@ -695,7 +695,7 @@ pub enum TypeError {
         dtype: DType,
     },
     /// A local declared twice or shadowing a connector.
-    #[error("`{name}` is already declared")]
+    #[error("{} is already declared", crate::quote(.name))]
     Redeclared {
         /// The name.
         name: String,
@@ -735,14 +735,20 @@ impl<'a> TypeChecker<'a> {
                 if self.bindings.contains_key(name) {
                     return Err(TypeError::Redeclared { name: name.clone() });
                 }
-                self.expect(value, *dtype, &format!("initial value of `{name}`"))?;
+                self.expect(
+                    value,
+                    *dtype,
+                    &format!("initial value of {}", crate::quote(name)),
+                )?;
                 self.bindings.insert(name.clone(), Binding::Value(*dtype));
                 Ok(())
             }
             Stmt::Assign { target, value } => match self.bindings.get(target).copied() {
-                Some(Binding::Value(t) | Binding::Output(t)) => {
-                    self.expect(value, t, &format!("value assigned to `{target}`"))
-                }
+                Some(Binding::Value(t) | Binding::Output(t)) => self.expect(
+                    value,
+                    t,
+                    &format!("value assigned to {}", crate::quote(target)),
+                ),
                 Some(_) => Err(TypeError::Misuse {
                     name: target.clone(),
                     usage: "an assignment target (index it instead)",
@@ -754,7 +760,11 @@ impl<'a> TypeChecker<'a> {
             Stmt::Store { conn, index, value } => match self.bindings.get(conn).copied() {
                 Some(Binding::PointerOut { dtype, rank }) => {
                     self.check_indices(conn, rank, index)?;
-                    self.expect(value, dtype, &format!("value stored to `{conn}`"))
+                    self.expect(
+                        value,
+                        dtype,
+                        &format!("value stored to {}", crate::quote(conn)),
+                    )
                 }
                 Some(_) => Err(TypeError::Misuse {
                     name: conn.clone(),
@@ -785,7 +795,11 @@ impl<'a> TypeChecker<'a> {
         for i in index {
             let t = self.type_of(i)?;
             if !t.is_integer() {
-                return Err(mismatch(format!("index of `{name}`"), "an integer", t));
+                return Err(mismatch(
+                    format!("index of {}", crate::quote(name)),
+                    "an integer",
+                    t,
+                ));
             }
         }
         Ok(())

@@ -120,7 +120,9 @@ pub enum LayoutError {
     /// A symbolic `total_size` smaller than the extent of the elements the
     /// shape, strides and offset place (by a constant).
     #[error(
-        "its size `{total_size}` is smaller than the `{needed}` elements its shape, strides and offset address"
+        "its size {} is smaller than the {} elements its shape, strides and offset address",
+        crate::quote(.total_size),
+        crate::quote(.needed)
     )]
     TooSmall {
         /// The declared `total_size`.

@@ -392,7 +392,8 @@ mod float_repr {
                 "-inf" => Ok(f64::NEG_INFINITY),
                 "nan" => Ok(f64::NAN),
                 other => Err(serde::de::Error::custom(format!(
-                    "expected a number, \"inf\", \"-inf\" or \"nan\", found \"{other}\""
+                    "expected a number, \"inf\", \"-inf\" or \"nan\", found {}",
+                    crate::quote(other)
                 ))),
             },
         }

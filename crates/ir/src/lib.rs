@@ -73,6 +73,7 @@ pub mod memlet;
 pub mod node;
 pub mod placement;
 pub mod propagate;
+pub mod quote;
 pub mod sdfg;
 pub mod state;
 pub mod symbolic;
@@ -89,6 +90,7 @@ pub use node::{
     MapExit, NestedSdfg, Node, NodeId, Tasklet, VIEW_CONNECTOR,
 };
 pub use placement::{Lifetime, Schedule, Side, Storage};
+pub use quote::quote;
 pub use sdfg::Sdfg;
 pub use state::{ScopeTree, State};
 pub use symbolic::{CmpOp, SymCond, SymExpr};

@@ -291,8 +291,10 @@ impl Serialize for Range {
 impl<'de> Deserialize<'de> for Range {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Range, D::Error> {
         let text = String::deserialize(d)?;
-        text.parse()
-            .map_err(|e| serde::de::Error::custom(format!("range `{text}`: {e}")))
+        text.parse().map_err(|e: ParseError| {
+            let quoted = crate::quote(&text).around(e.offset);
+            serde::de::Error::custom(format!("range {quoted}: {e}"))
+        })
     }
 }
 
@@ -305,8 +307,10 @@ impl Serialize for Subset {
 impl<'de> Deserialize<'de> for Subset {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Subset, D::Error> {
         let text = String::deserialize(d)?;
-        text.parse()
-            .map_err(|e| serde::de::Error::custom(format!("subset `{text}`: {e}")))
+        text.parse().map_err(|e: ParseError| {
+            let quoted = crate::quote(&text).around(e.offset);
+            serde::de::Error::custom(format!("subset {quoted}: {e}"))
+        })
     }
 }
 

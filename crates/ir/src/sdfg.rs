@@ -77,8 +77,8 @@ impl Sdfg {
         }
         let mut de = serde_json::Deserializer::from_str(text);
         de.disable_recursion_limit();
-        let sdfg = <Sdfg as serde::Deserialize>::deserialize(&mut de)?;
-        de.end()?;
+        let sdfg = <Sdfg as serde::Deserialize>::deserialize(&mut de).map_err(shortened)?;
+        de.end().map_err(shortened)?;
         Ok(sdfg)
     }
 
@@ -137,6 +137,18 @@ impl Sdfg {
         });
         out
     }
+}
+
+/// `e`, with the text it quotes cut to a readable length
+/// ([`crate::quote::cut_quoted`]): serde's messages quote a wrong value
+/// whole (a 60,000-character `dtype` made a 60 KB message). A cut message
+/// is a new error, whose position is in its text.
+fn shortened(e: serde_json::Error) -> serde_json::Error {
+    let message = e.to_string();
+    if message.len() <= 4 * crate::quote::MAX_QUOTED_CHARS {
+        return e;
+    }
+    <serde_json::Error as serde::de::Error>::custom(crate::quote::cut_quoted(&message))
 }
 
 /// How deeply [`Sdfg::from_json`] lets arrays and objects nest: far more

@@ -17,8 +17,11 @@ use thiserror::Error;
 /// Why a `.npy` file could not be read or written.
 #[derive(Debug, Error)]
 pub enum NpyError {
-    /// The file could not be opened, read or written.
-    #[error("`{}`: {source}", path.display())]
+    /// The file could not be opened, read or written. The reader's
+    /// message can show the whole header it could not parse (a 60 KB
+    /// header made a 140 KB message): cut by
+    /// [`sdfg_ir::quote::cut_message`].
+    #[error("`{}`: {}", path.display(), sdfg_ir::quote::cut_message(&source.to_string()))]
     Io {
         /// The file.
         path: PathBuf,
@@ -28,7 +31,7 @@ pub enum NpyError {
     },
     /// The file holds a type the IR has no dtype for (strings, objects,
     /// structured records, big-endian data).
-    #[error("`{}`: unsupported array type {dtype}", path.display())]
+    #[error("`{}`: unsupported array type {}", path.display(), sdfg_ir::quote(.dtype))]
     UnsupportedType {
         /// The file.
         path: PathBuf,

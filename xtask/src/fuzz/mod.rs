@@ -1,14 +1,16 @@
 //! `cargo xtask fuzz`: a time-bounded fuzzing campaign of the whole
 //! pipeline, on stable Rust.
 //!
-//! Four targets, each a stream of inputs checked against one set of
+//! Five targets, each a stream of inputs checked against one set of
 //! properties ([`check_sdfg`]):
 //!
 //! - `programs`: Python programs of the supported subset, generated from
 //!   their structure ([`generate`], a proptest strategy, so a failing
 //!   program shrinks to a small one). The frontend must accept them, and
 //!   what the SDFG computes must be what NumPy computes running the
-//!   program as Python ([`oracle`]).
+//!   program as Python ([`oracle`]); where the CUDA unit launches a
+//!   persistent kernel, the emulated GPU runs it to NumPy's answer in
+//!   every interleaving of its threads ([`check_persistent`]).
 //! - `python-mutants`: the corpus files with a few token and line
 //!   mutations ([`mutate::python`]); the frontend may refuse them, but only
 //!   with an error.
@@ -18,6 +20,10 @@
 //! - `dace-mutants`: DaCe's own SDFGs of corpus kernels (as lowered and
 //!   after DaCe's GPU transformations) with structural and DaCe-specific
 //!   mutations, read by the DaCe-format import ([`dace`]).
+//! - `long-chains`: every reader of text (programs, DaCe tasklet code,
+//!   interstate assignments, conditions, symbolic strings of both formats)
+//!   given chains of random kinds and lengths ([`chains`]): a result or a
+//!   clean error, never an overflowed stack, with messages of bounded size.
 //!
 //! The properties: no panic, no abort, no hang; every pass keeps a valid
 //! SDFG valid; offloading is idempotent and its JSON round-trips exactly;
@@ -34,6 +40,7 @@
 //! Python mutants, dropping mutations for JSON ones) and written to
 //! `target/fuzz/TARGET.finding`; the campaign fails on any finding.
 
+mod chains;
 mod dace;
 mod generate;
 mod mutate;
@@ -51,7 +58,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The targets, in the order they run.
-const TARGETS: [&str; 4] = ["programs", "python-mutants", "json-mutants", "dace-mutants"];
+const TARGETS: [&str; 5] = [
+    "programs",
+    "python-mutants",
+    "json-mutants",
+    "dace-mutants",
+    "long-chains",
+];
 
 /// The most steps a simulated run may take, and the most bytes it may
 /// allocate: fuzzed programs are small, and the limits turn a program that
@@ -225,6 +238,7 @@ pub(crate) fn worker(args: &[String], root: &Path) -> Result<ExitCode, String> {
         "python-mutants" => Ok(w.python_mutants(seed, &sources)),
         "json-mutants" => Ok(w.json_mutants(seed, &sources)),
         "dace-mutants" => w.dace_mutants(seed, root),
+        "long-chains" => Ok(w.long_chains(seed, &sources)),
         other => Err(format!("unknown target `{other}`")),
     }));
     let finding = match run {

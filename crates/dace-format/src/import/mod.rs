@@ -42,6 +42,7 @@ use sdfg_ir::control::{
 use sdfg_ir::node::{
     AccessNode, Connector, Edge, LibraryNode, Map, MapEntry, MapExit, NestedSdfg, Tasklet,
 };
+use sdfg_ir::quote;
 use sdfg_ir::{
     DType, DataDesc, DataKind, Layout, LibraryOp, Lifetime, Literal, Memlet, Node, NodeId, Range,
     Sdfg, State, Storage, Subset, SymCond, SymExpr, Wcr,
@@ -595,7 +596,7 @@ impl Labels {
     ) -> Result<ControlBlock, ImportError> {
         let label = self.take(&format!("{label}_condition"));
         let state = symbols::condition_state(&label, text, target, sdfg)
-            .map_err(|e| err(path, format!("the condition `{text}`: {e}")))?;
+            .map_err(|e| err(path, format!("the condition {}: {e}", quote(text))))?;
         Ok(ControlBlock::new(label, BlockKind::State(state)))
     }
 
@@ -872,7 +873,7 @@ fn region_chain(
                         symbols::assignment_state(&label, &computed, sdfg).map_err(|e| {
                             let written: Vec<String> = computed
                                 .iter()
-                                .map(|(n, t)| format!("`{n} = {t}`"))
+                                .map(|(n, t)| quote(&format!("{n} = {t}")).to_string())
                                 .collect();
                             err(
                                 &epath,
@@ -937,7 +938,8 @@ fn interstate(e: &Value, path: &str) -> Result<Vec<(String, String)>, ImportErro
             return Err(err(
                 path,
                 format!(
-                    "an interstate edge with the condition `{text}`: a state machine, outside the supported subset (conditions are read from ConditionalBlocks)"
+                    "an interstate edge with the condition {}: a state machine, outside the supported subset (conditions are read from ConditionalBlocks)",
+                    quote(text)
                 ),
             ));
         }
@@ -995,11 +997,11 @@ fn block(
                 let text = code_text(c, &spath)?;
                 let (target, value) = text
                     .split_once('=')
-                    .ok_or_else(|| err(&spath, format!("`{text}` is not an assignment")))?;
+                    .ok_or_else(|| err(&spath, format!("{} is not an assignment", quote(text))))?;
                 if Some(target.trim()) != variable.as_deref() {
                     return Err(err(
                         &spath,
-                        format!("`{text}` does not assign the loop variable"),
+                        format!("{} does not assign the loop variable", quote(text)),
                     ));
                 }
                 parse_expr(value.trim())
@@ -1024,7 +1026,8 @@ fn block(
                     return Err(err(
                         &cpath,
                         format!(
-                            "the condition `{text}` of the loop `{label}`, which has a loop variable, is outside the symbolic layer (computed conditions are read for `while` loops)"
+                            "the condition {} of the loop `{label}`, which has a loop variable, is outside the symbolic layer (computed conditions are read for `while` loops)",
+                            quote(text)
                         ),
                     ));
                 }
@@ -1420,17 +1423,17 @@ fn memlet(v: &Value, path: &str, sdfg: &Sdfg) -> Result<(Option<Memlet>, bool), 
         Some(x) => sym(x, &join(path, "volume"))?,
         None => subset.num_elements(),
     };
-    let (wcr, negate) = match attrs.get("wcr").and_then(Value::as_str) {
-        Some(w) if is_subtraction(w) => (Some(Wcr::Sum), true),
-        Some(w) => (
-            Some(
-                wcr_of(w)
-                    .ok_or_else(|| err(path, format!("the write-conflict resolution `{w}`")))?,
+    let (wcr, negate) =
+        match attrs.get("wcr").and_then(Value::as_str) {
+            Some(w) if is_subtraction(w) => (Some(Wcr::Sum), true),
+            Some(w) => (
+                Some(wcr_of(w).ok_or_else(|| {
+                    err(path, format!("the write-conflict resolution {}", quote(w)))
+                })?),
+                false,
             ),
-            false,
-        ),
-        None => (None, false),
-    };
+            None => (None, false),
+        };
     Ok((
         Some(Memlet {
             data: data.to_owned(),
@@ -1690,10 +1693,9 @@ fn tasklet(
             return Err(err(
                 &cpath,
                 format!(
-                    "the tasklet `{label}` assigns one value to its output `{out}`, whose memlet `{}[{}]` has {} elements: DaCe's code generator makes that connector a pointer, and the assignment does not compile (DaCe cannot build this SDFG either)",
-                    m.data,
-                    m.subset,
-                    m.subset.num_elements()
+                    "the tasklet `{label}` assigns one value to its output `{out}`, whose memlet {} has {} elements: DaCe's code generator makes that connector a pointer, and the assignment does not compile (DaCe cannot build this SDFG either)",
+                    quote(&format!("{}[{}]", m.data, m.subset)),
+                    quote(&m.subset.num_elements().to_string())
                 ),
             ));
         }
@@ -1878,8 +1880,8 @@ fn library(
         "Solve" => LibraryOp::Solve,
         "Reduce" => {
             let wcr_text = attrs.get("wcr").and_then(Value::as_str).unwrap_or("");
-            let op =
-                wcr_of(wcr_text).ok_or_else(|| refuse(&format!("the reduction `{wcr_text}`")))?;
+            let op = wcr_of(wcr_text)
+                .ok_or_else(|| refuse(&format!("the reduction {}", quote(wcr_text))))?;
             let input = in_memlet(edges, id, None);
             // DaCe numbers the axes over all dimensions of the input's
             // subset, the IR without its index dimensions.
@@ -1899,19 +1901,21 @@ fn library(
                     Some(axes)
                 }
             };
-            let identity =
-                match attrs.get("identity") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(t)) => Some(identity(t, out_dtype).ok_or_else(|| {
-                        refuse(&format!("the identity `{t}` for type {out_dtype}"))
-                    })?),
-                    Some(Value::Number(n)) => {
-                        Some(identity(&n.to_string(), out_dtype).ok_or_else(|| {
-                            refuse(&format!("the identity `{n}` for type {out_dtype}"))
-                        })?)
-                    }
-                    Some(other) => return Err(refuse(&format!("the identity {other}"))),
-                };
+            let identity = match attrs.get("identity") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(t)) => Some(identity(t, out_dtype).ok_or_else(|| {
+                    refuse(&format!("the identity {} for type {out_dtype}", quote(t)))
+                })?),
+                Some(Value::Number(n)) => {
+                    Some(identity(&n.to_string(), out_dtype).ok_or_else(|| {
+                        refuse(&format!(
+                            "the identity {} for type {out_dtype}",
+                            quote(&n.to_string())
+                        ))
+                    })?)
+                }
+                Some(other) => return Err(refuse(&format!("the identity {other}"))),
+            };
             LibraryOp::Reduce { op, axes, identity }
         }
         _ => {

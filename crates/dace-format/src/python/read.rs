@@ -9,8 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::PythonError;
 
-/// How deeply expressions may nest in tasklet code: far beyond what DaCe
-/// writes, little enough for the recursive reader on any stack.
+/// How deeply the code read may nest, statements and expressions together:
+/// far beyond what DaCe writes, little enough for the recursive reader on
+/// any stack, and for the IR's JSON (`Sdfg::from_json` takes 512 levels;
+/// a level of code takes two or three). A chained comparison or boolean
+/// operation of `n` operands nests `n - 1` levels in the IR (`a < b < c` is
+/// `a < b and b < c`), and an `elif` one level more than its `if`.
 const MAX_DEPTH: usize = 128;
 
 /// The connectors a tasklet's code sees, typed by the caller from the
@@ -34,27 +38,21 @@ pub type ReadTasklet = (Vec<Stmt>, BTreeSet<String>);
 /// Reads DaCe Python tasklet code. Names that are neither connectors nor
 /// locals are symbols (`int64`).
 pub fn read_tasklet(code: &str, conns: &TaskletConnectors) -> Result<ReadTasklet, PythonError> {
-    // The parser and its syntax tree recurse: text nested deeper than the
-    // reader takes is refused before it is parsed, not on the stack.
-    const MAX_BRACKETS: usize = 2 * MAX_DEPTH;
-    let mut depth = 0usize;
-    for (line, text) in code.lines().enumerate() {
-        for c in text.chars() {
-            match c {
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
+    // The parser's tree, and what the reader builds from it, are walked
+    // recursively: text nested deeper than any walk can take is refused
+    // before anything walks it.
+    let parsed = sdfg_python_syntax::parse_module(code).map_err(|e| {
+        let line = code[..e.offset().min(code.len())].matches('\n').count() + 1;
+        match e {
+            sdfg_python_syntax::SyntaxError::Invalid { message, .. } => {
+                PythonError::Syntax(format!("{message} (line {line})"))
             }
-            if depth > MAX_BRACKETS {
-                return Err(PythonError::Construct {
-                    line: line + 1,
-                    what: format!("code nested more than {MAX_BRACKETS} brackets deep"),
-                });
-            }
+            too_deep => PythonError::Construct {
+                line,
+                what: format!("code {too_deep}"),
+            },
         }
-    }
-    let parsed =
-        ruff_python_parser::parse_module(code).map_err(|e| PythonError::Syntax(e.to_string()))?;
+    })?;
     let body = parsed.into_syntax().body;
     let mut indexed = BTreeSet::new();
     for s in &body {
@@ -282,6 +280,17 @@ fn fits(v: i128, t: DType) -> bool {
     }
 }
 
+/// The value of an integer literal that fits in 64 bits.
+fn int_literal(e: &PyExpr) -> Option<i64> {
+    match e {
+        PyExpr::NumberLiteral(n) => match &n.value {
+            ast::Number::Int(i) => i.as_i64(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The IR's type called `dace.NAME` (or `NAME`) in tasklet code.
 fn dtype_named(name: &str) -> Option<DType> {
     match name {
@@ -386,16 +395,21 @@ impl Reader<'_> {
                 self.assign(a, &a.target, value, t, out)?;
             }
             PyStmt::If(i) => {
-                let cond = self.condition(&i.test)?;
-                let then = self.block(&i.body)?;
+                let (cond, then) =
+                    self.deeper(i, 1, |r| Ok((r.condition(&i.test)?, r.block(&i.body)?)))?;
                 let mut otherwise = Vec::new();
-                // `elif` chains nest, innermost last.
-                for clause in i.elif_else_clauses.iter().rev() {
-                    let body = self.block(&clause.body)?;
-                    otherwise = match &clause.test {
+                // `elif` chains nest, innermost last: the `k`th clause is
+                // inside `k + 1` conditionals.
+                for (k, clause) in i.elif_else_clauses.iter().enumerate().rev() {
+                    let levels = k + 1 + usize::from(clause.test.is_some());
+                    let (test, body) = self.deeper(clause, levels, |r| {
+                        let test = clause.test.as_ref().map(|t| r.condition(t)).transpose()?;
+                        Ok((test, r.block(&clause.body)?))
+                    })?;
+                    otherwise = match test {
                         None => body,
-                        Some(t) => vec![Stmt::If {
-                            cond: self.condition(t)?,
+                        Some(cond) => vec![Stmt::If {
+                            cond,
                             then: body,
                             otherwise,
                         }],
@@ -494,17 +508,30 @@ impl Reader<'_> {
             .collect()
     }
 
-    fn expr(&mut self, e: &PyExpr) -> Result<(Expr, DType), PythonError> {
-        if self.depth >= MAX_DEPTH {
-            return Err(self.refuse(
-                e,
-                format!("an expression nested more than {MAX_DEPTH} levels"),
-            ));
+    /// Runs `f` `levels` deeper, or refuses `at` past [`MAX_DEPTH`].
+    fn deeper<T>(
+        &mut self,
+        at: &impl Ranged,
+        levels: usize,
+        f: impl FnOnce(&mut Self) -> Result<T, PythonError>,
+    ) -> Result<T, PythonError> {
+        if self.depth + levels > MAX_DEPTH {
+            return Err(self.refuse(at, format!("code nested more than {MAX_DEPTH} levels")));
         }
-        self.depth += 1;
-        let r = self.expr_inner(e);
-        self.depth -= 1;
+        self.depth += levels;
+        let r = f(self);
+        self.depth -= levels;
         r
+    }
+
+    fn expr(&mut self, e: &PyExpr) -> Result<(Expr, DType), PythonError> {
+        // The levels the IR's expression takes here (see [`MAX_DEPTH`]).
+        let levels = match e {
+            PyExpr::Compare(c) => c.comparators.len(),
+            PyExpr::BoolOp(b) => b.values.len().saturating_sub(1),
+            _ => 1,
+        };
+        self.deeper(e, levels.max(1), |r| r.expr_inner(e))
     }
 
     fn expr_inner(&mut self, e: &PyExpr) -> Result<(Expr, DType), PythonError> {
@@ -575,22 +602,15 @@ impl Reader<'_> {
                 }
             }
             PyExpr::BinOp(b) => {
-                // The writer's spelling of the smallest int64.
+                // The writer's spelling of the smallest int64, recognized by
+                // its syntax: reading the operands here as well as below
+                // would read a chain of subtractions in time exponential in
+                // its length.
                 if b.op == ast::Operator::Sub
-                    && let Ok((
-                        Expr::Lit(Literal::Int {
-                            value: -9223372036854775807,
-                            dtype: DType::Int64,
-                        }),
-                        _,
-                    )) = self.expr(&b.left)
-                    && let Ok((
-                        Expr::Lit(Literal::Int {
-                            value: 1,
-                            dtype: DType::Int64,
-                        }),
-                        _,
-                    )) = self.expr(&b.right)
+                    && let PyExpr::UnaryOp(minus) = &*b.left
+                    && minus.op == ast::UnaryOp::USub
+                    && int_literal(&minus.operand) == Some(9223372036854775807)
+                    && int_literal(&b.right) == Some(1)
                 {
                     return Ok((Expr::i64(i64::MIN), DType::Int64));
                 }

@@ -36,8 +36,8 @@ impl<'m> Lowerer<'m> {
             return Err(self.err(
                 k,
                 unsupported(format!(
-                    "the keyword `{name}` of `{}`",
-                    self.m.source.snippet(c.func.range())
+                    "the keyword `{name}` of {}",
+                    self.m.source.quoted(c.func.range())
                 )),
             ));
         }
@@ -518,10 +518,7 @@ impl<'m> Lowerer<'m> {
         let Some((module, name)) = self.module_func(&c.func) else {
             return Err(self.err(
                 c,
-                unsupported(format!(
-                    "call of `{}`",
-                    self.m.source.snippet(c.func.range())
-                )),
+                unsupported(format!("call of {}", self.m.source.quoted(c.func.range()))),
             ));
         };
         if module == "np"
@@ -690,10 +687,7 @@ impl<'m> Lowerer<'m> {
                 }
                 Err(self.err(
                     c,
-                    unsupported(format!(
-                        "call of `{}`",
-                        self.m.source.snippet(c.func.range())
-                    )),
+                    unsupported(format!("call of {}", self.m.source.quoted(c.func.range()))),
                 ))
             }
         }
@@ -768,8 +762,8 @@ impl<'m> Lowerer<'m> {
         Err(self.err(
             d,
             ErrorKind::Annotation(format!(
-                "`{}` is not a dtype",
-                self.m.source.snippet(d.range())
+                "{} is not a dtype",
+                self.m.source.quoted(d.range())
             )),
         ))
     }

@@ -278,8 +278,8 @@ impl<'m> Lowerer<'m> {
             self.err(
                 e,
                 unsupported(format!(
-                    "the write-conflict resolution `{}` (a sum, product, min, max, or bitwise and, or, xor of its two parameters)",
-                    self.m.source.snippet(e.range())
+                    "the write-conflict resolution {} (a sum, product, min, max, or bitwise and, or, xor of its two parameters)",
+                    self.m.source.quoted(e.range())
                 )),
             )
         })

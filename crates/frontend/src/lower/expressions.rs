@@ -12,8 +12,8 @@ impl<'m> Lowerer<'m> {
             self.err(
                 e,
                 unsupported(format!(
-                    "`{}` must be an integer expression of symbols here",
-                    self.m.source.snippet(e.range())
+                    "{} must be an integer expression of symbols here",
+                    self.m.source.quoted(e.range())
                 )),
             )
         })
@@ -44,7 +44,22 @@ impl<'m> Lowerer<'m> {
     }
 
     pub(super) fn elem(&mut self, e: &Expr) -> Result<Elem> {
-        self.deeper(e, |l| l.elem_inner(e))
+        let v = self.deeper(e, |l| l.elem_inner(e))?;
+        self.bounded(e, v)
+    }
+
+    /// `v`, if it is at most [`MAX_ELEM_SIZE`] operations: each expression
+    /// is checked as it is built, so none grows past a few times that.
+    pub(super) fn bounded(&self, e: &Expr, v: Elem) -> Result<Elem> {
+        if v.fits(MAX_ELEM_SIZE) {
+            return Ok(v);
+        }
+        Err(self.err(
+            e,
+            unsupported(format!(
+                "this expression: written out it takes more than {MAX_ELEM_SIZE} operations, as each use of a value repeats it (`t = t + t` in a map body, `a or b` of numbers, `np.sign`); store parts of it in arrays"
+            )),
+        ))
     }
 
     pub(super) fn elem_inner(&mut self, e: &Expr) -> Result<Elem> {
@@ -161,6 +176,9 @@ impl<'m> Lowerer<'m> {
                     .ok_or_else(|| self.err(b, unsupported("an empty boolean operation")))?;
                 let mut acc = self.elem(first)?;
                 for v in vals {
+                    // A value that is not a truth value is repeated at each
+                    // operand: bounded as it grows.
+                    acc = self.bounded(e, acc)?;
                     match truth(&acc) {
                         // `True or ...`, `0 and ...`: the rest is not evaluated.
                         Some(t) if t == or => break,
@@ -243,8 +261,8 @@ impl<'m> Lowerer<'m> {
             other => Err(self.err(
                 other,
                 unsupported(format!(
-                    "expression `{}`",
-                    first_line(self.m.source.snippet(other.range()))
+                    "expression {}",
+                    self.m.source.quoted(other.range())
                 )),
             )),
         }
@@ -256,8 +274,8 @@ impl<'m> Lowerer<'m> {
         self.err(
             node,
             ErrorKind::Value(format!(
-                "the integer `{}` does not fit in 64 bits",
-                first_line(self.m.source.snippet(node.range()))
+                "the integer {} does not fit in 64 bits",
+                self.m.source.quoted(node.range())
             )),
         )
     }

@@ -13,7 +13,7 @@ mod numpy;
 mod statements;
 
 use crate::module::Module;
-use crate::values::{ArrayRef, Dim, Elem, broadcast, promote, reindex, sym_code};
+use crate::values::{ArrayRef, Dim, Elem, MAX_ELEM_SIZE, broadcast, promote, reindex, sym_code};
 use crate::{ErrorKind, FrontendError};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
@@ -267,8 +267,8 @@ pub(crate) fn lower_program(
         return Err(m.source.error(
             name,
             unsupported(format!(
-                "the identifier `{}`: names must be ASCII (they become SDFG container names and C++ identifiers)",
-                m.source.snippet(name)
+                "the identifier {}: names must be ASCII (they become SDFG container names and C++ identifiers)",
+                m.source.quoted(name)
             )),
         ));
     }
@@ -465,9 +465,7 @@ impl<'m> Lowerer<'m> {
                 ErrorKind::Annotation(format!("the signature's type `{text}` of `{name}`: {why}")),
             )
         };
-        let e = ruff_python_parser::parse_expression(text)
-            .map(|p| p.into_expr())
-            .map_err(|e| bad(self, e.to_string()))?;
+        let e = sdfg_python_syntax::parse_expression(text).map_err(|e| bad(self, e.to_string()))?;
         // A bare NumPy dtype name (`float64`, `int32[N]`).
         let bare = |e: &Expr| match e {
             Expr::Name(n) => DType::from_name(n.id.as_str()),
@@ -552,8 +550,8 @@ impl<'m> Lowerer<'m> {
         Err(self.err(
             e,
             ErrorKind::Annotation(format!(
-                "`{}` is not a dtype or array type",
-                self.m.source.snippet(e.range())
+                "{} is not a dtype or array type",
+                self.m.source.quoted(e.range())
             )),
         ))
     }
@@ -716,11 +714,6 @@ fn join(items: &[SymExpr]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The first line of a snippet of source, for messages.
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
 }
 
 #[cfg(test)]

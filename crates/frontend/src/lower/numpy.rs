@@ -1401,7 +1401,10 @@ impl<'m> Lowerer<'m> {
         let bad = |l: &Self, why: &str| {
             l.err(
                 spec,
-                unsupported(format!("the einsum subscripts `{text}`: {why}")),
+                unsupported(format!(
+                    "the einsum subscripts {}: {why}",
+                    sdfg_ir::quote(&text)
+                )),
             )
         };
         let (inputs, output) = match text.split_once("->") {

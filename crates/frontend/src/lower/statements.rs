@@ -79,10 +79,7 @@ impl<'m> Lowerer<'m> {
             Stmt::Return(r) => self.program_return(r),
             other => Err(self.err(
                 other,
-                unsupported(format!(
-                    "statement `{}`",
-                    first_line(self.m.source.snippet(other.range()))
-                )),
+                unsupported(format!("statement {}", self.m.source.quoted(other.range()))),
             )),
         }
     }

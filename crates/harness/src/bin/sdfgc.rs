@@ -146,7 +146,12 @@ fn parse_memory(text: &str) -> Result<MemoryLimit, String> {
                 'M' => 20,
                 'G' => 30,
                 'T' => 40,
-                _ => return Err(format!("`{text}`: the suffix must be K, M, G or T")),
+                _ => {
+                    return Err(format!(
+                        "{}: the suffix must be K, M, G or T",
+                        sdfg_ir::quote(text)
+                    ));
+                }
             };
             (&text[..i], shift)
         }
@@ -157,7 +162,12 @@ fn parse_memory(text: &str) -> Result<MemoryLimit, String> {
         .ok()
         .and_then(|n| n.checked_mul(1 << shift))
         .map(|n| MemoryLimit(Some(n)))
-        .ok_or_else(|| format!("`{text}` is not a size in bytes (e.g. 512M, 8G, none)"))
+        .ok_or_else(|| {
+            format!(
+                "{} is not a size in bytes (e.g. 512M, 8G, none)",
+                sdfg_ir::quote(text)
+            )
+        })
 }
 
 /// Outputs of `sdfgc compile`.

@@ -57,19 +57,19 @@ pub enum EvalError {
         index: Vec<i64>,
     },
     /// A floor division or modulo by zero.
-    #[error("division by zero in `{expr}`")]
+    #[error("division by zero in {}", crate::quote(.expr))]
     DivisionByZero {
         /// The offending (sub)expression.
         expr: String,
     },
     /// A result outside the `i64` range.
-    #[error("integer overflow in `{expr}`")]
+    #[error("integer overflow in {}", crate::quote(.expr))]
     Overflow {
         /// The offending (sub)expression.
         expr: String,
     },
     /// A power with a negative exponent (not an integer in Python).
-    #[error("negative exponent in `{expr}`")]
+    #[error("negative exponent in {}", crate::quote(.expr))]
     NegativeExponent {
         /// The offending (sub)expression.
         expr: String,

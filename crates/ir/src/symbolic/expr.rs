@@ -42,6 +42,16 @@ fn axpy(a: i64, b: i64, k: i64) -> i64 {
 /// larger powers stay opaque [`Atom::Pow`] nodes. Powers of a single monomial always fold.
 pub const MAX_EXPANDED_EXPONENT: i64 = 16;
 
+/// The largest [`SymExpr::size`] a reader of text (the IR's parser, the
+/// DaCe format's) lets an expression reach. Canonical arithmetic expands:
+/// a product of `n` sums of distinct symbols has `2**n` terms, a sum of `n`
+/// distinct symbols costs time quadratic in `n` to build; a reader checks
+/// each step against this bound ([`SymExpr::product_size`],
+/// [`SymExpr::power_size`] before, [`SymExpr::size`] after), so a few
+/// hundred bytes of text cannot ask for the machine. Shapes, subsets and
+/// conditions people and DaCe write take a few dozen.
+pub const MAX_READ_SIZE: usize = 4096;
+
 /// A symbolic integer expression, always in canonical form (see the [module docs](super)).
 ///
 /// The derived comparison traits compare canonical forms, so `==` is semantic equality for
@@ -904,6 +914,56 @@ impl SymExpr {
     /// The non-constant terms in canonical order.
     pub fn terms(&self) -> &[Term] {
         &self.terms
+    }
+
+    /// How much the canonical form holds at its top level: its terms and
+    /// their factors, plus one (the arguments of its atoms not counted,
+    /// each bounded where it was built). The work of an operation is
+    /// bounded by its operands' sizes ([`MAX_READ_SIZE`]).
+    pub fn size(&self) -> usize {
+        1 + self
+            .terms
+            .iter()
+            .map(|t| 1 + t.factors.len())
+            .sum::<usize>()
+    }
+
+    /// An upper bound of the [`size`](Self::size) of `self * other`, and
+    /// of the work of computing it: each term of the product is a term (or
+    /// the constant) of each side, with their factors.
+    pub fn product_size(&self, other: &SymExpr) -> usize {
+        self.size().saturating_mul(other.size())
+    }
+
+    /// An upper bound of the [`size`](Self::size) of `self ** exp`, and of
+    /// the work of computing it: a polynomial of `t` terms (the constant
+    /// counted) expanded to the power `e` has at most `C(t + e - 1, e)`
+    /// terms of at most `e` times as many factors; other powers fold or
+    /// stay one atom.
+    pub fn power_size(&self, exp: &SymExpr) -> usize {
+        let Some(e) = exp
+            .as_int()
+            .filter(|e| (2..=MAX_EXPANDED_EXPONENT).contains(e))
+        else {
+            return self.size();
+        };
+        let e = e as usize;
+        let t = self.terms.len() + usize::from(self.constant != 0);
+        if t <= 1 {
+            return self.size().saturating_mul(e);
+        }
+        // C(t + e - 1, e), saturating.
+        let mut multisets = 1usize;
+        for k in 1..=e {
+            multisets = multisets.saturating_mul(t + k - 1) / k;
+        }
+        let factors = self
+            .terms
+            .iter()
+            .map(|t| t.factors.len())
+            .max()
+            .unwrap_or(0);
+        multisets.saturating_mul(1 + e * factors)
     }
 
     /// The greatest monomial dividing every term of every expression of

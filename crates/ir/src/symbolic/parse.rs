@@ -20,7 +20,7 @@
 use std::str::FromStr;
 
 use super::cond::{CmpOp, SymCond};
-use super::expr::SymExpr;
+use super::expr::{MAX_READ_SIZE, SymExpr};
 
 /// A syntax or type error in the text form of a [`SymExpr`] or [`SymCond`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -34,8 +34,12 @@ pub struct ParseError {
     pub found: String,
 }
 
-/// Maximum nesting of parentheses, unary operators and argument lists.
-const MAX_DEPTH: u32 = 128;
+/// Maximum nesting of parentheses, unary operators and argument lists:
+/// each level is a dozen recursive calls, over 20 KiB of stack in debug
+/// builds, so 64 levels take under 1.5 MiB, within a test thread's 2 MiB
+/// (`the_deepest_nesting_parses_on_a_small_stack`; 128 levels, the bound
+/// before, did not fit). Far beyond what SDFGs hold.
+const MAX_DEPTH: u32 = 64;
 
 /// Longest first, so that `**` is not lexed as two `*`.
 const PUNCTS: [&str; 17] = [
@@ -115,7 +119,7 @@ impl<'a> Parser<'a> {
         ParseError {
             offset,
             expected,
-            found: format!("`{found}`"),
+            found: crate::quote(found).to_string(),
         }
     }
 
@@ -166,7 +170,8 @@ impl<'a> Parser<'a> {
 
     fn nest<T>(&mut self, f: impl FnOnce(&mut Self) -> Res<T>) -> Res<T> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.unexpected("at most 128 levels of nesting"));
+            const _: () = assert!(MAX_DEPTH == 64, "the message names the bound");
+            return Err(self.unexpected("at most 64 levels of nesting"));
         }
         self.depth += 1;
         let result = f(self);
@@ -291,12 +296,32 @@ impl<'a> Parser<'a> {
         };
         let mut acc = Self::expr(first, at)?;
         loop {
-            acc = apply(acc, op, self.sub_expr(level)?);
+            let at = self.start();
+            let rhs = self.sub_expr(level)?;
+            if op == "*" {
+                Self::bounded(acc.product_size(&rhs), at)?;
+            }
+            acc = apply(acc, op, rhs);
+            Self::bounded(acc.size(), at)?;
             match self.eat_op(ops)? {
                 Some(next) => op = next,
                 None => return Ok(Val::Expr(acc)),
             }
         }
+    }
+
+    /// Refuses, at `at`, an operation whose result (or work) would be
+    /// larger than [`MAX_READ_SIZE`].
+    fn bounded(size: usize, at: usize) -> Res<()> {
+        const _: () = assert!(MAX_READ_SIZE == 4096, "the message below names the bound");
+        if size <= MAX_READ_SIZE {
+            return Ok(());
+        }
+        Err(ParseError {
+            offset: at,
+            expected: "an expression of at most 4096 terms and factors",
+            found: "one that grows larger".into(),
+        })
     }
 
     fn sum(&mut self) -> Res<Val> {
@@ -340,6 +365,7 @@ impl<'a> Parser<'a> {
         }
         let base = Self::expr(base, at)?;
         let exp = self.nest(|p| p.sub_expr(Self::unary))?;
+        Self::bounded(base.power_size(&exp), at)?;
         Ok(Val::Expr(base.pow(&exp)))
     }
 
@@ -454,7 +480,7 @@ fn exactly(src: &str) -> Res<(Val, usize)> {
         Err(ParseError {
             offset: 0,
             expected: "arithmetic whose values fit in 64 bits",
-            found: format!("`{src}`"),
+            found: crate::quote(src).to_string(),
         })
     })
 }

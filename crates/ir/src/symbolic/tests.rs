@@ -335,6 +335,68 @@ fn parse_errors() {
 }
 
 #[test]
+fn the_deepest_nesting_parses_on_a_small_stack() {
+    // 64 levels of each kind, on a thread of 1.5 MiB (a test thread has 2).
+    let kinds: [(&str, &str); 6] = [
+        ("(", ")"),
+        ("-", ""),
+        ("not ", ""),
+        ("min(1, ", ")"),
+        ("A[", "]"),
+        ("2**", ""),
+    ];
+    for (open, close) in kinds {
+        let text = format!("{}i{}", open.repeat(63), close.repeat(63));
+        let deeper = format!("{}i{}", open.repeat(200), close.repeat(200));
+        let (ok, refused) = std::thread::Builder::new()
+            .stack_size(1536 << 10)
+            .spawn(move || {
+                let parse = |t: &str| {
+                    SymExpr::parse(t)
+                        .map(drop)
+                        .or_else(|_| SymCond::parse(t).map(drop))
+                };
+                (parse(&text), parse(&deeper))
+            })
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+        // A power tower may overflow 64 bits, and a condition nested in
+        // `min` is a type error: what matters is an answer, not a crash.
+        let _ = ok;
+        let err = refused.expect_err("too deep");
+        assert!(
+            err.expected.contains("64 levels") || open == "2**",
+            "{open}: {err}"
+        );
+    }
+}
+
+#[test]
+fn sizes_are_bounded_while_reading() {
+    // A sum of distinct symbols costs time quadratic in its length, a
+    // product of sums of distinct symbols has exponentially many terms:
+    // refused once they pass the bound, quickly.
+    let sum: Vec<String> = (0..20_000).map(|k| format!("a{k}")).collect();
+    let sum = sum.join(" + ");
+    let products: Vec<String> = (0..40).map(|k| format!("(a{k} + 1)")).collect();
+    let products = products.join(" * ");
+    for text in [sum, products, "(i + j + k + l + 1)**16".to_owned()] {
+        let err = SymExpr::parse(&text).expect_err("too large");
+        assert_eq!(
+            err.expected,
+            "an expression of at most 4096 terms and factors"
+        );
+    }
+    // Long chains that stay small are read.
+    assert_eq!(
+        SymExpr::parse(&vec!["i"; 100_000].join(" + ")),
+        Ok(SymExpr::symbol("i") * SymExpr::int(100_000))
+    );
+    assert!(SymExpr::parse("(i + 1)**16").is_ok());
+}
+
+#[test]
 fn evaluation() {
     let vars = env(&[("N", 10), ("i", 3)]);
     assert_eq!(

@@ -17,7 +17,7 @@ use thiserror::Error;
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum ValidationError {
     /// A problem with the SDFG as a whole (names, arguments, symbols).
-    #[error("SDFG `{sdfg}`: {error}")]
+    #[error("SDFG {}: {error}", crate::quote(.sdfg))]
     Sdfg {
         /// SDFG path.
         sdfg: String,
@@ -26,7 +26,7 @@ pub enum ValidationError {
         error: SdfgError,
     },
     /// A problem with a container's descriptor.
-    #[error("SDFG `{sdfg}`, container `{container}`: {error}")]
+    #[error("SDFG {}, container {}: {error}", crate::quote(.sdfg), crate::quote(.container))]
     Container {
         /// SDFG path.
         sdfg: String,
@@ -37,7 +37,7 @@ pub enum ValidationError {
         error: ContainerError,
     },
     /// A problem with a control-flow block or the transition after it.
-    #[error("SDFG `{sdfg}`, block `{block}`: {error}")]
+    #[error("SDFG {}, block {}: {error}", crate::quote(.sdfg), crate::quote(.block))]
     Block {
         /// SDFG path.
         sdfg: String,
@@ -48,7 +48,7 @@ pub enum ValidationError {
         error: BlockError,
     },
     /// A problem with a dataflow node.
-    #[error("SDFG `{sdfg}`, state `{state}`, {kind} `{label}` (node {node}): {error}")]
+    #[error("SDFG {}, state {}, {kind} {} (node {node}): {error}", crate::quote(.sdfg), crate::quote(.state), crate::quote(.label))]
     Node {
         /// SDFG path.
         sdfg: String,
@@ -65,7 +65,7 @@ pub enum ValidationError {
         error: NodeError,
     },
     /// A problem with a dataflow edge or its memlet.
-    #[error("SDFG `{sdfg}`, state `{state}`, edge {edge} (`{src}` -> `{dst}`): {error}")]
+    #[error("SDFG {}, state {}, edge {edge} ({} -> {}): {error}", crate::quote(.sdfg), crate::quote(.state), crate::quote(.src), crate::quote(.dst))]
     Edge {
         /// SDFG path.
         sdfg: String,
@@ -105,7 +105,7 @@ impl std::error::Error for ValidationErrors {}
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum SdfgError {
     /// A name that is not a valid identifier.
-    #[error("`{name}` is not a valid {what} name")]
+    #[error("{} is not a valid {what} name", crate::quote(.name))]
     InvalidName {
         /// The name.
         name: String,
@@ -113,37 +113,37 @@ pub enum SdfgError {
         what: &'static str,
     },
     /// An argument that is neither a container nor a symbol.
-    #[error("argument `{name}` is neither a container nor a symbol")]
+    #[error("argument {} is neither a container nor a symbol", crate::quote(.name))]
     UnknownArgument {
         /// The argument.
         name: String,
     },
     /// An argument listed twice.
-    #[error("argument `{name}` is listed twice")]
+    #[error("argument {} is listed twice", crate::quote(.name))]
     DuplicateArgument {
         /// The argument.
         name: String,
     },
     /// A transient container listed as an argument.
-    #[error("argument `{name}` is a transient container")]
+    #[error("argument {} is a transient container", crate::quote(.name))]
     TransientArgument {
         /// The argument.
         name: String,
     },
     /// A non-transient container that is not an argument.
-    #[error("non-transient container `{name}` is not an argument")]
+    #[error("non-transient container {} is not an argument", crate::quote(.name))]
     MissingArgument {
         /// The container.
         name: String,
     },
     /// A name used for both a symbol and a container.
-    #[error("`{name}` is both a symbol and a container")]
+    #[error("{} is both a symbol and a container", crate::quote(.name))]
     NameClash {
         /// The name.
         name: String,
     },
     /// A symbol whose type is not an integer type.
-    #[error("symbol `{name}` has type {dtype}; symbols are integers")]
+    #[error("symbol {} has type {dtype}; symbols are integers", crate::quote(.name))]
     NonIntegerSymbol {
         /// The symbol.
         name: String,
@@ -151,7 +151,7 @@ pub enum SdfgError {
         dtype: crate::DType,
     },
     /// Two blocks with one label.
-    #[error("block label `{label}` is used more than once")]
+    #[error("block label {} is used more than once", crate::quote(.label))]
     DuplicateLabel {
         /// The label.
         label: String,
@@ -162,7 +162,7 @@ pub enum SdfgError {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum ContainerError {
     /// Shape, strides or size mention a symbol the SDFG does not declare.
-    #[error("its shape or layout uses the undefined symbol `{symbol}`")]
+    #[error("its shape or layout uses the undefined symbol {}", crate::quote(.symbol))]
     UndefinedSymbol {
         /// The symbol.
         symbol: String,
@@ -177,7 +177,7 @@ pub enum ContainerError {
     },
     /// A shape, stride, offset or size that divides by the constant 0
     /// (`N // 0`): no value of the symbols makes it an integer.
-    #[error("its layout divides by zero in `{expr}`")]
+    #[error("its layout divides by zero in {}", crate::quote(.expr))]
     DivisionByZero {
         /// The shape, stride, offset or size expression.
         expr: String,
@@ -210,7 +210,7 @@ pub enum ContainerError {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum BlockError {
     /// A condition, bound or assignment uses a symbol the SDFG does not declare.
-    #[error("{what} uses the undefined symbol `{symbol}`")]
+    #[error("{what} uses the undefined symbol {}", crate::quote(.symbol))]
     UndefinedSymbol {
         /// Where (`"loop condition"`).
         what: &'static str,
@@ -218,19 +218,19 @@ pub enum BlockError {
         symbol: String,
     },
     /// A transition assigns to a container; transitions never write data.
-    #[error("transition assigns to container `{name}`; transitions may only assign symbols")]
+    #[error("transition assigns to container {}; transitions may only assign symbols", crate::quote(.name))]
     AssignsContainer {
         /// The container.
         name: String,
     },
     /// A transition assigns to a name that is not a declared symbol.
-    #[error("transition assigns to `{name}`, which is not a declared symbol")]
+    #[error("transition assigns to {}, which is not a declared symbol", crate::quote(.name))]
     AssignsUndeclared {
         /// The name.
         name: String,
     },
     /// Interstate code reads a container that does not exist.
-    #[error("{what} reads `{name}`, which is not a container")]
+    #[error("{what} reads {}, which is not a container", crate::quote(.name))]
     UnknownRead {
         /// Where.
         what: &'static str,
@@ -238,7 +238,7 @@ pub enum BlockError {
         name: String,
     },
     /// Interstate code reads a container it cannot read (wrong kind, type or index count).
-    #[error("{what} reads container `{name}`: {reason}")]
+    #[error("{what} reads container {}: {reason}", crate::quote(.name))]
     BadRead {
         /// Where.
         what: &'static str,
@@ -251,7 +251,7 @@ pub enum BlockError {
     /// or condition of a host-level SDFG reading device storage (it runs on
     /// the host), or of an SDFG nested in a kernel reading host storage (it
     /// runs on the device).
-    #[error("{what} runs on the {side} but reads container `{container}` in {storage} storage")]
+    #[error("{what} runs on the {side} but reads container {} in {storage} storage", crate::quote(.container))]
     Inaccessible {
         /// Where.
         what: &'static str,
@@ -263,7 +263,7 @@ pub enum BlockError {
         storage: Storage,
     },
     /// `break` or `continue` outside a loop.
-    #[error("`{kind}` outside a loop")]
+    #[error("{} outside a loop", crate::quote(.kind))]
     JumpOutsideLoop {
         /// `break` or `continue`.
         kind: &'static str,
@@ -277,7 +277,7 @@ pub enum BlockError {
     )]
     IncompleteLoop,
     /// The loop variable is not a declared symbol.
-    #[error("loop variable `{name}` is not a declared symbol")]
+    #[error("loop variable {} is not a declared symbol", crate::quote(.name))]
     UndeclaredLoopVariable {
         /// The variable.
         name: String,
@@ -288,7 +288,7 @@ pub enum BlockError {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum NodeError {
     /// An access node of a container that does not exist.
-    #[error("container `{data}` does not exist")]
+    #[error("container {} does not exist", crate::quote(.data))]
     UnknownContainer {
         /// The name.
         data: String,
@@ -300,7 +300,7 @@ pub enum NodeError {
     #[error("{0}")]
     Scope(ScopeError),
     /// A connector name that is not an identifier or is declared twice.
-    #[error("connector `{name}` is {reason}")]
+    #[error("connector {} is {reason}", crate::quote(.name))]
     BadConnector {
         /// The connector.
         name: String,
@@ -308,7 +308,7 @@ pub enum NodeError {
         reason: &'static str,
     },
     /// An input connector without exactly one incoming edge.
-    #[error("input connector `{name}` has {count} incoming edges (expected 1)")]
+    #[error("input connector {} has {count} incoming edges (expected 1)", crate::quote(.name))]
     InputEdges {
         /// The connector.
         name: String,
@@ -316,13 +316,13 @@ pub enum NodeError {
         count: usize,
     },
     /// An output connector with no outgoing edge.
-    #[error("output connector `{name}` has no outgoing edge")]
+    #[error("output connector {} has no outgoing edge", crate::quote(.name))]
     DanglingOutput {
         /// The connector.
         name: String,
     },
     /// Map entry or exit connectors that do not come in `IN_x`/`OUT_x` pairs.
-    #[error("scope connector `{name}` needs {expected}")]
+    #[error("scope connector {} needs {expected}", crate::quote(.name))]
     UnpairedScopeConnector {
         /// The connector.
         name: String,
@@ -338,7 +338,7 @@ pub enum NodeError {
         ranges: usize,
     },
     /// A map parameter that is not an identifier, repeats, or shadows a symbol or container.
-    #[error("map parameter `{name}` {reason}")]
+    #[error("map parameter {} {reason}", crate::quote(.name))]
     BadMapParam {
         /// The parameter.
         name: String,
@@ -346,13 +346,13 @@ pub enum NodeError {
         reason: &'static str,
     },
     /// A map range with a zero step.
-    #[error("range of map parameter `{param}` has step 0")]
+    #[error("range of map parameter {} has step 0", crate::quote(.param))]
     ZeroStep {
         /// The parameter.
         param: String,
     },
     /// A map range using a symbol that is not defined around the map.
-    #[error("range of the map uses the undefined symbol `{symbol}`")]
+    #[error("range of the map uses the undefined symbol {}", crate::quote(.symbol))]
     UndefinedSymbol {
         /// The symbol.
         symbol: String,
@@ -372,13 +372,13 @@ pub enum NodeError {
     #[error("tasklet code: {0}")]
     Type(TypeError),
     /// A tasklet output connector the code never writes.
-    #[error("output connector `{name}` is never written by the code")]
+    #[error("output connector {} is never written by the code", crate::quote(.name))]
     OutputNeverWritten {
         /// The connector.
         name: String,
     },
     /// A library operand with the wrong number of dimensions.
-    #[error("operand `{conn}` of {op} has {found} dimensions, expected {expected}")]
+    #[error("operand {} of {op} has {found} dimensions, expected {expected}", crate::quote(.conn))]
     OperandRank {
         /// The connector.
         conn: String,
@@ -398,26 +398,26 @@ pub enum NodeError {
         reason: String,
     },
     /// A nested SDFG connector that is not a non-transient inner container.
-    #[error("connector `{name}` is not a non-transient container of the nested SDFG")]
+    #[error("connector {} is not a non-transient container of the nested SDFG", crate::quote(.name))]
     NestedConnector {
         /// The connector.
         name: String,
     },
     /// An inner container the nested SDFG writes that is only an input
     /// connector: the write never reaches the caller's data.
-    #[error("the nested SDFG writes `{name}`, which is only an input connector")]
+    #[error("the nested SDFG writes {}, which is only an input connector", crate::quote(.name))]
     NestedInputWritten {
         /// The inner container.
         name: String,
     },
     /// A non-transient inner container that is not connected.
-    #[error("non-transient container `{name}` of the nested SDFG is not a connector")]
+    #[error("non-transient container {} of the nested SDFG is not a connector", crate::quote(.name))]
     NestedUnconnected {
         /// The inner container.
         name: String,
     },
     /// An inner symbol argument without a mapping, or a mapping of a non-symbol.
-    #[error("symbol mapping: {reason} `{symbol}`")]
+    #[error("symbol mapping: {reason} {}", crate::quote(.symbol))]
     SymbolMapping {
         /// The inner symbol.
         symbol: String,
@@ -425,7 +425,7 @@ pub enum NodeError {
         reason: &'static str,
     },
     /// A symbol mapping whose expression uses a symbol not defined outside.
-    #[error("symbol mapping of `{inner}` uses the undefined symbol `{symbol}`")]
+    #[error("symbol mapping of {} uses the undefined symbol {}", crate::quote(.inner), crate::quote(.symbol))]
     MappingUndefinedSymbol {
         /// The inner symbol.
         inner: String,
@@ -433,7 +433,7 @@ pub enum NodeError {
         symbol: String,
     },
     /// A view access node without exactly one view edge.
-    #[error("view `{data}` has {count} view edges (expected exactly one)")]
+    #[error("view {} has {count} view edges (expected exactly one)", crate::quote(.data))]
     ViewEdges {
         /// The view container.
         data: String,
@@ -441,13 +441,13 @@ pub enum NodeError {
         count: usize,
     },
     /// A host callback inside device code.
-    #[error("host callback `{callee}` cannot run on the device")]
+    #[error("host callback {} cannot run on the device", crate::quote(.callee))]
     CallbackOnDevice {
         /// The callback.
         callee: String,
     },
     /// Device-shared memory accessed outside a kernel.
-    #[error("container `{data}` is in device_shared storage, which exists only inside a kernel")]
+    #[error("container {} is in device_shared storage, which exists only inside a kernel", crate::quote(.data))]
     SharedOutsideKernel {
         /// The container.
         data: String,
@@ -458,7 +458,7 @@ pub enum NodeError {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum EdgeError {
     /// A connector the node does not have.
-    #[error("{side} connector `{name}` does not exist on the node")]
+    #[error("{side} connector {} does not exist on the node", crate::quote(.name))]
     UnknownConnector {
         /// `"source"` or `"destination"`.
         side: &'static str,
@@ -474,7 +474,7 @@ pub enum EdgeError {
     /// An edge at a connector of a code or scope node without a memlet:
     /// a connector names data, and an empty edge carries none (it only
     /// orders its ends).
-    #[error("the edge at {side} connector `{name}` has no memlet")]
+    #[error("the edge at {side} connector {} has no memlet", crate::quote(.name))]
     ConnectorWithoutMemlet {
         /// `"source"` or `"destination"`.
         side: &'static str,
@@ -482,13 +482,13 @@ pub enum EdgeError {
         name: String,
     },
     /// A memlet of a container that does not exist.
-    #[error("memlet refers to `{data}`, which is not a container")]
+    #[error("memlet refers to {}, which is not a container", crate::quote(.data))]
     UnknownContainer {
         /// The name.
         data: String,
     },
     /// A memlet naming another container than the access node it touches.
-    #[error("memlet refers to `{data}` but the edge touches an access node of `{node_data}`")]
+    #[error("memlet refers to {} but the edge touches an access node of {}", crate::quote(.data), crate::quote(.node_data))]
     DataMismatch {
         /// The memlet's container.
         data: String,
@@ -496,7 +496,7 @@ pub enum EdgeError {
         node_data: String,
     },
     /// A subset whose number of dimensions differs from the container's.
-    #[error("{which} of `{data}` has {found} dimensions, the container has {expected}")]
+    #[error("{which} of {} has {found} dimensions, the container has {expected}", crate::quote(.data))]
     SubsetRank {
         /// `"subset"` or `"other subset"`.
         which: &'static str,
@@ -508,7 +508,12 @@ pub enum EdgeError {
         found: usize,
     },
     /// An index provably outside the container.
-    #[error("dimension {dim} of `{data}`: index {index} is out of bounds 0..{extent}")]
+    #[error(
+        "dimension {dim} of {}: index {} is out of bounds 0..{}",
+        crate::quote(.data),
+        crate::quote(.index),
+        crate::quote(.extent)
+    )]
     OutOfBounds {
         /// The container.
         data: String,
@@ -526,7 +531,10 @@ pub enum EdgeError {
     /// outer edge may understate it, and a pass that turns the map into a
     /// copy (map-to-copy) would then write an invalid SDFG from a valid one.
     #[error(
-        "dimension {dim} of `{data}`: over the ranges of the maps around it, index {index} is out of bounds 0..{extent}"
+        "dimension {dim} of {}: over the ranges of the maps around it, index {} is out of bounds 0..{}",
+        crate::quote(.data),
+        crate::quote(.index),
+        crate::quote(.extent)
     )]
     OutOfBoundsInScope {
         /// The container.
@@ -539,7 +547,11 @@ pub enum EdgeError {
         extent: String,
     },
     /// A range whose end is provably before its start by more than one step.
-    #[error("dimension {dim} of `{data}`: range `{range}` is reversed")]
+    #[error(
+        "dimension {dim} of {}: range {} is reversed",
+        crate::quote(.data),
+        crate::quote(.range)
+    )]
     ReversedRange {
         /// The container.
         data: String,
@@ -549,7 +561,7 @@ pub enum EdgeError {
         range: String,
     },
     /// A memlet using a symbol that is not defined where the edge is.
-    #[error("memlet of `{data}` uses the undefined symbol `{symbol}`")]
+    #[error("memlet of {} uses the undefined symbol {}", crate::quote(.data), crate::quote(.symbol))]
     UndefinedSymbol {
         /// The container.
         data: String,
@@ -557,14 +569,14 @@ pub enum EdgeError {
         symbol: String,
     },
     /// Write-conflict resolution on an edge that reads.
-    #[error("memlet of `{data}` reads but has write-conflict resolution")]
+    #[error("memlet of {} reads but has write-conflict resolution", crate::quote(.data))]
     WcrOnRead {
         /// The container.
         data: String,
     },
     /// A bitwise write-conflict resolution on a container of floats or
     /// complex numbers, which have no bits to combine.
-    #[error("memlet of `{data}` combines {data_type} values with the bitwise `{wcr}`")]
+    #[error("memlet of {} combines {data_type} values with the bitwise `{wcr}`", crate::quote(.data))]
     BitwiseWcr {
         /// The container.
         data: String,
@@ -574,7 +586,7 @@ pub enum EdgeError {
         wcr: Wcr,
     },
     /// A connector whose type differs from the container's element type.
-    #[error("connector `{conn}` has type {conn_type} but `{data}` holds {data_type}")]
+    #[error("connector {} has type {conn_type} but {} holds {data_type}", crate::quote(.conn), crate::quote(.data))]
     TypeMismatch {
         /// The connector.
         conn: String,
@@ -586,7 +598,7 @@ pub enum EdgeError {
         data_type: crate::DType,
     },
     /// Code on one side touching storage of the other side.
-    #[error("{side} code in `{by}` accesses container `{container}` in {storage} storage")]
+    #[error("{side} code in {} accesses container {} in {storage} storage", crate::quote(.by), crate::quote(.container))]
     Inaccessible {
         /// Where the accessing code runs.
         side: Side,
@@ -600,7 +612,7 @@ pub enum EdgeError {
     /// A container passed to a nested SDFG at host level whose storage is on
     /// the other side from the inner container it binds.
     #[error(
-        "`{container}` ({outer} storage) is bound to inner container `{conn}` in {inner} storage"
+        "{} ({outer} storage) is bound to inner container {} in {inner} storage", crate::quote(.container), crate::quote(.conn)
     )]
     NestedStorageMismatch {
         /// The connector (inner container).
