@@ -81,7 +81,7 @@ pub fn unit(
 }
 
 /// The source `sdfgc compile --backend B --emit source` writes for `kernel`
-/// ([`unit`]), with the prelude replaced by [`PRELUDE_MARKER`].
+/// ([`unit()`]), with the prelude replaced by [`PRELUDE_MARKER`].
 pub fn generate(
     root: &Path,
     target: &sdfg_codegen::Target,
