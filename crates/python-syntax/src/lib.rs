@@ -14,7 +14,7 @@
 //!
 //! So the text's nesting is bounded before anything walks the tree. The
 //! bound is computed from ruff's tokens, iteratively, so that strings and
-//! comments do not count (see [`nesting`] for the rule and why it bounds the
+//! comments do not count (see the private `nesting` for the rule and why it bounds the
 //! depth of the tree). Text nested more than [`MAX_NESTING`] levels is a
 //! [`SyntaxError::TooDeep`] naming the token where the bound was passed; a
 //! long but flat text (a list of 20,000 numbers, a call with thousands of
@@ -30,7 +30,7 @@ use ruff_python_ast::{Expr, Mod, ModModule};
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
 use ruff_text_size::Ranged;
 
-/// How deeply Python text may nest, counted by [`nesting`]. Far beyond
+/// How deeply Python text may nest, counted by `nesting`. Far beyond
 /// what people and DaCe write (the frontend lowers at most 64 levels, the
 /// tasklet reader 128, and CPython refuses more than 200 nested brackets),
 /// and little enough that the syntax tree and what is built from it can be
