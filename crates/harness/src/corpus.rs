@@ -791,15 +791,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                 {
                     return Err(Verdict::Fail(format!("left live after exit: {live:?}")));
                 }
-                let outputs: BTreeMap<String, ArrayValue> = unit
-                    .parameters
-                    .iter()
-                    .zip(arguments)
-                    .filter_map(|(p, a)| match a {
-                        sdfg_exec::Argument::Array(v) => Some((p.name.clone(), v)),
-                        sdfg_exec::Argument::Symbol(_) => None,
-                    })
-                    .collect();
+                let outputs = unit_outputs(unit, arguments);
                 compare_outputs(
                     &md.outputs,
                     &outputs,
@@ -1025,6 +1017,23 @@ fn compare_outputs(
             differ.join("; ")
         )))
     }
+}
+
+/// The arrays of an execution's `arguments` (in the unit's parameter
+/// order, as [`unit_arguments`] made them) by parameter name: what the
+/// program left in them.
+pub fn unit_outputs(
+    unit: &sdfg_codegen::TranslationUnit,
+    arguments: Vec<sdfg_exec::Argument>,
+) -> BTreeMap<String, ArrayValue> {
+    unit.parameters
+        .iter()
+        .zip(arguments)
+        .filter_map(|(p, a)| match a {
+            sdfg_exec::Argument::Array(v) => Some((p.name.clone(), v)),
+            sdfg_exec::Argument::Symbol(_) => None,
+        })
+        .collect()
 }
 
 /// One execution of a compiled unit on the given arguments (`None`: the

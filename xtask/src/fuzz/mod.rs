@@ -640,15 +640,7 @@ fn check_persistent(
             .unwrap_or_else(|| gpu.device.execute(&compiled, &mut arguments));
         let why = match ran {
             Ok(e) if e.status == 0 => {
-                let outputs: BTreeMap<String, sdfg_sim::ArrayValue> = unit
-                    .parameters
-                    .iter()
-                    .zip(arguments)
-                    .filter_map(|(p, a)| match a {
-                        sdfg_exec::Argument::Array(v) => Some((p.name.clone(), v)),
-                        sdfg_exec::Argument::Symbol(_) => None,
-                    })
-                    .collect();
+                let outputs = sdfg_harness::corpus::unit_outputs(&unit, arguments);
                 match differ(numpy, &outputs) {
                     None => continue,
                     Some(what) => format!("computes another result than NumPy: {what}"),

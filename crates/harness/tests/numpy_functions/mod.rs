@@ -33,21 +33,7 @@ use std::process::{Command, Stdio};
 const N: usize = 9;
 
 /// Every dtype of the IR.
-const DTYPES: [DType; 13] = [
-    DType::Bool,
-    DType::Int8,
-    DType::Int16,
-    DType::Int32,
-    DType::Int64,
-    DType::UInt8,
-    DType::UInt16,
-    DType::UInt32,
-    DType::UInt64,
-    DType::Float32,
-    DType::Float64,
-    DType::Complex64,
-    DType::Complex128,
-];
+const DTYPES: [DType; 13] = DType::ALL;
 
 /// Pairs of different dtypes for the functions of two operands: every
 /// kind against every other (booleans, signed and unsigned integers,
