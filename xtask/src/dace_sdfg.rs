@@ -155,6 +155,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
             skip: &skip,
             disabled: &[],
             dace_sdfgs: Some(&own),
+            args_on_device: false,
         };
         for k in &selected {
             if results.contains_key(&(k.name.clone(), IMPORTED)) {

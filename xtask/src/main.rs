@@ -3,7 +3,7 @@
 //! - `bless`: rewrites the golden translation units that
 //!   `cargo test -p sdfg-harness --test goldens` checks
 //!   (`sdfg_harness::goldens`).
-//! - `corpus [--kernel NAME]... [--goldens] [--concurrent] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--json FILE]`:
+//! - `corpus [--kernel NAME]... [--goldens] [--concurrent] [--args-on-device] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--json FILE]`:
 //!   runs every kernel of `corpus/npbench/` through the pipeline (parse,
 //!   compile, validate, JSON round trip, host simulation, offload for the
 //!   backend, device simulation, comparison with NumPy; for `cuda` and `hip`
@@ -66,7 +66,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--concurrent] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]\n            write every corpus kernel in DaCe's .sdfg format (as lowered, and offloaded for CUDA) and have DaCe load, validate and generate code for it\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants|dace-mutants|long-chains]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--concurrent] [--args-on-device] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]\n            write every corpus kernel in DaCe's .sdfg format (as lowered, and offloaded for CUDA) and have DaCe load, validate and generate code for it\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants|dace-mutants|long-chains]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -291,6 +291,7 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
         repeat: 1,
         skip: &skip,
         dace_sdfgs: None,
+        args_on_device: false,
     };
     println!(
         "{:<28} {:>9} {:>9} {:>7} {:>11} {:>11}  note",
@@ -453,6 +454,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let mut require_compilers = false;
     let mut sanitize = None;
     let mut concurrent = false;
+    let mut args_on_device = false;
     let mut dir: Option<PathBuf> = None;
     let mut programs: Option<PathBuf> = None;
     let mut repeat = 10u32;
@@ -472,6 +474,9 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             // Only kernels whose emitted unit updates memory atomically
             // (where ThreadSanitizer has something to check).
             "--concurrent" => concurrent = true,
+            // Every array argument's home is the device: inputs already on
+            // the GPU, as NPBench's `dace_gpu` and CuPy run.
+            "--args-on-device" => args_on_device = true,
             // Another directory of kernels in the corpus format.
             "--dir" => dir = Some(PathBuf::from(value()?)),
             // Unmodified DaCe programs listed in a manifest (programs.json).
@@ -587,6 +592,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         skip: &skip.iter().map(String::as_str).collect::<Vec<_>>(),
         // DaCe's own SDFGs where `cargo xtask dace-sdfg` wrote them.
         dace_sdfgs: own.is_dir().then_some(own.as_path()),
+        args_on_device,
     };
     if is_code {
         println!("exec: {}", sdfg_exec::Device::describe(&emulated));

@@ -495,18 +495,25 @@ impl<'a> Emitter<'a> {
                 desc.shape()
             }
         };
+        let home = |desc: &DataDesc| desc.storage.side().unwrap_or(Side::Host);
         for a in &sdfg.arguments {
-            let (kind, shape) = match sdfg.containers.get(a) {
-                Some(desc) => (ParameterKind::Container(desc.dtype), shape_of(desc)),
+            let (kind, shape, side) = match sdfg.containers.get(a) {
+                Some(desc) => (
+                    ParameterKind::Container(desc.dtype),
+                    shape_of(desc),
+                    home(desc),
+                ),
                 None => (
                     ParameterKind::Symbol(sdfg.symbols.get(a).copied().unwrap_or(DType::Int64)),
                     Vec::new(),
+                    Side::Host,
                 ),
             };
             signature.push(Parameter {
                 name: a.clone(),
                 kind,
                 shape,
+                home: side,
             });
         }
         let arg_symbols: BTreeSet<String> = signature
@@ -533,6 +540,7 @@ impl<'a> Emitter<'a> {
                 name: r,
                 kind: ParameterKind::Return(desc.dtype),
                 shape: shape_of(desc),
+                home: home(desc),
             });
         }
         let params: Vec<String> = signature
@@ -914,6 +922,24 @@ impl<'a> Emitter<'a> {
             "extern \"C\" int {entry}_run_packed({state_t}* sdfg_h, void* const* sdfg_args) {{\n  (void)sdfg_args;\n  return {entry}_run(sdfg_h{});\n}}",
             after_handle(&args_unpacked)
         );
+        if signature.iter().any(|q| q.home == Side::Device) {
+            // Arguments whose home is the device are device pointers the
+            // caller allocated. A caller with no runtime of its own (the
+            // loader of `sdfg-exec`, on the emulated GPU and on real ones)
+            // allocates and fills them through the unit's.
+            let _ = writeln!(
+                out,
+                "\n// Device memory for the arguments whose home is the device, for callers\n\
+                 // without a runtime of their own.\n\
+                 extern \"C\" void* {entry}_device_alloc(size_t bytes) {{\n  \
+                 void* sdfg_p = nullptr;\n  \
+                 return {p}Malloc(&sdfg_p, bytes > 0 ? bytes : 1) == {p}Success ? sdfg_p : nullptr;\n}}\n\
+                 extern \"C\" int {entry}_device_copy(void* dst, const void* src, size_t bytes, int to_device) {{\n  \
+                 return {p}Memcpy(dst, src, bytes, to_device ? {p}MemcpyHostToDevice : {p}MemcpyDeviceToHost) == {p}Success ? 0 : 1;\n}}\n\
+                 extern \"C\" int {entry}_device_free(void* ptr) {{\n  \
+                 return {p}Free(ptr) == {p}Success ? 0 : 1;\n}}"
+            );
+        }
         self.signature = signature;
         Ok(out)
     }

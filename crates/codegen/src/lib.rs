@@ -183,13 +183,18 @@ pub struct Parameter {
     /// symbols): the buffer the caller passes holds this many elements in
     /// row-major order.
     pub shape: Vec<sdfg_ir::SymExpr>,
+    /// Where the buffer a container's pointer points to lives: `Device`
+    /// for an argument whose home is the device (DaCe's `GPU_Global`
+    /// arguments, a CuPy array), which the caller allocates on the
+    /// device; `Host` otherwise (symbols included).
+    pub home: sdfg_ir::Side,
 }
 
 /// How a parameter is passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParameterKind {
-    /// An argument container (array or scalar): a pointer to host memory
-    /// the caller owns, `T*`.
+    /// An argument container (array or scalar): a pointer to memory the
+    /// caller owns, `T*`, on the side [`Parameter::home`] says.
     Container(sdfg_ir::DType),
     /// A symbol, by value.
     Symbol(sdfg_ir::DType),

@@ -9,20 +9,9 @@
 
 use sdfg_ir::{LibraryOp, Lifetime, Schedule, Storage, Wcr};
 
-/// The IR's storage kinds by DaCe's `StorageType` names.
-///
-/// The IR is vendor-neutral and DaCe names NVIDIA's terms, but DaCe uses
-/// `GPU_Global` and `GPU_Shared` for AMD GPUs as well, so the mapping is
-/// one to one: device global memory is `GPU_Global` whichever backend
-/// will run it.
-pub const STORAGES: [(Storage, &str); 6] = [
-    (Storage::Default, "Default"),
-    (Storage::Host, "CPU_Heap"),
-    (Storage::HostPinned, "CPU_Pinned"),
-    (Storage::DeviceGlobal, "GPU_Global"),
-    (Storage::DeviceShared, "GPU_Shared"),
-    (Storage::Register, "Register"),
-];
+/// The IR's storage kinds by DaCe's `StorageType` names
+/// ([`Storage::DACE_NAMES`]: the frontend reads them in annotations too).
+pub const STORAGES: [(Storage, &str); 6] = Storage::DACE_NAMES;
 
 /// The IR's schedules by DaCe's `ScheduleType` names.
 pub const SCHEDULES: [(Schedule, &str); 6] = [

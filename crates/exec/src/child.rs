@@ -59,6 +59,10 @@ pub struct Slot {
     pub shape: Vec<usize>,
     /// The symbol's value.
     pub value: Option<i64>,
+    /// Whether the container's home is the device: the runner stages it
+    /// there before each run ([`Loaded::stage`]).
+    #[serde(default)]
+    pub on_device: bool,
 }
 
 /// A parameter's kind and dtype, as the request spells them
@@ -130,6 +134,7 @@ impl Request {
                     kind: SlotKind(p.kind),
                     shape,
                     value,
+                    on_device: p.home == sdfg_ir::Side::Device,
                 }
             })
             .collect();
@@ -159,6 +164,11 @@ impl Request {
                     name: s.name.clone(),
                     kind: s.kind.0,
                     shape,
+                    home: if s.on_device {
+                        sdfg_ir::Side::Device
+                    } else {
+                        sdfg_ir::Side::Host
+                    },
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -264,15 +274,19 @@ fn serve(dir: &Path) -> Result<(), ExecError> {
                 if k > 0 {
                     arguments.clone_from(&inputs);
                 }
+                // Arguments whose home is the device go there first, as a
+                // caller's CuPy arrays are there before the call.
+                let staged = loaded.stage(&arguments)?;
                 // Counted from here: what one run does.
                 loaded.emulation_reset();
                 timer.start().map_err(naming)?;
-                response.status = loaded.run(&state, &mut arguments)?;
+                response.status = loaded.run(&state, &mut arguments, &staged)?;
                 let millis = timer.stop().map_err(naming)?;
                 if k >= warmup {
                     response.run_millis.push(millis);
                 }
                 response.counts = report(&loaded)?.map(|(c, _)| c);
+                loaded.unstage(staged, &mut arguments)?;
                 if response.status != 0 {
                     break;
                 }

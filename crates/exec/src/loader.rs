@@ -32,6 +32,19 @@ type RunFn = unsafe extern "C" fn(*mut c_void, *const *mut c_void) -> c_int;
 type ExitFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type ReportFn = unsafe extern "C" fn() -> *const c_char;
 type ResetFn = unsafe extern "C" fn();
+type DeviceAllocFn = unsafe extern "C" fn(usize) -> *mut c_void;
+type DeviceCopyFn = unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> c_int;
+type DeviceFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+
+/// The unit's own device memory functions (`NAME_device_alloc`,
+/// `NAME_device_copy`, `NAME_device_free`), exported by a unit with
+/// arguments whose home is the device.
+#[derive(Clone, Copy)]
+struct DeviceMemory {
+    alloc: DeviceAllocFn,
+    copy: DeviceCopyFn,
+    free: DeviceFreeFn,
+}
 
 /// A loaded unit: its library and entry points.
 pub struct Loaded {
@@ -41,6 +54,7 @@ pub struct Loaded {
     exit: ExitFn,
     report: Option<ReportFn>,
     reset: Option<ResetFn>,
+    device: Option<DeviceMemory>,
     // Dropped last: the function pointers above point into it.
     _library: libloading::Library,
 }
@@ -85,6 +99,31 @@ impl Loaded {
         let reset = unsafe { library.get::<ResetFn>(b"sdfg_emulation_reset") }
             .ok()
             .map(|s| *s);
+        // SAFETY (the three lookups): the types `sdfg-codegen` emits for
+        // these names, where a parameter's home is the device.
+        let device = match (
+            unsafe { library.get::<DeviceAllocFn>(format!("{entry}_device_alloc").as_bytes()) },
+            unsafe { library.get::<DeviceCopyFn>(format!("{entry}_device_copy").as_bytes()) },
+            unsafe { library.get::<DeviceFreeFn>(format!("{entry}_device_free").as_bytes()) },
+        ) {
+            (Ok(alloc), Ok(copy), Ok(free)) => Some(DeviceMemory {
+                alloc: *alloc,
+                copy: *copy,
+                free: *free,
+            }),
+            _ => None,
+        };
+        if device.is_none()
+            && let Some(p) = compiled
+                .parameters
+                .iter()
+                .find(|p| p.home == sdfg_ir::Side::Device)
+        {
+            return Err(load_error(format!(
+                "the parameter `{}` lives on the device, but the library exports no `{entry}_device_alloc`",
+                p.name
+            )));
+        }
         Ok(Loaded {
             compiled: compiled.clone(),
             init,
@@ -92,6 +131,7 @@ impl Loaded {
             exit,
             report,
             reset,
+            device,
             _library: library,
         })
     }
@@ -141,9 +181,91 @@ impl Loaded {
         })
     }
 
+    /// Device buffers for the arguments whose home is the device
+    /// ([`Parameter::home`](sdfg_codegen::Parameter::home)), allocated
+    /// with the unit's own runtime and filled from `arguments`: what a
+    /// caller whose data already lives on the GPU (a CuPy array) passes.
+    /// Staged before a run, so the run's counts and time are the
+    /// program's alone; [`Loaded::unstage`] reads them back.
+    pub fn stage(&self, arguments: &[Argument]) -> Result<Staged<'_>, ExecError> {
+        check_arguments(&self.compiled.parameters, arguments)?;
+        let mut staged = Staged {
+            buffers: Vec::with_capacity(arguments.len()),
+            loaded: self,
+        };
+        for (p, a) in self.compiled.parameters.iter().zip(arguments) {
+            let (Some(device), sdfg_ir::Side::Device, Argument::Array(v)) =
+                (self.device, p.home, a)
+            else {
+                staged.buffers.push(None);
+                continue;
+            };
+            let mut bytes = host_bytes(&v.elements);
+            // SAFETY: the unit's `NAME_device_alloc` takes a byte count and
+            // returns device memory of that size, or null.
+            let buffer = NonNull::new(unsafe { (device.alloc)(bytes.len()) }).ok_or_else(|| {
+                ExecError::Device {
+                    call: format!("{}_device_alloc", self.compiled.entry),
+                    message: format!("no device memory for `{}` ({} bytes)", p.name, bytes.len()),
+                }
+            })?;
+            staged.buffers.push(Some((buffer, bytes.len())));
+            // SAFETY: `buffer` holds `bytes.len()` bytes of device memory;
+            // `bytes` as many of host memory.
+            let status = unsafe {
+                (device.copy)(buffer.as_ptr(), bytes.as_mut_ptr().cast(), bytes.len(), 1)
+            };
+            if status != 0 {
+                return Err(ExecError::Device {
+                    call: format!("{}_device_copy", self.compiled.entry),
+                    message: format!("copying `{}` to the device failed", p.name),
+                });
+            }
+        }
+        Ok(staged)
+    }
+
+    /// Reads the arguments whose home is the device back into
+    /// `arguments` and releases their device buffers.
+    pub fn unstage(
+        &self,
+        mut staged: Staged<'_>,
+        arguments: &mut [Argument],
+    ) -> Result<(), ExecError> {
+        let Some(device) = self.device else {
+            return Ok(());
+        };
+        let buffers = std::mem::take(&mut staged.buffers);
+        for ((p, a), buffer) in self.compiled.parameters.iter().zip(arguments).zip(buffers) {
+            let (Some((buffer, len)), Argument::Array(v)) = (buffer, a) else {
+                continue;
+            };
+            let mut bytes = vec![0u8; len];
+            // SAFETY: as in `stage`, in the other direction.
+            let copied =
+                unsafe { (device.copy)(bytes.as_mut_ptr().cast(), buffer.as_ptr(), len, 0) };
+            // SAFETY: the buffer came from `NAME_device_alloc`, released once.
+            let freed = unsafe { (device.free)(buffer.as_ptr()) };
+            if copied != 0 || freed != 0 {
+                return Err(ExecError::Device {
+                    call: format!("{}_device_copy", self.compiled.entry),
+                    message: format!("reading `{}` back from the device failed", p.name),
+                });
+            }
+            set_from_bytes(&mut v.elements, &bytes, &p.name)?;
+        }
+        Ok(())
+    }
+
     /// Calls `NAME_run` on `state` with `arguments`, which the program
-    /// updates; returns its status.
-    pub fn run(&self, state: &State<'_>, arguments: &mut [Argument]) -> Result<i32, ExecError> {
+    /// updates (those whose home is the device through `staged`, read
+    /// back by [`Loaded::unstage`]); returns its status.
+    pub fn run(
+        &self,
+        state: &State<'_>,
+        arguments: &mut [Argument],
+        staged: &Staged<'_>,
+    ) -> Result<i32, ExecError> {
         let parameters = &self.compiled.parameters;
         check_arguments(parameters, arguments)?;
         if !std::ptr::eq(state.loaded, self) {
@@ -171,17 +293,21 @@ impl Loaded {
         let mut pointers: Vec<*mut c_void> = Vec::with_capacity(arguments.len());
         let mut symbols: Vec<[u8; 8]> = Vec::with_capacity(arguments.len());
         let mut bytes: Vec<Vec<u8>> = Vec::with_capacity(arguments.len());
-        for (p, a) in parameters.iter().zip(arguments.iter_mut()) {
-            let mut staged = Vec::new();
+        for (k, (p, a)) in parameters.iter().zip(arguments.iter_mut()).enumerate() {
+            let mut staged_bytes = Vec::new();
             match (p.kind, a) {
                 (ParameterKind::Symbol(t), Argument::Symbol(v)) => {
                     symbols.push(symbol_bytes(t, *v, &p.name)?);
                     pointers.push(std::ptr::null_mut());
                 }
+                (_, Argument::Array(_)) if let Some(Some((buffer, _))) = staged.buffers.get(k) => {
+                    pointers.push(buffer.as_ptr());
+                    symbols.push([0; 8]);
+                }
                 (_, Argument::Array(v)) => {
                     if let Elements::Bool(b) = &v.elements {
-                        staged = b.iter().map(|x| u8::from(*x)).collect();
-                        pointers.push(staged.as_mut_ptr().cast());
+                        staged_bytes = b.iter().map(|x| u8::from(*x)).collect();
+                        pointers.push(staged_bytes.as_mut_ptr().cast());
                     } else {
                         pointers.push(data_pointer(&mut v.elements));
                     }
@@ -189,7 +315,7 @@ impl Loaded {
                 }
                 (_, Argument::Symbol(_)) => unreachable!("checked by check_arguments"),
             }
-            bytes.push(staged);
+            bytes.push(staged_bytes);
         }
         let addresses: Vec<*mut c_void> = parameters
             .iter()
@@ -205,24 +331,18 @@ impl Loaded {
         // checked above) or a symbol's bytes. `pointers` and `symbols` are
         // not moved or resized while the call runs.
         let status = unsafe { (self.run)(state.handle.as_ptr(), addresses.as_ptr()) };
-        for ((p, a), staged) in parameters.iter().zip(arguments.iter_mut()).zip(&bytes) {
+        for (k, ((p, a), bytes)) in parameters
+            .iter()
+            .zip(arguments.iter_mut())
+            .zip(&bytes)
+            .enumerate()
+        {
+            let on_device = matches!(staged.buffers.get(k), Some(Some(_)));
             if let Argument::Array(v) = a
-                && let Elements::Bool(b) = &mut v.elements
+                && matches!(v.elements, Elements::Bool(_))
+                && !on_device
             {
-                for (k, (x, byte)) in b.iter_mut().zip(staged).enumerate() {
-                    *x = match byte {
-                        0 => false,
-                        1 => true,
-                        other => {
-                            return Err(ExecError::Argument {
-                                parameter: p.name.clone(),
-                                message: format!(
-                                    "after the run, element {k} holds {other:#04x}, which is no bool (nothing wrote it: the device's poison)"
-                                ),
-                            });
-                        }
-                    };
-                }
+                set_from_bytes(&mut v.elements, bytes, &p.name)?;
             }
         }
         Ok(status)
@@ -294,6 +414,74 @@ fn symbol_bytes(t: DType, v: i64, name: &str) -> Result<[u8; 8], ExecError> {
         parameter: name.to_owned(),
         message: format!("{v} does not fit in {t}"),
     })
+}
+
+/// Device buffers of one run's arguments whose home is the device
+/// ([`Loaded::stage`]); any not read back are released when dropped.
+pub struct Staged<'a> {
+    /// Per parameter: the device buffer and its bytes, if it has one.
+    buffers: Vec<Option<(NonNull<c_void>, usize)>>,
+    loaded: &'a Loaded,
+}
+
+impl Drop for Staged<'_> {
+    fn drop(&mut self) {
+        let Some(device) = self.loaded.device else {
+            return;
+        };
+        for (buffer, _) in self.buffers.drain(..).flatten() {
+            // SAFETY: a buffer from `NAME_device_alloc` not yet released.
+            unsafe { (device.free)(buffer.as_ptr()) };
+        }
+    }
+}
+
+/// The elements as the program's memory holds them (a `bool` one byte).
+fn host_bytes(elements: &Elements) -> Vec<u8> {
+    let mut copy = elements.clone();
+    if let Elements::Bool(b) = &copy {
+        return b.iter().map(|x| u8::from(*x)).collect();
+    }
+    let len = copy.len() * copy.dtype().size_bytes() as usize;
+    let p = data_pointer(&mut copy).cast::<u8>();
+    // SAFETY: `p` points to the `len` bytes of `copy`'s elements (plain
+    // numbers, every byte initialized), alive while the slice is read.
+    unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
+}
+
+/// Sets `elements` from the bytes the program left (a `bool` array
+/// checked to hold only 0 and 1: a byte nothing wrote holds the device's
+/// poison).
+fn set_from_bytes(elements: &mut Elements, bytes: &[u8], name: &str) -> Result<(), ExecError> {
+    if let Elements::Bool(b) = elements {
+        for (k, (x, byte)) in b.iter_mut().zip(bytes).enumerate() {
+            *x = match byte {
+                0 => false,
+                1 => true,
+                other => {
+                    return Err(ExecError::Argument {
+                        parameter: name.to_owned(),
+                        message: format!(
+                            "after the run, element {k} holds {other:#04x}, which is no bool (nothing wrote it: the device's poison)"
+                        ),
+                    });
+                }
+            };
+        }
+        return Ok(());
+    }
+    let len = elements.len() * elements.dtype().size_bytes() as usize;
+    if bytes.len() != len {
+        return Err(ExecError::Argument {
+            parameter: name.to_owned(),
+            message: format!("{} bytes came back for {len}", bytes.len()),
+        });
+    }
+    let p = data_pointer(elements).cast::<u8>();
+    // SAFETY: `p` points to `len` bytes of plain numbers, which any bytes
+    // are a valid value of; `bytes` holds exactly `len`.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, len) };
+    Ok(())
 }
 
 /// The address of the first element (each variant's element type has the

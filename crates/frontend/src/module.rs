@@ -272,7 +272,7 @@ impl Module {
         self.opaque.insert(name.to_owned(), Opaque { line, what });
     }
 
-    fn is_dace_attr(&self, e: &Expr, attr: &str) -> bool {
+    pub(crate) fn is_dace_attr(&self, e: &Expr, attr: &str) -> bool {
         matches!(e, Expr::Attribute(a) if a.attr.id.as_str() == attr
             && matches!(&*a.value, Expr::Name(n) if self.dace_alias.iter().any(|d| d == n.id.as_str())))
     }

@@ -245,6 +245,11 @@ pub struct RunOptions<'a> {
     /// DaCe's format beside it ([`dace_offloaded_file`]). `None` skips the
     /// stage.
     pub dace_sdfgs: Option<&'a Path>,
+    /// Every array argument's home is the device
+    /// ([`crate::arguments_on_device`]) from the offload stage on, as
+    /// NPBench's `dace_gpu` framework and CuPy run: inputs already on the
+    /// GPU. The host run and NumPy's are the same program's.
+    pub args_on_device: bool,
 }
 
 /// Where DaCe's own SDFG of `kernel` (`category/name`) is kept in `dir`.
@@ -321,6 +326,17 @@ fn prerequisite(stage: &str) -> Option<&'static str> {
 /// The pipeline up to offloading for `options`' backend, each pass
 /// validated as it runs, without the passes `options` turns off.
 fn offload_for(kernel: &Sdfg, options: &RunOptions<'_>) -> Result<Sdfg, String> {
+    if options.args_on_device && !sdfg_passes::offload::is_offloaded(kernel) {
+        let mut kernel = kernel.clone();
+        crate::arguments_on_device(&mut kernel);
+        return offload_for(
+            &kernel,
+            &RunOptions {
+                args_on_device: false,
+                ..*options
+            },
+        );
+    }
     let mut pipeline = sdfg_passes::PipelineOptions::default();
     for p in options.disabled {
         pipeline = pipeline.without(*p);

@@ -143,6 +143,22 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
     })
 }
 
+/// Makes every array argument's home the device (DaCe's `GPU_Global`
+/// storage, as `apply_gpu_storage` sets it): the SDFG a caller whose data
+/// already lives on the GPU (a CuPy array, NPBench's `dace_gpu` framework)
+/// offloads. Scalars and symbols stay on the host, where kernels take them
+/// by value.
+pub fn arguments_on_device(sdfg: &mut Sdfg) {
+    for a in &sdfg.arguments {
+        if let Some(d) = sdfg.containers.get_mut(a)
+            && !d.is_scalar()
+            && !d.is_view()
+        {
+            d.storage = sdfg_ir::Storage::DeviceGlobal;
+        }
+    }
+}
+
 /// Reads and parses an SDFG file: this project's JSON, or DaCe's format
 /// where the name ends in `.sdfg` or `.sdfgz` ([`is_dace_file`]).
 pub fn load_sdfg(path: &Path) -> Result<Sdfg, LoadError> {

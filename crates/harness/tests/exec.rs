@@ -124,6 +124,7 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
             let options = RunOptions {
                 disabled: &[],
                 dace_sdfgs: None,
+                args_on_device: false,
                 preset: "test",
                 backend: sdfg_harness::backend(backend).unwrap(),
                 tools: &tools,
@@ -153,6 +154,7 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
     let options = RunOptions {
         disabled: &[],
         dace_sdfgs: None,
+        args_on_device: false,
         preset: "test",
         backend: sdfg_harness::backend("cuda").unwrap(),
         tools: &tools,
@@ -193,6 +195,7 @@ fn the_gpu_stage_times_the_program_and_numpy_through_the_device_interface() {
     let options = RunOptions {
         disabled: &[],
         dace_sdfgs: None,
+        args_on_device: false,
         preset: "test",
         backend: sdfg_harness::backend("cuda").unwrap(),
         tools: &tools,

@@ -54,6 +54,7 @@ fn options<'a>(
     RunOptions {
         disabled: &[],
         dace_sdfgs: None,
+        args_on_device: false,
         preset: "test",
         backend: sdfg_harness::backend(backend).unwrap(),
         tools,

@@ -18,7 +18,7 @@
 use crate::state::State;
 use crate::symbolic::{SymCond, SymExpr};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A sequence of blocks, run in order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -128,6 +128,33 @@ impl LoopBlock {
             condition,
             update: None,
             body,
+        }
+    }
+}
+
+impl ControlBlock {
+    /// Makes this block's own interstate code (a loop's init, condition and
+    /// update, a conditional's branch conditions, the transition leaving
+    /// it; not the blocks inside it) read container `renames[x]` wherever
+    /// it read `x`: the offload pass points host code at the host twin of
+    /// data whose home is the device.
+    pub fn rename_interstate_reads(&mut self, renames: &BTreeMap<String, String>) {
+        match &mut self.kind {
+            BlockKind::Loop(l) => {
+                l.condition = l.condition.rename_reads(renames);
+                for e in [&mut l.init, &mut l.update].into_iter().flatten() {
+                    *e = e.rename_reads(renames);
+                }
+            }
+            BlockKind::Conditional(c) => {
+                for (cond, _) in &mut c.branches {
+                    *cond = cond.rename_reads(renames);
+                }
+            }
+            _ => {}
+        }
+        for a in &mut self.transition.assignments {
+            a.value = a.value.rename_reads(renames);
         }
     }
 }

@@ -64,6 +64,28 @@ impl Storage {
         Storage::Register,
     ];
 
+    /// DaCe's `StorageType` names of the storage kinds, read by both of
+    /// DaCe's inputs: its SDFG files and the `@ dace.StorageType.NAME`
+    /// annotations of its programs. DaCe names NVIDIA's terms but uses
+    /// `GPU_Global` and `GPU_Shared` for AMD GPUs as well, so the mapping
+    /// is one to one.
+    pub const DACE_NAMES: [(Storage, &'static str); 6] = [
+        (Storage::Default, "Default"),
+        (Storage::Host, "CPU_Heap"),
+        (Storage::HostPinned, "CPU_Pinned"),
+        (Storage::DeviceGlobal, "GPU_Global"),
+        (Storage::DeviceShared, "GPU_Shared"),
+        (Storage::Register, "Register"),
+    ];
+
+    /// The storage kind DaCe calls `name`, if the IR has it.
+    pub fn from_dace_name(name: &str) -> Option<Storage> {
+        Self::DACE_NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(s, _)| *s)
+    }
+
     /// The side whose memory this is, or `None` for registers, which belong to
     /// whichever code declares them.
     pub fn side(self) -> Option<Side> {

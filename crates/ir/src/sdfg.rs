@@ -3,6 +3,7 @@
 use crate::control::{BlockKind, ControlBlock, Region};
 use crate::data::DataDesc;
 use crate::dtype::DType;
+use crate::node::Node;
 use crate::state::State;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -125,6 +126,24 @@ impl Sdfg {
             BlockContext { loop_depth: 0 },
             f,
         );
+    }
+
+    /// Whether where the SDFG's code runs is decided: some map or library
+    /// call in it, or in an SDFG nested in it, is scheduled on a device.
+    /// An SDFG with none is DaCe's input before a GPU transformation: its
+    /// code may still go anywhere, so containers it keeps in device
+    /// storage (arguments already on the GPU) are a constraint on the
+    /// offload pass, not host code touching device memory (see
+    /// [`validate`](crate::validate)).
+    pub fn schedules_decided(&self) -> bool {
+        self.states().into_iter().any(|(_, s)| {
+            s.nodes().any(|(_, n)| match n {
+                Node::MapEntry(m) => m.map.schedule.is_device(),
+                Node::Library(l) => l.schedule.is_device(),
+                Node::NestedSdfg(n) => n.sdfg.schedules_decided(),
+                _ => false,
+            })
+        })
     }
 
     /// Every state of this SDFG (not of nested SDFGs) with its label, in program order.

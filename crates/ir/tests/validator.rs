@@ -320,6 +320,37 @@ fn scale_sdfg(schedule: Schedule, x: Storage, y: Storage) -> Sdfg {
     b.build().expect("scale builds")
 }
 
+/// `sdfg` with its schedules decided ([`Sdfg::schedules_decided`]): a
+/// state `kernel` running a device kernel on device transients of its own
+/// comes first. The rule that host code never touches device storage
+/// applies only then; before, such storage is data already on the GPU.
+fn with_a_kernel(mut sdfg: Sdfg) -> Sdfg {
+    let mut b = SdfgBuilder::new("kernel");
+    b.symbol("N")
+        .container("kernel_x", array("N", Storage::DeviceGlobal))
+        .container("kernel_y", array("N", Storage::DeviceGlobal));
+    b.state("kernel", |s| {
+        let x = s.access("kernel_x");
+        let y = s.access("kernel_y");
+        s.mapped_tasklet(
+            "kernel_scale",
+            "i = 0:N",
+            Schedule::DeviceKernel,
+            vec![(x, f64c("a"), "kernel_x[i]")],
+            vec![Stmt::assign("b", Expr::var("a") * Expr::f64(2.0))],
+            vec![(f64c("b"), y, "kernel_y[i]")],
+        );
+    });
+    let kernel = b.build().expect("kernel builds");
+    for (x, mut d) in kernel.containers {
+        d.transient = true;
+        sdfg.containers.insert(x, d);
+    }
+    sdfg.body.blocks.insert(0, kernel.body.blocks[0].clone());
+    assert!(sdfg.schedules_decided());
+    sdfg
+}
+
 /// Control flow only: state `start` (assigns `s = N` after it), the loop
 /// `loop` over `k` with state `body`, the conditional `branch` on `s > 0`
 /// with state `then`. `n` is an `int64` array argument interstate code may read.
@@ -983,7 +1014,7 @@ fn block_host_reads_device() {
     let device_n = || {
         let mut sdfg = control_sdfg();
         sdfg.containers.get_mut("n").unwrap().storage = Storage::DeviceGlobal;
-        sdfg
+        with_a_kernel(sdfg)
     };
 
     let mut sdfg = device_n();
@@ -2650,8 +2681,23 @@ fn kernel_writing_host_storage_is_inaccessible_from_the_device() {
 }
 
 #[test]
-fn host_tasklet_reading_device_storage_is_inaccessible_from_the_host() {
+fn host_code_may_touch_device_storage_while_schedules_are_undecided() {
+    // DaCe's `apply_gpu_storage`: arguments already on the GPU, no kernel
+    // yet. The offload pass decides where the code runs and stages the data.
     let sdfg = tasklet_sdfg(Storage::DeviceGlobal, Storage::Default);
+    assert!(!sdfg.schedules_decided());
+    assert!(validate(&sdfg).is_ok(), "{:?}", errors(&sdfg));
+    let mut sdfg = control_sdfg();
+    sdfg.containers.get_mut("n").unwrap().storage = Storage::DeviceGlobal;
+    loop_mut(&mut sdfg, "loop").condition = cond("k < n[0]");
+    assert!(validate(&sdfg).is_ok(), "{:?}", errors(&sdfg));
+    // A device-wide library call decides them: the same host code is an error.
+    assert!(!errors(&with_a_kernel(sdfg)).is_empty());
+}
+
+#[test]
+fn host_tasklet_reading_device_storage_is_inaccessible_from_the_host() {
+    let sdfg = with_a_kernel(tasklet_sdfg(Storage::DeviceGlobal, Storage::Default));
     assert_error(
         &sdfg,
         tiny_in_edge(inaccessible(
@@ -2662,11 +2708,11 @@ fn host_tasklet_reading_device_storage_is_inaccessible_from_the_host() {
         )),
     );
     // Writing device storage from the host, through a host map.
-    let sdfg = scale_sdfg(
+    let sdfg = with_a_kernel(scale_sdfg(
         Schedule::Sequential,
         Storage::Default,
         Storage::DeviceGlobal,
-    );
+    ));
     assert_error(
         &sdfg,
         edge_err(
@@ -2716,7 +2762,7 @@ fn device_wide_library_call_on_host_storage_is_inaccessible() {
         ],
     );
     // And a host library call on device storage, the other way round.
-    let sdfg = dot_sdfg(false, Schedule::Default, Storage::DeviceGlobal);
+    let sdfg = with_a_kernel(dot_sdfg(false, Schedule::Default, Storage::DeviceGlobal));
     let found = errors(&sdfg);
     assert_eq!(found.len(), 3, "{found:#?}");
     assert!(found.iter().all(|e| matches!(
@@ -3123,7 +3169,7 @@ fn display_of_an_inaccessible_container_names_the_container_and_the_map() {
 
 #[test]
 fn display_of_other_errors() {
-    let mut sdfg = control_sdfg();
+    let mut sdfg = with_a_kernel(control_sdfg());
     sdfg.containers.get_mut("n").unwrap().storage = Storage::DeviceGlobal;
     loop_mut(&mut sdfg, "loop").condition = cond("k < n[0]");
     block_mut(&mut sdfg, "start").transition.assignments[0].symbol = "q".into();

@@ -3165,3 +3165,104 @@ fn row_view_builder(name: &str) -> SdfgBuilder {
     );
     b
 }
+
+// ---------------------------------------------------------------------------
+// Data whose home is the device: DaCe's `GPU_Global` arguments.
+
+/// `body` compiled twice: as written (arguments annotated `@
+/// dc.StorageType.GPU_Global` where it says `@GPU`) and with every
+/// argument on the host. The second is the reference the first, offloaded,
+/// must agree with; returns the offloaded SDFG, its report and its run.
+#[track_caller]
+fn check_device_home(
+    body: &str,
+    symbols: &[(&str, i64)],
+    acc: &dyn Accelerator,
+) -> (Sdfg, Report, RunResult) {
+    let on_device = compile(&body.replace("@GPU", "@ dc.StorageType.GPU_Global"));
+    let on_host = compile(&body.replace("@GPU", ""));
+    sdfg_ir::validate(&on_device).unwrap_or_else(|e| panic!("input invalid: {e}"));
+    let args = fill_args(&on_host, symbols, vec![]);
+    let sim = Simulator::new();
+    let want = simulate(&sim, &on_host, &args);
+    let (out, report) = offload_ok_on(&on_device, acc);
+    sdfg_ir::validate(&out).unwrap_or_else(|e| panic!("output invalid: {e}\n{report}"));
+    assert_eq!(Sdfg::from_json(&out.to_json()).unwrap(), out);
+    let (again, second) = offload_ok_on(&out, acc);
+    assert!(second.already_offloaded, "{second}");
+    assert_eq!(again, out, "a second offload changed the SDFG");
+    let got = simulate(&sim, &out, &args);
+    assert_same_outputs("device-home arguments", &want, &got);
+    (out, report, got)
+}
+
+#[test]
+fn arguments_whose_home_is_the_device_are_used_where_they_are() {
+    // DaCe's `B[:] = A * 2.0 + 1.0` after `apply_gpu_storage`: no twin, no
+    // copy in either direction, the kernel works on the caller's arrays.
+    let (out, report, run) = check_device_home(
+        "@dc.program\ndef f(A: dc.float64[N] @GPU, B: dc.float64[N] @GPU):\n    B[:] = A * 2.0 + 1.0\n",
+        &[("N", 7)],
+        &SimAccelerator,
+    );
+    assert_eq!(report.kernels.len(), 1, "{report}");
+    assert!(report.copies.is_empty(), "{report}");
+    for x in ["A", "B"] {
+        let p = placement(&report, x);
+        assert_eq!(
+            (p.twin.as_deref(), p.storage),
+            (None, Storage::DeviceGlobal)
+        );
+        assert!(!out.containers[x].transient);
+    }
+    assert_eq!(transfers(&run).0 + transfers(&run).1, 0);
+}
+
+#[test]
+fn host_code_reads_data_whose_home_is_the_device_through_a_host_twin() {
+    // The loop bound reads `n[0]` on the host: one 8-byte copy to a host
+    // twin before the loop, none back (the host wrote nothing), and the
+    // kernels use `B` and `n`'s home directly.
+    let body = "@dc.program\ndef f(n: dc.int64[1] @GPU, B: dc.float64[N] @GPU):\n    for i in range(n[0]):\n        B[:] = B * 0.5 + 1.0\n";
+    let (out, report, run) = check_device_home(body, &[("N", 5)], &HostLoops);
+    let p = placement(&report, "n");
+    assert_eq!(p.twin.as_deref(), Some("host_n"), "{report}");
+    assert_eq!(out.containers["host_n"].storage, Storage::Host);
+    assert!(format!("{report}").contains("n: stays on the device, host twin `host_n`"));
+    assert_eq!(report.copies.len(), 1, "{report}");
+    let c = &report.copies[0];
+    assert_eq!(
+        (c.from.as_str(), c.to.as_str(), c.kind),
+        ("n", "host_n", CopyKind::DeviceToHost),
+        "{report}"
+    );
+    assert_eq!(transfers(&run), (0, 8, transfers(&run).2));
+    // The loop reads the twin; no interstate code names `n` any more.
+    let mut reads = std::collections::BTreeSet::new();
+    out.walk_blocks(&mut |_, _, b| {
+        if let BlockKind::Loop(l) = &b.kind {
+            reads.extend(l.condition.reads());
+            reads.extend(l.init.iter().chain(&l.update).flat_map(|e| e.reads()));
+        }
+        reads.extend(b.transition.reads());
+    });
+    assert!(!reads.contains("n"), "{reads:?}");
+}
+
+#[test]
+fn scalar_host_code_on_data_whose_home_is_the_device_goes_to_the_data() {
+    // Sequential scalar code stays on the host when it reads what the host
+    // holds (crc16); on an argument already on the GPU it becomes a
+    // single-thread kernel instead of a copy back and forth.
+    let body = "@dc.program\ndef f(a: dc.float64[4] @GPU, s: dc.float64[1] @GPU):\n    s[0] = a[0] * 2.0 + a[3]\n";
+    let (_, report, run) = check_device_home(body, &[], &SimAccelerator);
+    assert!(report.host_states.is_empty(), "{report}");
+    assert_eq!(report.kernels.len(), 1, "{report}");
+    assert!(report.copies.is_empty(), "{report}");
+    assert_eq!(run.report.launches, 1);
+    // On the host, the same code launches nothing.
+    let host = compile(&body.replace("@GPU", ""));
+    let (_, report) = offload_ok(&host);
+    assert_eq!(report.host_states.len(), 1, "{report}");
+    assert!(report.kernels.is_empty(), "{report}");
+}

@@ -21,7 +21,8 @@ use sdfg_ir::builder::{BuildError, StateBuilder};
 use sdfg_ir::code::{self, BinaryOp, Intrinsic, UnaryOp};
 use sdfg_ir::{
     Assignment, BlockKind, ConditionalBlock, Connector, ControlBlock, DType, DataDesc, LibraryOp,
-    Literal, LoopBlock, Map, Memlet, Range, Region, Schedule, Sdfg, Subset, SymCond, SymExpr, Wcr,
+    Literal, LoopBlock, Map, Memlet, Range, Region, Schedule, Sdfg, Storage, Subset, SymCond,
+    SymExpr, Wcr,
 };
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -412,9 +413,14 @@ impl<'m> Lowerer<'m> {
                     )),
                 ));
             }
+            let mut storage = Storage::Default;
             let (dtype, shape) = match (param.parameter.annotation.as_deref(), signature.get(&name))
             {
-                (Some(ann), None) => self.annotation(ann)?,
+                (Some(ann), None) => {
+                    let (ann, given) = self.storage_annotation(ann)?;
+                    storage = given;
+                    self.annotation(ann)?
+                }
                 (Some(_), Some(_)) => {
                     return Err(self.err(
                         &param.parameter,
@@ -436,7 +442,8 @@ impl<'m> Lowerer<'m> {
             let desc = match &shape {
                 None => DataDesc::scalar(dtype),
                 Some(s) => DataDesc::array(dtype, s.clone()),
-            };
+            }
+            .with_storage(storage);
             self.sdfg.containers.insert(name.clone(), desc);
             self.sdfg.arguments.push(name.clone());
             let r = ArrayRef::whole(
@@ -511,6 +518,49 @@ impl<'m> Lowerer<'m> {
             self.check_dimensions(at, s, dtype)?;
         }
         Ok((dtype, shape))
+    }
+
+    /// An annotation's storage suffix, DaCe's `dace.float64[N] @
+    /// dace.StorageType.GPU_Global`: the type without it, and the storage
+    /// (`Default` where there is none). An argument may live in host or
+    /// device global memory; shared memory and registers exist only inside
+    /// kernels.
+    fn storage_annotation<'e>(&self, e: &'e Expr) -> Result<(&'e Expr, Storage)> {
+        let Expr::BinOp(b) = e else {
+            return Ok((e, Storage::Default));
+        };
+        if b.op != ast::Operator::MatMult {
+            return Ok((e, Storage::Default));
+        }
+        // `dace.StorageType.NAME` (under the name the module imports DaCe as).
+        let name = match &*b.right {
+            Expr::Attribute(a) if self.m.is_dace_attr(&a.value, "StorageType") => a.attr.as_str(),
+            _ => {
+                return Err(self.err(
+                    &*b.right,
+                    ErrorKind::Annotation(format!(
+                        "{} is not a storage type (`dace.StorageType.GPU_Global`, ...)",
+                        self.m.source.quoted(b.right.range())
+                    )),
+                ));
+            }
+        };
+        match Storage::from_dace_name(name) {
+            Some(
+                s
+                @ (Storage::Default | Storage::Host | Storage::HostPinned | Storage::DeviceGlobal),
+            ) => Ok((&*b.left, s)),
+            Some(_) => Err(self.err(
+                &*b.right,
+                ErrorKind::Annotation(format!(
+                    "an argument cannot live in `{name}` storage: it exists only inside a kernel"
+                )),
+            )),
+            None => Err(self.err(
+                &*b.right,
+                unsupported(format!("the storage type `{name}` for an argument")),
+            )),
+        }
     }
 
     /// `dace.float64` or `dace.float64[N, M]`.

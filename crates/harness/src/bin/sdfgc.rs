@@ -78,6 +78,12 @@ enum Command {
         /// does not take them all).
         #[arg(long)]
         no_persistent: bool,
+        /// Every array argument's home is the device (DaCe's `GPU_Global`,
+        /// `apply_gpu_storage`): the caller passes device pointers (a
+        /// CuPy array), and nothing is copied in or out but what host code
+        /// itself reads or writes.
+        #[arg(long)]
+        args_on_device: bool,
     },
     /// Offload an SDFG JSON file for an accelerator and write the offloaded
     /// SDFG as JSON: every pass up to offloading, as `compile --backend`
@@ -104,6 +110,12 @@ enum Command {
         /// whose device maps share a dimensionality).
         #[arg(long)]
         no_persistent: bool,
+        /// Every array argument's home is the device (DaCe's `GPU_Global`,
+        /// `apply_gpu_storage`): the caller passes device pointers (a
+        /// CuPy array), and nothing is copied in or out but what host code
+        /// itself reads or writes.
+        #[arg(long)]
+        args_on_device: bool,
     },
     /// Run an SDFG on the simulated accelerator and print the run report.
     ///
@@ -285,8 +297,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             out,
             host_maps,
             no_persistent,
+            args_on_device,
         } => {
-            let sdfg = load_program(&file, None, &[])?;
+            let mut sdfg = load_program(&file, None, &[])?;
+            if args_on_device {
+                sdfg_harness::arguments_on_device(&mut sdfg);
+            }
             let backend = sdfg_harness::backend(&backend)?;
             let options = pipeline_options(&host_maps, false, no_persistent);
             let (sdfg, _) = sdfg_passes::pipeline::run_owned(
@@ -347,6 +363,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             passes,
             no_loop_to_map,
             no_persistent,
+            args_on_device,
         } => {
             if passes.as_deref() == Some("list") {
                 for p in sdfg_passes::Pass::ALL {
@@ -354,7 +371,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let sdfg = load_program(&file, program, &signature)?;
+            let mut sdfg = load_program(&file, program, &signature)?;
+            if args_on_device {
+                sdfg_harness::arguments_on_device(&mut sdfg);
+            }
             let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
             let mut options = pipeline_options(&host_maps, verbose, no_persistent);
             if no_loop_to_map {

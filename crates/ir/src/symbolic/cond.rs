@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::eval::{EvalError, SymEnv};
-use super::expr::SymExpr;
+use super::expr::{Renaming, SymExpr};
 
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -304,19 +304,35 @@ impl SymCond {
 
     /// Simultaneous substitution of symbols, re-canonicalized.
     pub fn subs(&self, map: &BTreeMap<String, SymExpr>) -> SymCond {
+        self.subs_with(&Renaming {
+            symbols: map,
+            reads: &BTreeMap::new(),
+        })
+    }
+
+    /// The condition reading container `renames[x]` wherever it read `x`
+    /// (see [`SymExpr::rename_reads`]).
+    pub fn rename_reads(&self, renames: &BTreeMap<String, String>) -> SymCond {
+        self.subs_with(&Renaming {
+            symbols: &BTreeMap::new(),
+            reads: renames,
+        })
+    }
+
+    fn subs_with(&self, map: &Renaming<'_>) -> SymCond {
         match &self.0 {
             Node::Const(b) => Self::constant(*b),
-            Node::Cmp(d, op) => match SymExpr::exact(|| d.subs(map)) {
+            Node::Cmp(d, op) => match SymExpr::exact(|| d.subs_with(map)) {
                 Some(e) => Self::compare_zero(e, *op),
                 // `i - N < 0` with `N = -2**63`: compared as `i < N`.
                 None => {
                     let (l, r) = d.split_signs();
-                    Self::cmp(l.subs(map), *op, r.subs(map))
+                    Self::cmp(l.subs_with(map), *op, r.subs_with(map))
                 }
             },
-            Node::Pair(l, op, r) => Self::cmp(l.subs(map), *op, r.subs(map)),
-            Node::And(ops) => Self::and_all(ops.iter().map(|c| c.subs(map))),
-            Node::Or(ops) => Self::or_all(ops.iter().map(|c| c.subs(map))),
+            Node::Pair(l, op, r) => Self::cmp(l.subs_with(map), *op, r.subs_with(map)),
+            Node::And(ops) => Self::and_all(ops.iter().map(|c| c.subs_with(map))),
+            Node::Or(ops) => Self::or_all(ops.iter().map(|c| c.subs_with(map))),
         }
     }
 }

@@ -132,19 +132,21 @@ impl Atom {
         )
     }
 
-    fn subs(&self, map: &BTreeMap<String, SymExpr>) -> SymExpr {
+    fn subs(&self, map: &Renaming<'_>) -> SymExpr {
         let pair = |ops: &[SymExpr; 2]| {
             let [a, b] = ops;
-            (a.subs(map), b.subs(map))
+            (a.subs_with(map), b.subs_with(map))
         };
         match self {
-            Atom::Symbol(name) => match map.get(&**name) {
+            Atom::Symbol(name) => match map.symbols.get(&**name) {
                 Some(e) => e.clone(),
                 None => SymExpr::from_atom(self.clone()),
             },
             Atom::Read(data, index) => SymExpr::from_atom(Atom::Read(
-                data.clone(),
-                index.iter().map(|e| e.subs(map)).collect(),
+                map.reads
+                    .get(&**data)
+                    .map_or_else(|| data.clone(), |n| Arc::from(n.as_str())),
+                index.iter().map(|e| e.subs_with(map)).collect(),
             )),
             Atom::FloorDiv(ops) => {
                 let (a, b) = pair(ops);
@@ -159,7 +161,7 @@ impl Atom {
                 a.pow(&b)
             }
             Atom::Min(args) | Atom::Max(args) => {
-                let mut it = args.iter().map(|e| e.subs(map));
+                let mut it = args.iter().map(|e| e.subs_with(map));
                 match it.next() {
                     Some(first) => extremum(first, it, matches!(self, Atom::Max(_))),
                     None => SymExpr::from_atom(self.clone()),
@@ -167,6 +169,13 @@ impl Atom {
             }
         }
     }
+}
+
+/// What a substitution replaces: symbols by expressions, and the names of
+/// the containers read (`A[i]` becoming `host_A[i]`).
+pub(super) struct Renaming<'m> {
+    pub(super) symbols: &'m BTreeMap<String, SymExpr>,
+    pub(super) reads: &'m BTreeMap<String, String>,
 }
 
 /// Python floor division of constants, wrapping (`i64::MIN // -1 == i64::MIN`, noted for
@@ -1061,6 +1070,23 @@ impl SymExpr {
     /// Simultaneous substitution of symbols by expressions, re-canonicalized.
     /// Container names are not substituted; their indices are.
     pub fn subs(&self, map: &BTreeMap<String, SymExpr>) -> SymExpr {
+        self.subs_with(&Renaming {
+            symbols: map,
+            reads: &BTreeMap::new(),
+        })
+    }
+
+    /// The expression reading container `renames[x]` wherever it read `x`,
+    /// re-canonicalized: the offload pass points host code at a host twin
+    /// of data whose home is the device.
+    pub fn rename_reads(&self, renames: &BTreeMap<String, String>) -> SymExpr {
+        self.subs_with(&Renaming {
+            symbols: &BTreeMap::new(),
+            reads: renames,
+        })
+    }
+
+    pub(super) fn subs_with(&self, map: &Renaming<'_>) -> SymExpr {
         let mut acc = Self::int(self.constant);
         for t in &self.terms {
             let mut prod = Self::int(t.coeff);

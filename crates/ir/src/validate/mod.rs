@@ -39,7 +39,11 @@
 //!   carries their data, so it counts as device code): device code (kernels, device-wide
 //!   library calls, anything inside them) never touches host storage, and
 //!   host code never touches device storage. DaCe finds the second kind only
-//!   at code generation, as "Illegal copy!".
+//!   at code generation, as "Illegal copy!". The second rule applies once
+//!   schedules are decided ([`Sdfg::schedules_decided`]): before that, an
+//!   argument in device storage is data already on the GPU (DaCe's
+//!   `GPU_Global` arguments), which the offload pass stages for whatever
+//!   host code reads it.
 
 mod error;
 
@@ -156,6 +160,7 @@ pub fn validate(sdfg: &Sdfg) -> Result<Validated<'_>, ValidationErrors> {
         base: Side::Host,
         root: true,
         grid: false,
+        decided: sdfg.schedules_decided(),
         errors: &mut errors,
     }
     .run();
@@ -186,6 +191,11 @@ struct Validator<'a, 'e> {
     /// ([`Schedule::DevicePersistent`]): its top-level maps may then be
     /// device kernels, whose iterations the kernel's threads share.
     grid: bool,
+    /// Whether the schedules of the SDFG being validated are decided
+    /// ([`Sdfg::schedules_decided`]). Where they are not, nothing runs on a
+    /// device yet and host code touching device storage is data the offload
+    /// pass must stage, not an error.
+    decided: bool,
     errors: &'e mut Vec<ValidationError>,
 }
 
@@ -470,7 +480,7 @@ impl<'a> Validator<'a, '_> {
             };
             if let Some(reason) = reason {
                 self.block_error(path, BlockError::BadRead { what, name, reason });
-            } else if !desc.storage.accessible_from(self.base) {
+            } else if !self.reachable(desc.storage, self.base) {
                 // Interstate code runs where its SDFG runs: on the host at top
                 // level, on the device inside a kernel.
                 self.block_error(
@@ -646,6 +656,16 @@ impl<'a> Validator<'a, '_> {
         } else {
             Side::Host
         }
+    }
+
+    /// Whether code on `side` may touch `storage`: always where it is
+    /// accessible; host code touching device global memory also where
+    /// schedules are not decided yet (data already on the GPU, which the
+    /// offload pass stages). Shared memory and registers exist only inside
+    /// kernels, decided or not.
+    fn reachable(&self, storage: Storage, side: Side) -> bool {
+        storage.accessible_from(side)
+            || (side == Side::Host && !self.decided && storage == Storage::DeviceGlobal)
     }
 
     /// Whether `node` is inside a kernel (strictly within a device map, or in
@@ -1193,6 +1213,7 @@ impl<'a> Validator<'a, '_> {
             base: self.side_of(cx, id),
             root: false,
             grid: persistent,
+            decided: self.decided,
             errors: &mut *self.errors,
         };
         nested.run();
@@ -1437,7 +1458,7 @@ impl<'a> Validator<'a, '_> {
         if src_node.is_code() && dst_node.is_code() {
             for (end, node) in [(src, src_node), (dst, dst_node)] {
                 let side = self.side_of(cx, end);
-                if !desc.storage.accessible_from(side) {
+                if !self.reachable(desc.storage, side) {
                     let e = EdgeError::Inaccessible {
                         side,
                         by: node.label().to_owned(),
@@ -1516,7 +1537,7 @@ impl<'a> Validator<'a, '_> {
             } else {
                 (self.side_of(cx, other_end), other_node.label().to_owned())
             };
-            if !d.storage.accessible_from(side) {
+            if !self.reachable(d.storage, side) {
                 let e = EdgeError::Inaccessible {
                     side,
                     by,

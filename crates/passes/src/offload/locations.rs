@@ -150,8 +150,23 @@ pub fn state_accesses(
                     None
                 };
                 let side = view.map_or(Side::Device, |v| view_side(state, &tree, v));
-                out.push(read(a, side));
-                out.push(write(b, side, full(b, Some(a), m)));
+                // A transfer between memories the SDFG has decided (a host
+                // twin of data whose home is the device, and that data)
+                // touches each end on its own side; an end in default
+                // storage goes wherever the copy runs.
+                let decided = |x: &str| {
+                    containers.get(x).and_then(|d| match d.storage {
+                        sdfg_ir::Storage::Host | sdfg_ir::Storage::HostPinned => Some(Side::Host),
+                        sdfg_ir::Storage::DeviceGlobal => Some(Side::Device),
+                        _ => None,
+                    })
+                };
+                let (side_a, side_b) = match (view, decided(a), decided(b)) {
+                    (None, Some(x), Some(y)) if x != y => (x, y),
+                    _ => (side, side),
+                };
+                out.push(read(a, side_a));
+                out.push(write(b, side_b, full(b, Some(a), m)));
                 // A memlet naming a third container (a view's origin, say).
                 if let Some(m) = m.filter(|m| m.data != a && m.data != b) {
                     out.push(read(&m.data, side));

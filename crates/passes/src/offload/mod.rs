@@ -50,8 +50,12 @@
 //! for a container that host code and device code use in the same state (no
 //! copy can sit between them).
 //!
-//! The pass is idempotent: an SDFG that already uses device storage or
-//! schedules is returned unchanged.
+//! The pass is idempotent: an SDFG in which code already runs on a device
+//! is returned unchanged ([`is_offloaded`]); one it left without device
+//! code is a fixed point of it. Device storage alone is input, not a sign
+//! of an offloaded SDFG: arguments whose home is the device (DaCe's
+//! `GPU_Global` arguments) are placed as they are, host code reaching them
+//! through a host twin ([`placement`]).
 
 pub mod locations;
 pub mod nested;
@@ -199,6 +203,11 @@ impl fmt::Display for Report {
         }
         for p in &self.placements {
             match &p.twin {
+                Some(t) if p.storage.side() == Some(sdfg_ir::Side::Device) => writeln!(
+                    f,
+                    "  {}: stays on the device, host twin `{t}` ({})",
+                    p.container, p.reason
+                )?,
                 Some(t) => writeln!(
                     f,
                     "  {}: stays on the host, device twin `{t}` ({})",
@@ -269,26 +278,12 @@ pub(crate) fn offload_unvalidated(
     Ok((out, report))
 }
 
-/// Whether anything in the SDFG already lives or runs on a device.
-pub(crate) fn is_offloaded(sdfg: &Sdfg) -> bool {
-    if sdfg
-        .containers
-        .values()
-        .any(|d| d.storage.side() == Some(sdfg_ir::Side::Device))
-    {
-        return true;
-    }
-    let mut device = false;
-    sdfg.walk_blocks(&mut |_, _, b| {
-        if let BlockKind::State(s) = &b.kind {
-            device |= s.nodes().any(|(_, n)| match n {
-                sdfg_ir::Node::MapEntry(m) => m.map.schedule.is_device(),
-                sdfg_ir::Node::Library(l) => l.schedule.is_device(),
-                _ => false,
-            });
-        }
-    });
-    device
+/// Whether the SDFG is already offloaded, judged by what the pass decides
+/// rather than by storage: some code is scheduled on a device
+/// ([`Sdfg::schedules_decided`]). Device storage alone is input: DaCe's
+/// `GPU_Global` arguments before any schedule is decided.
+pub fn is_offloaded(sdfg: &Sdfg) -> bool {
+    sdfg.schedules_decided()
 }
 
 /// Calls `f` on every state of a region, recursively, with its label.

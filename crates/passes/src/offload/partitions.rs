@@ -21,7 +21,9 @@
 //! writes (its value would come from the device), or writes one some state
 //! outside the set reads, a write-conflict resolution included (it would
 //! have to go there), unless that is a scalar the accelerator's kernels
-//! take by value (it goes there as a kernel argument). What remains is host code whose scalars never cross
+//! take by value (it goes there as a kernel argument). A state touching
+//! data whose home is the device (an argument already on the GPU) is no
+//! host state: its code goes to the data. What remains is host code whose scalars never cross
 //! to the device, reading inputs valid on the host from the start; where
 //! device code also writes what it writes, the placement walk copies the
 //! device's value back only where host code reads it, as it would for any
@@ -515,12 +517,20 @@ impl HostStates {
         // arguments) without a launch, and without a copy where kernels
         // take it by value.
         let passed = |x: &String| by_value && sdfg.containers.get(x).is_some_and(|d| d.is_scalar());
+        // Data whose home is the device (arguments already on the GPU) is
+        // not on the host: code on it goes to the device.
+        let on_device = |x: &String| {
+            sdfg.containers
+                .get(x)
+                .is_some_and(|d| d.storage.side() == Some(sdfg_ir::Side::Device))
+        };
         let mut stay: BTreeSet<String> = states
             .iter()
             .filter(|s| {
                 s.plain
                     && !s.writes.is_empty()
                     && s.writes.iter().all(|x| scalar(x) || only_interstate(x))
+                    && !s.reads.iter().chain(&s.writes).any(on_device)
             })
             .map(|s| s.label.clone())
             .collect();

@@ -65,6 +65,54 @@ pub(crate) fn place(
     let global = acc.global_storage();
     let params = map_params(sdfg);
     let host_too = |x: &str| usage.host_read.contains(x) || usage.host_used.contains(x);
+    // Containers whose home is the device already (DaCe's `GPU_Global`
+    // arguments, `@ dace.StorageType.GPU_Global`): they never move either.
+    // Device code uses them as they are; host code that reads or writes
+    // one does so through a host twin, and the walk copies between the two.
+    let mut host_twins: BTreeMap<String, String> = BTreeMap::new();
+    let device_home: Vec<(String, DataDesc)> = sdfg
+        .containers
+        .iter()
+        .filter(|(_, d)| !d.is_view() && d.storage == Storage::DeviceGlobal)
+        .map(|(x, d)| (x.clone(), d.clone()))
+        .collect();
+    for (x, desc) in device_home {
+        if desc.total_elements().is_none() {
+            return Err(OffloadError::Unsupported {
+                what: format!("the {} `{x}` in device storage", desc.kind_name()),
+                location: sdfg.name.clone(),
+            });
+        }
+        if !host_too(&x) {
+            if used.contains(&x) {
+                report.placements.push(Placement {
+                    container: x.clone(),
+                    twin: None,
+                    storage: desc.storage,
+                    reason: "its home is the device, and only device code uses it".to_owned(),
+                });
+            }
+            continue;
+        }
+        let twin = fresh_name(
+            sdfg,
+            &params,
+            &format!("host_{}", x.trim_start_matches('_')),
+        );
+        let mut t = desc.clone();
+        t.transient = true;
+        t.storage = Storage::Host;
+        t.lifetime = Lifetime::Sdfg;
+        sdfg.containers.insert(twin.clone(), t);
+        report.placements.push(Placement {
+            container: x.clone(),
+            twin: Some(twin.clone()),
+            storage: desc.storage,
+            reason: "its home is the device: host code reads or writes it through a host twin"
+                .to_owned(),
+        });
+        host_twins.insert(x, twin);
+    }
     // Containers with a data twin (tracked by the walk), and every rename
     // device states get (data twins and view twins).
     let mut twins: BTreeMap<String, String> = BTreeMap::new();
@@ -73,6 +121,9 @@ pub(crate) fn place(
         let Some(desc) = sdfg.containers.get(x).cloned() else {
             continue;
         };
+        if !desc.is_view() && desc.storage == Storage::DeviceGlobal {
+            continue; // placed above
+        }
         if desc.is_view() {
             if host_too(x) {
                 let twin = fresh_name(sdfg, &params, &format!("dev_{}", x.trim_start_matches('_')));
@@ -174,36 +225,61 @@ pub(crate) fn place(
             });
         }
     }
-    if twins.is_empty() && renames.is_empty() {
+    if twins.is_empty() && renames.is_empty() && host_twins.is_empty() {
         return Ok(());
     }
-
-    let env: Env = twins
-        .keys()
-        .map(|x| {
+    let mut pairs: BTreeMap<String, Pair> = twins
+        .iter()
+        .map(|(x, t)| {
+            (
+                x.clone(),
+                Pair {
+                    host: x.clone(),
+                    device: t.clone(),
+                    home: Side::Host,
+                },
+            )
+        })
+        .collect();
+    pairs.extend(host_twins.iter().map(|(x, t)| {
+        (
+            x.clone(),
+            Pair {
+                host: t.clone(),
+                device: x.clone(),
+                home: Side::Device,
+            },
+        )
+    }));
+    // A signature container starts, and ends, where its home is; a
+    // transient holds nothing yet.
+    let env: Env = pairs
+        .iter()
+        .map(|(x, p)| {
             let signature = sdfg.containers.get(x).is_some_and(|d| !d.transient);
             (
                 x.clone(),
                 if signature {
-                    Valid::Host
+                    Valid::of(p.home)
                 } else {
                     Valid::Uninit
                 },
             )
         })
         .collect();
-    let signature: BTreeSet<String> = twins
-        .keys()
-        .filter(|x| {
+    let signature: BTreeMap<String, Side> = pairs
+        .iter()
+        .filter(|(x, _)| {
             x.starts_with("__return") || sdfg.containers.get(*x).is_some_and(|d| !d.transient)
         })
-        .cloned()
+        .map(|(x, p)| (x.clone(), p.home))
         .collect();
     let mut walk = Walk {
         containers: sdfg.containers.clone(),
         labels: all_labels(sdfg),
-        twins: &twins,
+        pairs: &pairs,
         renames: &renames,
+        host_renames: &host_twins,
         signature,
         loops: Vec::new(),
         prologue: Vec::new(),
@@ -213,7 +289,25 @@ pub(crate) fn place(
     let mut env = env;
     let result = walk.root(&mut body, &mut env);
     sdfg.body = body;
-    result
+    result?;
+    // Interstate code is host code: it reads the host twins. (After the
+    // walk, which decides its copies on the containers' own names.)
+    if !host_twins.is_empty() {
+        sdfg.body.for_each_region_mut(&mut |region| {
+            for block in &mut region.blocks {
+                block.rename_interstate_reads(&host_twins);
+            }
+        });
+    }
+    Ok(())
+}
+
+/// A container the walk tracks, by the names each side uses for it, and
+/// the side it lives on before and after the program.
+struct Pair {
+    host: String,
+    device: String,
+    home: Side,
 }
 
 /// Which sides hold the current value of a container with a twin.
@@ -293,9 +387,14 @@ struct LoopFrame {
 struct Walk<'a> {
     containers: BTreeMap<String, DataDesc>,
     labels: BTreeSet<String>,
-    twins: &'a BTreeMap<String, String>,
+    /// Every container with a twin: the host's name and the device's.
+    pairs: &'a BTreeMap<String, Pair>,
+    /// What device code calls a container (data and view twins).
     renames: &'a BTreeMap<String, String>,
-    signature: BTreeSet<String>,
+    /// What host code calls a container whose home is the device.
+    host_renames: &'a BTreeMap<String, String>,
+    /// Signature containers, and the side each is restored on.
+    signature: BTreeMap<String, Side>,
     loops: Vec<LoopFrame>,
     /// Host-to-device copies hoisted to the start of the program.
     prologue: Vec<Request>,
@@ -369,9 +468,13 @@ impl Walk<'_> {
                 }
             }
             if root {
-                let (hoist, keep): (Vec<_>, Vec<_>) = before
-                    .into_iter()
-                    .partition(|r| r.to == Side::Device && !touched.contains(&r.data));
+                // (A container whose home is the device is copied there
+                // only after host code wrote its twin: never hoisted.)
+                let (hoist, keep): (Vec<_>, Vec<_>) = before.into_iter().partition(|r| {
+                    r.to == Side::Device
+                        && !touched.contains(&r.data)
+                        && !self.host_renames.contains_key(&r.data)
+                });
                 self.prologue.extend(hoist.into_iter().map(|r| Request {
                     reason: format!("{}: copied in once, at the start", r.reason),
                     ..r
@@ -454,7 +557,7 @@ impl Walk<'_> {
         // old value there, and whether it is written.
         let mut per: BTreeMap<&str, (BTreeSet<Side>, bool, bool)> = BTreeMap::new();
         for a in &accesses {
-            if !self.renames.contains_key(&a.data) {
+            if !self.renames.contains_key(&a.data) && !self.host_renames.contains_key(&a.data) {
                 continue;
             }
             let e = per.entry(a.data.as_str()).or_default();
@@ -485,9 +588,12 @@ impl Walk<'_> {
             }
         }
         for (x, (sides, ..)) in &per {
-            if sides.contains(&Side::Device)
-                && let Some(twin) = self.renames.get(*x)
-            {
+            let twin = if sides.contains(&Side::Device) {
+                self.renames.get(*x)
+            } else {
+                self.host_renames.get(*x)
+            };
+            if let Some(twin) = twin {
                 rename(state, x, twin);
             }
         }
@@ -619,7 +725,7 @@ impl Walk<'_> {
         let target: Env = self
             .signature
             .iter()
-            .map(|x| (x.clone(), Valid::Host))
+            .map(|(x, home)| (x.clone(), Valid::of(*home)))
             .collect();
         self.restore(env, &target, &|_, _| reason.to_owned())
     }
@@ -691,12 +797,20 @@ impl Walk<'_> {
         let label = fresh_label(&mut self.labels, base);
         let mut pairs = Vec::new();
         for r in reqs {
-            let Some(twin) = self.twins.get(&r.data) else {
+            let Some(pair) = self.pairs.get(&r.data) else {
                 continue;
             };
             let (from, to, kind) = match r.to {
-                Side::Device => (r.data.clone(), twin.clone(), CopyKind::HostToDevice),
-                Side::Host => (twin.clone(), r.data.clone(), CopyKind::DeviceToHost),
+                Side::Device => (
+                    pair.host.clone(),
+                    pair.device.clone(),
+                    CopyKind::HostToDevice,
+                ),
+                Side::Host => (
+                    pair.device.clone(),
+                    pair.host.clone(),
+                    CopyKind::DeviceToHost,
+                ),
             };
             self.report.copies.push(CopyRecord {
                 from: from.clone(),
