@@ -12,11 +12,12 @@
 #
 # Without `--prepare` it prints what the machine has, asks the CUDA runtime
 # for a device (and stops there, status 0, with "no device: ..." when there
-# is none), then runs the corpus with the `gpu` stage at the S preset and,
-# if time remains, at M, with a limit per program and one for the whole
+# is none), then runs the corpus with the `gpu` stage at the S preset, again
+# with every array argument on the device (`--args-on-device`, beside CuPy's
+# arrays on the device) and, if time remains, at M, with a limit per program and one for the whole
 # script ($DEVICE_CHECK_BUDGET seconds, default 450: under 8 minutes).
 # Everything it prints goes to $OUT/device-check.log; the corpus reports go
-# to $OUT/corpus-S.json, $OUT/corpus-M.json and a table to $OUT/summary.md.
+# to $OUT/corpus-S.json, $OUT/corpus-S-on-device.json, $OUT/corpus-M.json and a table to $OUT/summary.md.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -110,6 +111,19 @@ for preset in S M; do
     rc=${PIPESTATUS[0]}
     echo "== preset $preset: exit status $rc"
     [[ "$preset" == S ]] && status=$rc
+    if [[ "$preset" == S ]]; then
+        # The comparison NPBench makes: every array argument already on
+        # the GPU, as CuPy's arrays are when CuPy is timed.
+        remaining=$(left)
+        echo "== the corpus at preset S, arguments on the device (${remaining} s of the budget left)"
+        timeout --signal=INT --kill-after=10 "$remaining" \
+            "$xtask" corpus --backend cuda --preset S --args-on-device --jobs "$(nproc)" \
+            --skip exec --skip cc --repeat 10 --gpu-timeout 60 \
+            --json "$out/corpus-S-on-device.json" | tee "$out/corpus-S-on-device.txt"
+        rc=${PIPESTATUS[0]}
+        echo "== preset S, arguments on the device: exit status $rc"
+        [[ $rc -ne 0 ]] && status=$rc
+    fi
 done
 
 python3 "$root/corpus/tools/gpu_summary.py" "$out"/corpus-*.json | tee "$out/summary.md"

@@ -3,7 +3,9 @@
 
     python3 corpus/tools/gpu_summary.py REPORT.json...
 
-One row per kernel and preset: the stage's verdict, the emitted program's
+One row per kernel, preset and mode (arguments on the host, or already on
+the device as CuPy's are: ``cargo xtask corpus --args-on-device``): the
+stage's verdict, the emitted program's
 median time on the device (``NAME_run`` alone), NumPy's on the host CPU and
 CuPy's on the GPU for the same kernel and sizes, and the speed-ups; then the
 geometric means of the speed-ups over the kernels that have both times.
@@ -38,7 +40,9 @@ def main(paths):
             verdict = stage["verdict"]
             if verdict != "pass":
                 verdict = f"{verdict}: {stage.get('reason', '').splitlines()[0][:80]}"
-            rows.append((r["kernel"], r["preset"], verdict, r.get("gpu") or {}))
+            # Arguments on the device: timed as CuPy is, inputs already there.
+            preset = r["preset"] + (" (args on device)" if r.get("args_on_device") else "")
+            rows.append((r["kernel"], preset, verdict, r.get("gpu") or {}))
     print("| kernel | preset | gpu | device ms | NumPy ms | CuPy ms | vs NumPy | vs CuPy |")
     print("|---|---|---|---|---|---|---|---|")
     for kernel, preset, verdict, g in rows:

@@ -105,6 +105,9 @@ pub struct KernelReport {
     pub kernel: String,
     /// The preset run.
     pub preset: String,
+    /// Whether every array argument's home was the device
+    /// ([`RunOptions::args_on_device`]).
+    pub args_on_device: bool,
     /// Per stage, in [`STAGES`] order.
     pub stages: Vec<(String, Stage)>,
     /// Kernel launches of the simulated run.
@@ -470,6 +473,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     let mut report = KernelReport {
         kernel: case.name().to_owned(),
         preset: preset.to_owned(),
+        args_on_device: options.args_on_device,
         stages: Vec::new(),
         launches: 0,
         transfer_bytes: 0,

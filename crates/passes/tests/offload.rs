@@ -87,6 +87,19 @@ fn state<'a>(sdfg: &'a Sdfg, label: &str) -> &'a State {
         .unwrap_or_else(|| panic!("no state `{label}`"))
 }
 
+/// The state labelled `label`, to change it.
+fn state_mut<'a>(sdfg: &'a mut Sdfg, label: &str) -> &'a mut State {
+    sdfg.body
+        .blocks
+        .iter_mut()
+        .find(|b| b.label == label)
+        .and_then(|b| match &mut b.kind {
+            BlockKind::State(s) => Some(s),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no state `{label}` at the top level"))
+}
+
 /// The labels of a region's blocks, in order.
 fn labels(region: &Region) -> Vec<&str> {
     region.blocks.iter().map(|b| b.label.as_str()).collect()
@@ -297,9 +310,11 @@ fn check_offload_with(
         again, offloaded,
         "`{name}`: a second offload changed the SDFG"
     );
+    // Recognized by its schedules; one the pass left without device code
+    // (copies only) is a fixed point all the same (checked above).
     assert_eq!(
         second.already_offloaded,
-        device_work || !report.placements.is_empty() || report.already_offloaded,
+        offloaded.schedules_decided(),
         "`{name}`: second report\n{second}"
     );
     if second.already_offloaded {
@@ -2256,7 +2271,8 @@ fn a_container_shared_by_a_callback_and_a_kernel_is_copied_to_the_host_for_the_c
         b.build().unwrap()
     };
     let sdfg = build(false);
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen_handle = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = seen_handle.clone();
     let mut sim = Simulator::new();
     let sink = seen.clone();
     sim.register("show", move |args: &[ArrayValue]| {
@@ -2280,12 +2296,49 @@ fn a_container_shared_by_a_callback_and_a_kernel_is_copied_to_the_host_for_the_c
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0], seen[1]);
     assert_eq!(seen[1], args.arrays["x"]);
-    // Negative control: in one state, no copy can sit between the kernel
-    // and the callback; the pass refuses, naming the container and state.
-    let (what, location) = refusal(&build(true), &Options::default());
+    drop(seen);
+    // In one state the kernel and the callback share `y`: the state splits
+    // in dataflow order (kernel, then callback), and the copy sits between.
+    let fused = build(true);
+    let checked = check_offload(&fused, &args, &sim);
+    let report = &checked.report;
+    assert_eq!(
+        report.split_states,
+        ["both into 2 states (host code and device code share `y`)"],
+        "{report}"
+    );
+    assert_eq!(
+        copies_of(report, "y"),
+        [d2h("dev_y", "y", "8*N", "both_part1_to_host")],
+        "{report}"
+    );
+    let seen_now = seen_values(&seen_handle);
+    assert_eq!(seen_now.last(), Some(&args.arrays["x"]));
+    // Negative control: with a copy between access nodes in the state as
+    // well, where the parts would go is not decided; the pass refuses,
+    // naming the container and state.
+    let mut with_copy = build(true);
+    with_copy
+        .containers
+        .insert("z".into(), sdfg_ir::DataDesc::array(F64, vec![sym("N")]));
+    with_copy.arguments.push("z".into());
+    let st = state_mut(&mut with_copy, "both");
+    let x = st
+        .nodes()
+        .find(|(_, n)| n.as_access() == Some("x"))
+        .map(|(id, _)| id)
+        .unwrap();
+    let z = st.add_access("z");
+    st.add_edge(x, None, z, None, sdfg_ir::Memlet::full("x", &[sym("N")]));
+    let (what, location) = refusal(&with_copy, &Options::default());
     assert!(what.contains("`y`"), "{what}");
     assert!(!what.contains("`x`"), "{what}");
     assert_eq!(location, "both");
+}
+
+/// What the `show` callback was given so far.
+fn seen_values(seen: &std::sync::Arc<std::sync::Mutex<Vec<ArrayValue>>>) -> Vec<ArrayValue> {
+    seen.lock().unwrap().clone()
 }
 
 #[test]
@@ -2650,7 +2703,8 @@ fn loop_then_callback() -> Sdfg {
 
 /// A simulator whose callback `show` records what it is given.
 fn recording_sim() -> (Simulator, std::sync::Arc<std::sync::Mutex<Vec<ArrayValue>>>) {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen_handle = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = seen_handle.clone();
     let mut sim = Simulator::new();
     let sink = seen.clone();
     sim.register("show", move |args: &[ArrayValue]| {
@@ -3265,4 +3319,71 @@ fn scalar_host_code_on_data_whose_home_is_the_device_goes_to_the_data() {
     let (_, report) = offload_ok(&host);
     assert_eq!(report.host_states.len(), 1, "{report}");
     assert!(report.kernels.is_empty(), "{report}");
+}
+
+#[test]
+fn host_code_beside_device_code_that_can_run_on_the_device_becomes_a_one_point_map() {
+    // One state: a kernel writes `y`, a tasklet reads `y[0]` into `z[0]`.
+    // The tasklet can run on the device: it becomes a single-thread kernel
+    // (DaCe's one-point GPU map), nothing is split, and with every array
+    // already on the device nothing is copied.
+    let build = |storage: Storage| {
+        let mut b = SdfgBuilder::new("beside");
+        b.symbol("N")
+            .container(
+                "x",
+                sdfg_ir::DataDesc::array(F64, vec![sym("N")]).with_storage(storage),
+            )
+            .container(
+                "y",
+                sdfg_ir::DataDesc::array(F64, vec![sym("N")]).with_storage(storage),
+            )
+            .container(
+                "z",
+                sdfg_ir::DataDesc::array(F64, vec![sym("1")]).with_storage(storage),
+            );
+        b.state("both", |s| {
+            let x = s.access("x");
+            let y = s.access("y");
+            s.mapped_tasklet(
+                "produce",
+                "i = 0:N",
+                Schedule::Default,
+                vec![(x, f64c("a"), "x[i]")],
+                vec![Stmt::assign("b", Expr::var("a") * Expr::f64(3.0))],
+                vec![(f64c("b"), y, "y[i]")],
+            );
+            let z = s.access("z");
+            let t = s.tasklet(
+                "first",
+                vec![f64c("a")],
+                vec![f64c("b")],
+                vec![Stmt::assign("b", Expr::var("a") + Expr::f64(1.0))],
+            );
+            s.edge(y, None, t, Some("a"), "y[0]");
+            s.edge(t, Some("b"), z, None, "z[0]");
+        });
+        b.build().unwrap()
+    };
+    let on_host = build(Storage::Default);
+    let on_device = build(Storage::DeviceGlobal);
+    let args = fill_args(&on_host, &[("N", 4)], vec![]);
+    let sim = Simulator::new();
+    let want = simulate(&sim, &on_host, &args);
+    let (out, report) = offload_ok(&on_device);
+    assert!(report.split_states.is_empty(), "{report}");
+    assert!(
+        report
+            .kernels
+            .iter()
+            .any(|k| k.contains("single-thread kernel for host tasklet `first`")),
+        "{report}"
+    );
+    assert!(report.copies.is_empty(), "{report}");
+    let got = simulate(&sim, &out, &args);
+    assert_same_outputs("one-point map", &want, &got);
+    assert_eq!(got.report.launches, 2);
+    assert_eq!(transfers(&got).0 + transfers(&got).1, 0);
+    // Idempotent.
+    assert_eq!(offload_ok(&out).0, out);
 }

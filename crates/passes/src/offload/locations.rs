@@ -150,13 +150,14 @@ pub fn state_accesses(
                     None
                 };
                 let side = view.map_or(Side::Device, |v| view_side(state, &tree, v));
-                // A transfer between memories the SDFG has decided (a host
-                // twin of data whose home is the device, and that data)
-                // touches each end on its own side; an end in default
-                // storage goes wherever the copy runs.
+                // A transfer between memories the SDFG has decided touches
+                // each end on its own side: an argument (host memory unless
+                // its home is the device), a host twin, device data. A
+                // transient in default storage goes wherever the copy runs.
                 let decided = |x: &str| {
                     containers.get(x).and_then(|d| match d.storage {
                         sdfg_ir::Storage::Host | sdfg_ir::Storage::HostPinned => Some(Side::Host),
+                        sdfg_ir::Storage::Default if !d.transient => Some(Side::Host),
                         sdfg_ir::Storage::DeviceGlobal => Some(Side::Device),
                         _ => None,
                     })

@@ -25,6 +25,9 @@
 //!    device computation (callbacks stay on the host). A state that only
 //!    computes what interstate code reads, from data no state writes, stays
 //!    on the host whole.
+//!    Then [`mixed`]: a state in which host code that cannot run on the
+//!    device (a callback) and device code share a container is split in
+//!    dataflow order, so that the walk below can put a copy between them.
 //! 3. [`locations`]: which containers device code uses, reads and writes,
 //!    and which ones host code (interstate conditions and assignments,
 //!    callbacks) reads.
@@ -47,8 +50,8 @@
 //! Still to come (later versions of this pass): nested SDFGs at host level
 //! (or inside maps kept on the host) whose interstate code reads data. Where the input needs one of them the pass returns
 //! [`OffloadError::Unsupported`] rather than a wrong program, and so it does
-//! for a container that host code and device code use in the same state (no
-//! copy can sit between them).
+//! for a container that host code and device code use in a state [`mixed`]
+//! cannot split (one with copies between access nodes or views).
 //!
 //! The pass is idempotent: an SDFG in which code already runs on a device
 //! is returned unchanged ([`is_offloaded`]); one it left without device
@@ -58,6 +61,7 @@
 //! through a host twin ([`placement`]).
 
 pub mod locations;
+pub mod mixed;
 pub mod nested;
 pub mod partitions;
 pub mod persistent;
@@ -161,6 +165,10 @@ pub struct Report {
     /// Loops whose tests read what device code inside them writes, each
     /// become one persistent kernel (see [`persistent`]), by label.
     pub persistent_loops: Vec<String>,
+    /// States in which host code that cannot run on the device and device
+    /// code shared a container, split in dataflow order (see [`mixed`]),
+    /// by label, with how and why.
+    pub split_states: Vec<String>,
     /// Library nodes that became device-wide calls, with the vendor call if any.
     pub library_calls: Vec<String>,
     /// Container placements.
@@ -197,6 +205,9 @@ impl fmt::Display for Report {
         }
         for k in &self.kernels {
             writeln!(f, "  kernel: {k}")?;
+        }
+        for s in &self.split_states {
+            writeln!(f, "  split state: {s}")?;
         }
         for l in &self.library_calls {
             writeln!(f, "  device library call: {l}")?;
@@ -270,6 +281,7 @@ pub(crate) fn offload_unvalidated(
     }
     schedules::assign(&mut out, acc, &options.host_maps, &mut report)?;
     partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
+    mixed::split_mixed_states(&mut out, &mut report);
     let usage = locations::analyse(&out);
     placement::place(&mut out, acc, &usage, &mut report)?;
     if options.verbose {
