@@ -143,17 +143,16 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
     })
 }
 
-/// Makes every array argument's home the device (DaCe's `GPU_Global`
-/// storage, as `apply_gpu_storage` sets it): the SDFG a caller whose data
-/// already lives on the GPU (a CuPy array, NPBench's `dace_gpu` framework)
-/// offloads. Scalars and symbols stay on the host, where kernels take them
-/// by value.
+/// Makes every array argument's and array return value's home the device
+/// (DaCe's `GPU_Global` storage, as `apply_gpu_storage` sets it on every
+/// non-transient array): the SDFG a caller whose data already lives on the
+/// GPU (CuPy arrays, NPBench's `dace_gpu` framework) offloads, and which
+/// returns device arrays as CuPy does. Scalars and symbols stay on the
+/// host, where kernels take them by value.
 pub fn arguments_on_device(sdfg: &mut Sdfg) {
-    for a in &sdfg.arguments {
-        if let Some(d) = sdfg.containers.get_mut(a)
-            && !d.is_scalar()
-            && !d.is_view()
-        {
+    for (x, d) in sdfg.containers.iter_mut() {
+        let signature = !d.transient || x.starts_with("__return");
+        if signature && !d.is_scalar() && !d.is_view() {
             d.storage = sdfg_ir::Storage::DeviceGlobal;
         }
     }
