@@ -14,11 +14,16 @@ made from the lowered file as saved:
 - ``gpu``: after ``SDFG.apply_gpu_transformations()``, as
   ``<category>__<name>.dace.gpu.sdfg``;
 - ``auto-gpu``: after ``auto_optimize(sdfg, dace.DeviceType.GPU)``, as
-  ``<category>__<name>.dace.auto-gpu.sdfg``.
+  ``<category>__<name>.dace.auto-gpu.sdfg``;
+- ``gpu-storage``: after ``apply_gpu_storage(sdfg)`` (its inputs and
+  outputs in GPU global memory, no schedule decided: what NPBench's
+  ``dace_gpu`` framework and GT4Py hand over), as
+  ``<category>__<name>.dace.gpu-storage.sdfg``; the ``dace-import`` stage
+  reads it with ``--args-on-device``.
 
 One JSON object per line and variant says what happened:
 
-    {"program": ..., "variant": "lowered" | "gpu" | "auto-gpu",
+    {"program": ..., "variant": "lowered" | "gpu" | "auto-gpu" | "gpu-storage",
      "file": ..., "status": "ok" | "failed", "message": ...}
 
 Exit status: 0 when every file was written, 1 when any failed, 2 on a
@@ -40,11 +45,15 @@ SKIPPED = 3
 
 def gpu_variants(dace):
     """The GPU variants: (name, file suffix, transformation in place)."""
-    from dace.transformation.auto.auto_optimize import auto_optimize  # noqa: PLC0415
+    from dace.transformation.auto.auto_optimize import (  # noqa: PLC0415
+        apply_gpu_storage,
+        auto_optimize,
+    )
 
     return [
         ("gpu", ".dace.gpu.sdfg", lambda sdfg: sdfg.apply_gpu_transformations()),
         ("auto-gpu", ".dace.auto-gpu.sdfg", lambda sdfg: auto_optimize(sdfg, dace.DeviceType.GPU)),
+        ("gpu-storage", ".dace.gpu-storage.sdfg", apply_gpu_storage),
     ]
 
 

@@ -10,10 +10,13 @@
 //!   written by `corpus/tools/dace_to_sdfg.py` into `target/dace-sdfg/own`)
 //!   goes through the corpus's `dace-import` stage: imported, validated,
 //!   simulated against NumPy, offloaded for CUDA, simulated on the device
-//!   against NumPy, and exported again. Two GPU variants are written beside
+//!   against NumPy, and exported again. Three GPU variants are written beside
 //!   it (`.dace.gpu.sdfg` after `apply_gpu_transformations()`,
-//!   `.dace.auto-gpu.sdfg` after `auto_optimize(..., GPU)`) for the
-//!   fuzzer's `dace-mutants` target; the command says how many import.
+//!   `.dace.auto-gpu.sdfg` after `auto_optimize(..., GPU)`,
+//!   `.dace.gpu-storage.sdfg` after `apply_gpu_storage`) for the fuzzer's
+//!   `dace-mutants` target; the command says how many import. The third
+//!   also goes through the `dace-import` stage with `--args-on-device`
+//!   (column "DaCe's, on GPU"): its inputs and outputs stay on the device.
 //!
 //! `corpus/tools/dace_sdfg_check.py` then has DaCe load every exported
 //! file, validate it and generate code from it. A file DaCe refuses where
@@ -36,6 +39,10 @@ const VARIANTS: [(&str, bool); 2] = [("host", false), ("cuda", true)];
 
 /// The column of DaCe's own SDFG, imported and offloaded.
 const IMPORTED: &str = "dace-import";
+
+/// The column of DaCe's own SDFG after `apply_gpu_storage` (its inputs and
+/// outputs already on the GPU), imported and offloaded with them there.
+const ON_DEVICE: &str = "dace-gpu-storage";
 
 /// Where DaCe's own SDFGs of the corpus are kept.
 pub(crate) fn own_dir(root: &Path) -> PathBuf {
@@ -157,35 +164,47 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
             dace_sdfgs: Some(&own),
             args_on_device: false,
         };
-        for k in &selected {
-            if results.contains_key(&(k.name.clone(), IMPORTED)) {
-                continue;
-            }
-            let report = corpus::run_kernel(k, &options);
-            let verdict = report
-                .stages
-                .iter()
-                .find(|(s, _)| s == IMPORTED)
-                .map(|(_, st)| st.verdict.clone());
-            let offloaded = corpus::dace_offloaded_file(&own, &k.name);
-            match verdict {
-                Some(corpus::Verdict::Pass) => files.push((
-                    k.name.clone(),
-                    IMPORTED,
-                    format!("{}={}:gpu", offloaded.display(), k.path.display()),
-                )),
-                Some(corpus::Verdict::Fail(why)) => {
-                    results.insert((k.name.clone(), IMPORTED), ("failed".to_owned(), why));
+        // DaCe's lowered SDFG, and the same after `apply_gpu_storage` with
+        // every argument's home the device.
+        for (column, args_on_device) in [(IMPORTED, false), (ON_DEVICE, true)] {
+            let options = corpus::RunOptions {
+                args_on_device,
+                ..options
+            };
+            for k in &selected {
+                if results.contains_key(&(k.name.clone(), IMPORTED)) {
+                    continue; // DaCe could not lower it
                 }
-                Some(corpus::Verdict::Skip(why)) => {
-                    let status = if why.starts_with("refused") {
-                        "refused"
-                    } else {
-                        "skipped"
-                    };
-                    results.insert((k.name.clone(), IMPORTED), (status.to_owned(), why));
+                let report = corpus::run_kernel(k, &options);
+                let verdict = report
+                    .stages
+                    .iter()
+                    .find(|(s, _)| s == IMPORTED)
+                    .map(|(_, st)| st.verdict.clone());
+                let offloaded = if args_on_device {
+                    corpus::dace_gpu_storage_offloaded_file(&own, &k.name)
+                } else {
+                    corpus::dace_offloaded_file(&own, &k.name)
+                };
+                match verdict {
+                    Some(corpus::Verdict::Pass) => files.push((
+                        k.name.clone(),
+                        column,
+                        format!("{}={}:gpu", offloaded.display(), k.path.display()),
+                    )),
+                    Some(corpus::Verdict::Fail(why)) => {
+                        results.insert((k.name.clone(), column), ("failed".to_owned(), why));
+                    }
+                    Some(corpus::Verdict::Skip(why)) => {
+                        let status = if why.starts_with("refused") {
+                            "refused"
+                        } else {
+                            "skipped"
+                        };
+                        results.insert((k.name.clone(), column), (status.to_owned(), why));
+                    }
+                    None => {}
                 }
-                None => {}
             }
         }
     }
@@ -412,8 +431,8 @@ fn report(
     results: &BTreeMap<(String, &str), (String, String)>,
 ) -> ExitCode {
     println!(
-        "{:<32} {:<16} {:<16} {:<16}",
-        "kernel", "ours, host", "ours, cuda", "DaCe's, offloaded"
+        "{:<32} {:<16} {:<16} {:<18} {:<16}",
+        "kernel", "ours, host", "ours, cuda", "DaCe's, offloaded", "DaCe's, on GPU"
     );
     let mut notes = Vec::new();
     let mut failed = 0;
@@ -425,13 +444,14 @@ fn report(
                 .map_or_else(|| "?".to_owned(), |(s, _)| s.clone())
         };
         println!(
-            "{:<32} {:<16} {:<16} {:<16}",
+            "{:<32} {:<16} {:<16} {:<18} {:<16}",
             k.name,
             cell("host"),
             cell("cuda"),
-            cell(IMPORTED)
+            cell(IMPORTED),
+            cell(ON_DEVICE)
         );
-        for variant in ["host", "cuda", IMPORTED] {
+        for variant in ["host", "cuda", IMPORTED, ON_DEVICE] {
             if let Some((status, message)) = results.get(&(k.name.clone(), variant)) {
                 *counts.entry(status.as_str()).or_default() += 1;
                 if status != "ok" {

@@ -496,7 +496,11 @@ impl<'a> Emitter<'a> {
             }
         };
         let home = |desc: &DataDesc| desc.storage.side().unwrap_or(Side::Host);
-        for a in &sdfg.arguments {
+        let returns = return_values(sdfg);
+        // Return values follow the arguments, also where the SDFG lists
+        // them among its arguments (DaCe's SDFGs do: `__return` is a
+        // non-transient array there).
+        for a in sdfg.arguments.iter().filter(|a| !returns.contains(a)) {
             let (kind, shape, side) = match sdfg.containers.get(a) {
                 Some(desc) => (
                     ParameterKind::Container(desc.dtype),
@@ -521,7 +525,7 @@ impl<'a> Emitter<'a> {
             .filter(|p| matches!(p.kind, ParameterKind::Symbol(_)))
             .map(|p| p.name.clone())
             .collect();
-        for r in return_values(sdfg) {
+        for r in returns {
             let desc = &sdfg.containers[&r];
             if let Some(s) = desc
                 .free_symbols()

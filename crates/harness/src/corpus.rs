@@ -266,6 +266,25 @@ pub fn dace_offloaded_file(dir: &Path, kernel: &str) -> PathBuf {
     dir.join(format!("{}.dace.offloaded.sdfg", kernel.replace('/', "__")))
 }
 
+/// Where DaCe's own SDFG of `kernel` after `apply_gpu_storage` is kept in
+/// `dir` (its inputs and outputs already on the GPU): what the
+/// `dace-import` stage reads with [`RunOptions::args_on_device`].
+pub fn dace_gpu_storage_file(dir: &Path, kernel: &str) -> PathBuf {
+    dir.join(format!(
+        "{}.dace.gpu-storage.sdfg",
+        kernel.replace('/', "__")
+    ))
+}
+
+/// Where the `dace-import` stage writes that SDFG after this project
+/// offloaded it.
+pub fn dace_gpu_storage_offloaded_file(dir: &Path, kernel: &str) -> PathBuf {
+    dir.join(format!(
+        "{}.dace.gpu-storage.offloaded.sdfg",
+        kernel.replace('/', "__")
+    ))
+}
+
 /// What the `exec` stage counted on the device beside what the simulator
 /// counted for the same program (the lowered SDFG), where they differ.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -778,13 +797,9 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             let h = host
                 .as_ref()
                 .ok_or_else(|| Verdict::Skip("no host run".to_owned()))?;
-            let exec_error = |e: sdfg_exec::ExecError| match e {
-                sdfg_exec::ExecError::Missing(why) => Verdict::Skip(why),
-                other => Verdict::Fail(other.to_string()),
-            };
             let compiled = device
                 .compile(unit, &dir.join(subdir))
-                .map_err(exec_error)?;
+                .map_err(exec_verdict)?;
             // NumPy's answer where NumPy runs; the host simulation's otherwise.
             let (against, what) = match numpy(&meta) {
                 Ok(r) => (r.outputs, "NumPy"),
@@ -792,35 +807,15 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                 Err(_) => (h.outputs.clone(), "the host run (NumPy not available)"),
             };
             // One run, checked: `run` executes the compiled unit.
-            let checked = |run: &mut UnitRun<'_>| -> Result<Option<sdfg_exec::Execution>, Verdict> {
-                let mut arguments =
-                    unit_arguments(unit, &h.inputs, &md.symbols).map_err(Verdict::Fail)?;
-                let Some(execution) = run(&mut arguments) else {
-                    return Ok(None);
-                };
-                let execution = execution.map_err(exec_error)?;
-                if execution.status != 0 {
-                    return Err(Verdict::Fail(format!(
-                        "the program returned status {}:\n{}",
-                        execution.status,
-                        execution.messages.trim()
-                    )));
-                }
-                if let Some(live) = &execution.live_after_exit
-                    && !live.is_empty()
-                {
-                    return Err(Verdict::Fail(format!("left live after exit: {live:?}")));
-                }
-                let outputs = unit_outputs(unit, arguments);
-                compare_outputs(
-                    &md.outputs,
-                    &outputs,
-                    &against,
+            let checked = |run: &mut UnitRun<'_>| {
+                checked_run(
+                    unit,
+                    &h.inputs,
+                    md,
+                    (&against, what),
                     "the emitted program",
-                    what,
-                    &md.tolerance,
-                )?;
-                Ok(Some(execution))
+                    run,
+                )
             };
             let execution = checked(&mut |a| Some(device.execute(&compiled, a)))?
                 .ok_or_else(|| Verdict::Fail("the device ran nothing".to_owned()))?;
@@ -958,7 +953,11 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                         .to_owned(),
                 )
             })?;
-        let file = dace_sdfg_file(dir, &kernel.name);
+        let file = if options.args_on_device {
+            dace_gpu_storage_file(dir, &kernel.name)
+        } else {
+            dace_sdfg_file(dir, &kernel.name)
+        };
         if !file.is_file() {
             return Err(Verdict::Skip(format!(
                 "DaCe wrote no SDFG of this kernel ({})",
@@ -976,7 +975,15 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
         let reference = numpy(&meta)?.outputs;
-        let run = simulate(&sdfg, init.as_ref(), md, false, given.as_ref())
+        // Data already on the GPU is simulated as the host program it is
+        // before offloading: on the host.
+        let mut on_host = sdfg.clone();
+        for d in on_host.containers.values_mut() {
+            if d.storage == sdfg_ir::Storage::DeviceGlobal {
+                d.storage = sdfg_ir::Storage::Default;
+            }
+        }
+        let run = simulate(&on_host, init.as_ref(), md, false, given.as_ref())
             .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, imported: {e}")))?;
         compare_outputs(
             &md.outputs,
@@ -998,13 +1005,88 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             "NumPy",
             &md.tolerance,
         )?;
+        // On the emulated GPU (or a real one), as emitted, against NumPy.
+        if let (crate::Backend::Code(target), Ok(device), Some(h)) =
+            (backend, options.device, host.as_ref())
+        {
+            let mut lowered = out.clone();
+            sdfg_passes::lower_library_nodes(&mut lowered, target.dialect)
+                .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, lowered: {e}")))?;
+            let unit = sdfg_codegen::emit(&lowered, target.dialect)
+                .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, emitted: {e}")))?;
+            let dir = scratch_dir(&format!("dace-{}-{}", target.name, case.name()));
+            let compiled = device.compile(&unit, &dir).map_err(exec_verdict)?;
+            let run = checked_run(
+                &unit,
+                &h.inputs,
+                md,
+                (&reference, "NumPy"),
+                "DaCe's SDFG, offloaded, emitted and executed,",
+                &mut |a| Some(device.execute(&compiled, a)),
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            run?;
+        }
         let text = sdfg_dace_format::to_dace_string(&out)
             .map_err(|e| Verdict::Skip(format!("refused on export: {e}")))?;
-        let target = dace_offloaded_file(dir, &kernel.name);
+        let target = if options.args_on_device {
+            dace_gpu_storage_offloaded_file(dir, &kernel.name)
+        } else {
+            dace_offloaded_file(dir, &kernel.name)
+        };
         std::fs::write(&target, text)
             .map_err(|e| fail(&format!("cannot write `{}`: {e}", target.display())))
     });
     report
+}
+
+/// One run of a compiled unit (`run` executes it), on the kernel's inputs
+/// and symbols, checked: status 0, nothing left live, every output equal
+/// to `against` (the outputs, and what they are). `None`: the device does
+/// not run it that way.
+fn checked_run(
+    unit: &sdfg_codegen::TranslationUnit,
+    inputs: &BTreeMap<String, ArrayValue>,
+    md: &Metadata,
+    against: (&BTreeMap<String, ArrayValue>, &str),
+    what: &str,
+    run: &mut UnitRun<'_>,
+) -> Result<Option<sdfg_exec::Execution>, Verdict> {
+    let mut arguments = unit_arguments(unit, inputs, &md.symbols).map_err(Verdict::Fail)?;
+    let Some(execution) = run(&mut arguments) else {
+        return Ok(None);
+    };
+    let execution = execution.map_err(exec_verdict)?;
+    if execution.status != 0 {
+        return Err(Verdict::Fail(format!(
+            "the program returned status {}:\n{}",
+            execution.status,
+            execution.messages.trim()
+        )));
+    }
+    if let Some(live) = &execution.live_after_exit
+        && !live.is_empty()
+    {
+        return Err(Verdict::Fail(format!("left live after exit: {live:?}")));
+    }
+    let outputs = unit_outputs(unit, arguments);
+    compare_outputs(
+        &md.outputs,
+        &outputs,
+        against.0,
+        what,
+        against.1,
+        &md.tolerance,
+    )?;
+    Ok(Some(execution))
+}
+
+/// An execution's error as a stage's verdict: a missing tool skips.
+fn exec_verdict(e: sdfg_exec::ExecError) -> Verdict {
+    match e {
+        sdfg_exec::ExecError::Missing(why) => Verdict::Skip(why),
+        other => Verdict::Fail(other.to_string()),
+    }
 }
 
 /// Compares every output `ours` has with `reference`; the verdict names

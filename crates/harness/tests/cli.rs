@@ -895,3 +895,50 @@ fn no_persistent_keeps_a_loop_testing_device_data_on_the_host() {
         );
     }
 }
+
+#[test]
+fn args_on_device_makes_the_entry_point_take_device_pointers() {
+    // `B[:] = A * 2.0 + 1.0`, as DaCe's `apply_gpu_storage` hands it over:
+    // one kernel on the caller's device arrays, no copy, and the unit
+    // exports what a caller without a runtime stages them with.
+    let program = scratch(
+        "axpb.py",
+        "import dace\nN = dace.symbol('N')\n\n@dace.program\ndef axpb(A: dace.float64[N], B: dace.float64[N]):\n    B[:] = A * 2.0 + 1.0\n",
+    );
+    let p = program.to_str().unwrap();
+    let report = sdfgc(&[
+        "compile",
+        p,
+        "--backend",
+        "cuda",
+        "--args-on-device",
+        "--emit",
+        "report",
+    ]);
+    let report = text(&report.stdout);
+    assert!(
+        report.contains("A: device_global (its home is the device"),
+        "{report}"
+    );
+    assert!(!report.contains("copy "), "{report}");
+    let source = sdfgc(&[
+        "compile",
+        p,
+        "--backend",
+        "cuda",
+        "--args-on-device",
+        "--emit",
+        "source",
+    ]);
+    assert_eq!(source.status.code(), Some(0), "{}", text(&source.stderr));
+    let source = text(&source.stdout);
+    assert!(source.contains("extern \"C\" void* axpb_device_alloc(size_t bytes)"));
+    assert!(
+        !source.contains("cudaMemcpyHostToDevice, stream"),
+        "{source}"
+    );
+    // Without the flag: twins and copies, no device helpers.
+    let plain = text(&sdfgc(&["compile", p, "--backend", "cuda", "--emit", "source"]).stdout);
+    assert!(!plain.contains("_device_alloc"));
+    assert!(plain.contains("dev_A"));
+}

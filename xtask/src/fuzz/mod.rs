@@ -689,6 +689,37 @@ fn check_sdfg(sdfg: &Sdfg) -> Outcome {
         Ok(back) if back.to_json() == json => {}
         _ => return Outcome::Finding("the offloaded SDFG's JSON does not round-trip".to_owned()),
     }
+    // The same program with every array argument already on the device
+    // (`--args-on-device`): offloaded, a fixed point, and computing what
+    // the host SDFG computes.
+    let mut on_device = sdfg.clone();
+    sdfg_harness::arguments_on_device(&mut on_device);
+    if on_device != *sdfg && sdfg_ir::validate(&on_device).is_ok() {
+        let moved =
+            match sdfg_passes::pipeline::run(&on_device, Some(sim), &options, &Pass::TO_OFFLOAD) {
+                Ok((o, _)) => o,
+                Err(e) => {
+                    return match broken_pass(sdfg, &e.to_string()) {
+                        Outcome::Finding(why) => {
+                            Outcome::Finding(format!("with the arguments on the device: {why}"))
+                        }
+                        other => other,
+                    };
+                }
+            };
+        match sdfg_passes::pipeline::run(&moved, Some(sim), &options, &Pass::TO_OFFLOAD) {
+            Ok((again, _)) if again.to_json() == moved.to_json() => {}
+            _ => {
+                return Outcome::Finding(
+                    "with the arguments on the device, offloading the offloaded SDFG changed it or failed"
+                        .to_owned(),
+                );
+            }
+        }
+        if let Outcome::Finding(why) = compare_runs(sdfg, &moved) {
+            return Outcome::Finding(format!("with the arguments on the device: {why}"));
+        }
+    }
     // Code generation for CUDA: errors are fine, panics are not.
     if let Ok(sdfg_harness::Backend::Code(target)) = sdfg_harness::backend("cuda")
         && let Ok((lowered, _)) =

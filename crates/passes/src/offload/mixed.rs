@@ -15,10 +15,12 @@
 //!   its units and the access nodes they use;
 //! - the placement walk then puts whatever copies are needed between them.
 //!
-//! A state with copies between access nodes or views is left whole (where
-//! the copy or the view would go is not decided here); if host and device
-//! code still share a container in it, the placement walk refuses it,
-//! naming the container and the state.
+//! A state with copies between access nodes or views, or with data passed
+//! directly from code on one side to code on the other, is left whole
+//! (where the copy or the view would go, or which container would carry
+//! the data, is not decided here); if host and device code still share a
+//! container in it, the placement walk refuses it, naming the container
+//! and the state.
 
 use super::Report;
 use sdfg_ir::{BlockKind, ControlBlock, Node, NodeId, Sdfg, State, VIEW_CONNECTOR};
@@ -108,14 +110,15 @@ fn split(state: &State) -> Option<(Vec<State>, BTreeSet<String>)> {
         {
             return None; // a view: left whole
         }
-        let code = unit_of(src).or(unit_of(dst))?;
         let names = [
             a.as_access(),
             b.as_access(),
             e.memlet.as_ref().map(|m| m.data.as_str()),
         ];
-        for x in names.into_iter().flatten() {
-            sides.entry(x).or_default().insert(on_device(code));
+        for code in [unit_of(src), unit_of(dst)].into_iter().flatten() {
+            for x in names.into_iter().flatten() {
+                sides.entry(x).or_default().insert(on_device(code));
+            }
         }
     }
     let shared: BTreeSet<String> = sides
@@ -200,9 +203,13 @@ fn split(state: &State) -> Option<(Vec<State>, BTreeSet<String>)> {
     }
     for (_, src, dst, e) in state.edges() {
         let p = part_of_unit(unit_of(src).or(unit_of(dst))?);
-        // An edge between units of different parts is ordering the parts'
-        // sequence already gives.
         let (Some(&a), Some(&b)) = (ids[p].get(&src), ids[p].get(&dst)) else {
+            // Between units of different parts: an empty memlet only
+            // orders them, which the parts' sequence does; data passed
+            // from code to code directly has no container to cross in.
+            if e.memlet.is_some() {
+                return None;
+            }
             continue;
         };
         parts[p].graph.add_edge(a, b, e.clone());

@@ -45,7 +45,10 @@
 //!    and `break` restoring that, branches meet where they agree (else where
 //!    the first one leaves the container), and `return` and the exit restore
 //!    signature containers on the host. Copy-ins nothing before could affect
-//!    are hoisted into one state at the start.
+//!    are hoisted into one state at the start. A container already in
+//!    device storage (an argument whose home is the device) stays there:
+//!    host code reaches it through a host twin, and the exit restores it on
+//!    the device.
 //!
 //! Still to come (later versions of this pass): nested SDFGs at host level
 //! (or inside maps kept on the host) whose interstate code reads data. Where the input needs one of them the pass returns

@@ -14,6 +14,15 @@
 //! Views take their origin's storage; a view used by both sides gets a twin
 //! view, which views the twin (device states are renamed consistently).
 //!
+//! **Data whose home is the device.** A container already in device global
+//! storage (DaCe's `GPU_Global` arguments) never moves either, the other
+//! way round: device code uses it in place, and host code that reads or
+//! writes it (interstate code, code that stays on the host) gets a *host
+//! twin* instead, with the walk below tracking the pair as it tracks any
+//! other; host states are renamed, and interstate code reads the twin once
+//! the walk has decided its copies. Such a signature container is restored
+//! on the device at `return` and the exit.
+//!
 //! **Where copies go.** One walk over the structured control flow tracks,
 //! for every container with a twin, which sides hold its current value
 //! ([`Valid`]). Code that reads a container (or writes only part of it) on a
@@ -27,7 +36,7 @@
 //! - the branches of a conditional meet where they agree; where they do not,
 //!   where the first branch that falls through leaves the container, the
 //!   others copying at their end;
-//! - `return` and the exit restore signature containers on the host.
+//! - `return` and the exit restore signature containers on their home side.
 //!
 //! Copy optimization falls out of the walk: no copy back for a twin nothing
 //! wrote (the host copy stays valid), no copy-in before a plain write of the
@@ -62,6 +71,7 @@ pub(crate) fn place(
             location: sdfg.name.clone(),
         });
     }
+    let given = sdfg.containers.clone();
     let global = acc.global_storage();
     let params = map_params(sdfg);
     let host_too = |x: &str| usage.host_read.contains(x) || usage.host_used.contains(x);
@@ -276,6 +286,7 @@ pub(crate) fn place(
         .collect();
     let mut walk = Walk {
         containers: sdfg.containers.clone(),
+        given: &given,
         labels: all_labels(sdfg),
         pairs: &pairs,
         renames: &renames,
@@ -385,7 +396,11 @@ struct LoopFrame {
 }
 
 struct Walk<'a> {
+    /// Every container, placed (twins included).
     containers: BTreeMap<String, DataDesc>,
+    /// The containers as the pass was given them: who touches what in a
+    /// state is decided on these, as [`super::locations`] decided it.
+    given: &'a BTreeMap<String, DataDesc>,
     labels: BTreeSet<String>,
     /// Every container with a twin: the host's name and the device's.
     pairs: &'a BTreeMap<String, Pair>,
@@ -490,7 +505,7 @@ impl Walk<'_> {
                 }
                 // What host code writes (a host state's scalar) is copied in
                 // after it, not at the start.
-                _ => touched.extend(host_writes(&self.containers, &block)),
+                _ => touched.extend(host_writes(self.given, &block)),
             }
             let base = match &block.kind {
                 BlockKind::Return => "offload_copy_out_return".to_owned(),
@@ -552,7 +567,7 @@ impl Walk<'_> {
         env: &mut Env,
         before: &mut Vec<Request>,
     ) -> Result<(), OffloadError> {
-        let accesses = state_accesses(&self.containers, state);
+        let accesses = state_accesses(self.given, state);
         // Per container: the side(s) touching it here, whether it needs its
         // old value there, and whether it is written.
         let mut per: BTreeMap<&str, (BTreeSet<Side>, bool, bool)> = BTreeMap::new();
@@ -620,7 +635,7 @@ impl Walk<'_> {
         for x in l.condition.reads() {
             first.access(&x, Side::Host, true, false);
         }
-        first.region(&self.containers, &l.body);
+        first.region(self.given, &l.body);
         let update_reads: BTreeSet<String> =
             l.update.as_ref().map(|u| u.reads()).unwrap_or_default();
         for x in &update_reads {
