@@ -387,6 +387,15 @@ impl TaskletPrinter<'_> {
         }
     }
 
+    /// Whether `e` reads a symbol (a name no connector or local binds).
+    fn reads_symbol(&self, e: &Expr) -> bool {
+        let mut names = Vec::new();
+        sdfg_ir::code::expr_names(e, &mut names);
+        names
+            .iter()
+            .any(|n| !self.bindings.contains_key(n) && (self.is_symbol)(n))
+    }
+
     fn type_of(&self, e: &Expr) -> DType {
         TypeChecker::new(self.bindings.clone(), self.is_symbol)
             .type_of(e)
@@ -468,7 +477,26 @@ impl TaskletPrinter<'_> {
                 }
             }
             Expr::Call { func, args } => {
-                let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+                // The prelude's minimum and maximum take one type: operands
+                // of another are converted to the call's, as the type
+                // checker decided it. So are operands reading a symbol: the
+                // checker types symbols in code as int64, whatever type the
+                // unit declares them with (DaCe's nussinov takes the
+                // maximum of an int32 symbol and an int64 sum).
+                let same_type = matches!(func, Intrinsic::Min | Intrinsic::Max);
+                let t = self.type_of(e);
+                let a: Vec<String> = args
+                    .iter()
+                    .map(|x| {
+                        let text = self.expr(x);
+                        let from = self.type_of(x);
+                        if same_type && (from != t || self.reads_symbol(x)) {
+                            format!("sdfg::cast<{}, {}>({text})", ctype(t), ctype(from))
+                        } else {
+                            text
+                        }
+                    })
+                    .collect();
                 format!("sdfg::{}({})", intrinsic(*func), a.join(", "))
             }
             Expr::Select {

@@ -819,3 +819,46 @@ fn host_code_waits_for_the_stream_only_where_it_touches_pinned_memory() {
         assert!(host.matches(&sync).count() > 1, "{host}");
     }
 }
+
+#[test]
+fn minimum_and_maximum_reading_symbols_convert_to_the_result_type() {
+    // DaCe's nussinov: `max(t, u + w)` with `t` an int32 symbol: the type
+    // checker types symbols in code as int64, the unit declares `t` as
+    // int32, and the prelude's `maximum` takes one type. The emitted call
+    // converts to the type the checker decided.
+    use sdfg_ir::builder::SdfgBuilder;
+    use sdfg_ir::code::{Expr, Intrinsic, Stmt};
+    use sdfg_ir::{Connector, DType, Schedule};
+    let mut b = SdfgBuilder::new("mixed");
+    b.symbol("N")
+        .array("a", DType::Int64, "N")
+        .array("c", DType::Int64, "N");
+    b.state("s", |st| {
+        let a = st.access("a");
+        let c = st.access("c");
+        st.mapped_tasklet(
+            "top",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(a, Connector::scalar("x", DType::Int64), "a[i]")],
+            vec![Stmt::assign(
+                "o",
+                Expr::Call {
+                    func: Intrinsic::Max,
+                    args: vec![Expr::var("x"), Expr::var("i")],
+                },
+            )],
+            vec![(Connector::scalar("o", DType::Int64), c, "c[i]")],
+        );
+    });
+    let mut sdfg = b.build().unwrap();
+    sdfg.symbols.insert("N".into(), DType::Int32);
+    let unit = emitted(&sdfg, &Cuda);
+    // `i`, the map's parameter, is a symbol too.
+    assert!(
+        unit.source
+            .contains("sdfg::maximum(t_x, sdfg::cast<int64_t, int64_t>(i))"),
+        "{}",
+        unit.source
+    );
+}

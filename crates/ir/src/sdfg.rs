@@ -134,7 +134,7 @@ impl Sdfg {
     /// code may still go anywhere, so containers it keeps in device
     /// storage (arguments already on the GPU) are a constraint on the
     /// offload pass, not host code touching device memory (see
-    /// [`validate`](crate::validate)).
+    /// [`validate`](crate::validate())).
     pub fn schedules_decided(&self) -> bool {
         self.states().into_iter().any(|(_, s)| {
             s.nodes().any(|(_, n)| match n {
