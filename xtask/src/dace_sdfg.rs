@@ -172,7 +172,8 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
                 ..options
             };
             for k in &selected {
-                if results.contains_key(&(k.name.clone(), IMPORTED)) {
+                let lowered = results.get(&(k.name.clone(), IMPORTED));
+                if lowered.is_some_and(|(status, _)| status == "dace-failed") {
                     continue; // DaCe could not lower it
                 }
                 let report = corpus::run_kernel(k, &options);
@@ -379,17 +380,25 @@ fn refusals_daces_build_fails(
     own: &Path,
     results: &mut BTreeMap<(String, &str), (String, String)>,
 ) -> Result<(), String> {
-    let refused: Vec<String> = results
+    let refused: Vec<(String, &str)> = results
         .iter()
-        .filter(|((_, variant), (status, _))| *variant == IMPORTED && status == "refused")
-        .map(|((kernel, _), _)| kernel.clone())
+        .filter(|((_, variant), (status, _))| {
+            [IMPORTED, ON_DEVICE].contains(variant) && status == "refused"
+        })
+        .map(|((kernel, variant), _)| (kernel.clone(), *variant))
         .collect();
     if refused.is_empty() {
         return Ok(());
     }
     let files: Vec<PathBuf> = refused
         .iter()
-        .map(|k| corpus::dace_sdfg_file(own, k))
+        .map(|(k, variant)| {
+            if *variant == ON_DEVICE {
+                corpus::dace_gpu_storage_file(own, k)
+            } else {
+                corpus::dace_sdfg_file(own, k)
+            }
+        })
         .collect();
     let output = std::process::Command::new(python)
         .arg(script)
@@ -401,10 +410,10 @@ fn refusals_daces_build_fails(
     let records = stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
-    for (kernel, record) in refused.iter().zip(records) {
+    for ((kernel, variant), record) in refused.iter().zip(records) {
         let status = record["status"].as_str().unwrap_or("?");
         let message = record["message"].as_str().unwrap_or("");
-        if let Some(entry) = results.get_mut(&(kernel.clone(), IMPORTED)) {
+        if let Some(entry) = results.get_mut(&(kernel.clone(), *variant)) {
             // Only the compiler's refusal is DaCe's limitation; DaCe
             // refusing the file earlier, or a missing CMake, is noted.
             let verdict = if status == "build" {
