@@ -746,8 +746,9 @@ fn broken_pass(sdfg: &Sdfg, message: &str) -> Outcome {
 }
 
 /// Whether a run's error is the program's own (an access outside its
-/// arrays, a read of memory nothing wrote or of a symbol nothing assigned:
-/// the output is undefined), not a difference between two forms of one
+/// arrays, a read of memory nothing wrote or of a symbol nothing assigned,
+/// an integer overflow in symbolic code, which the simulator checks on
+/// the host and a kernel's loop wraps: the output is undefined), not a difference between two forms of one
 /// program.
 fn faulty_program(e: &SimError) -> bool {
     matches!(
@@ -757,7 +758,8 @@ fn faulty_program(e: &SimError) -> bool {
             | SimError::Uninitialized { .. }
             | SimError::AddressOverflow { .. }
             | SimError::Eval {
-                error: sdfg_ir::symbolic::EvalError::UndefinedSymbol { .. },
+                error: sdfg_ir::symbolic::EvalError::UndefinedSymbol { .. }
+                    | sdfg_ir::symbolic::EvalError::Overflow { .. },
                 ..
             }
     )
