@@ -57,6 +57,7 @@
 //!   60, shared by the targets); exits 1 on any finding, printing a
 //!   minimized reproducer (also in `target/fuzz/`).
 
+mod clients;
 mod dace_sdfg;
 mod fuzz;
 
@@ -103,6 +104,13 @@ fn main() -> ExitCode {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {e}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
+        Some("clients") => match clients::command(&args[1..], &workspace_root()) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e}");
                 ExitCode::from(2)
             }
         },

@@ -496,21 +496,28 @@ impl<'a> Emitter<'a> {
             }
         };
         let home = |desc: &DataDesc| desc.storage.side().unwrap_or(Side::Host);
+        let layout_of = |desc: &DataDesc| {
+            desc.layout()
+                .filter(|l| !desc.is_scalar() && !l.is_contiguous())
+                .cloned()
+        };
         let returns = return_values(sdfg);
         // Return values follow the arguments, also where the SDFG lists
         // them among its arguments (DaCe's SDFGs do: `__return` is a
         // non-transient array there).
         for a in sdfg.arguments.iter().filter(|a| !returns.contains(a)) {
-            let (kind, shape, side) = match sdfg.containers.get(a) {
+            let (kind, shape, side, layout) = match sdfg.containers.get(a) {
                 Some(desc) => (
                     ParameterKind::Container(desc.dtype),
                     shape_of(desc),
                     home(desc),
+                    layout_of(desc),
                 ),
                 None => (
                     ParameterKind::Symbol(sdfg.symbols.get(a).copied().unwrap_or(DType::Int64)),
                     Vec::new(),
                     Side::Host,
+                    None,
                 ),
             };
             signature.push(Parameter {
@@ -518,6 +525,7 @@ impl<'a> Emitter<'a> {
                 kind,
                 shape,
                 home: side,
+                layout,
             });
         }
         let arg_symbols: BTreeSet<String> = signature
@@ -545,6 +553,7 @@ impl<'a> Emitter<'a> {
                 kind: ParameterKind::Return(desc.dtype),
                 shape: shape_of(desc),
                 home: home(desc),
+                layout: layout_of(desc),
             });
         }
         let params: Vec<String> = signature

@@ -181,8 +181,15 @@ pub struct Parameter {
     pub kind: ParameterKind,
     /// The shape of a container or return value (empty for scalars and
     /// symbols): the buffer the caller passes holds this many elements in
-    /// row-major order.
+    /// row-major order, unless [`Parameter::layout`] says otherwise.
     pub shape: Vec<sdfg_ir::SymExpr>,
+    /// The container's layout where it is not the row-major contiguous
+    /// one (DaCe's Fortran arrays, with strides `(1, n)`; GT4Py's, with
+    /// strides in symbols): the code indexes the buffer by it, so the
+    /// caller's buffer holds its `total_size` elements, element `i` of the
+    /// shape at `offset + sum(i[d] * strides[d])`, as DaCe's callers lay
+    /// their data out. `None`: row-major contiguous.
+    pub layout: Option<sdfg_ir::Layout>,
     /// Where the buffer a container's pointer points to lives: `Device`
     /// for an argument whose home is the device (DaCe's `GPU_Global`
     /// arguments, a CuPy array), which the caller allocates on the

@@ -98,6 +98,8 @@ SDFG_HD float atan(float x) { return ::atanf(x); }
 SDFG_HD double atan(double x) { return ::atan(x); }
 SDFG_HD float atan2(float y, float x) { return ::atan2f(y, x); }
 SDFG_HD double atan2(double y, double x) { return ::atan2(y, x); }
+SDFG_HD float fmod(float a, float b) { return ::fmodf(a, b); }
+SDFG_HD double fmod(double a, double b) { return ::fmod(a, b); }
 // The rest of C's real functions, in both precisions.
 #define SDFG_REAL_FN(name) \
   SDFG_HD float name(float x) { return ::name##f(x); } \

@@ -60,6 +60,59 @@ fn a_state_machine_edge_with_a_condition_is_refused() {
     assert!(err.contains("edges["), "names the edge: {err}");
 }
 
+/// DaCe's state machine for `i = 1; while i <= N: (body); i += 1` and
+/// `if N > 3: ... else: ...`, as DaCe's Fortran frontend writes every
+/// loop and branch: raised to a loop and a conditional.
+#[test]
+fn a_state_machine_of_a_loop_and_a_branch_is_raised() {
+    let mut v = axpy();
+    let state = |label: &str| json!({"type": "SDFGState", "label": label, "nodes": [], "edges": [], "attributes": {}});
+    let edge = |src: usize, dst: usize, cond: Option<&str>, assign: Value| {
+        let mut a = json!({"assignments": assign});
+        if let Some(c) = cond {
+            a["condition"] = json!({"string_data": c, "language": "Python"});
+        }
+        json!({"type": "Edge", "src": src.to_string(), "dst": dst.to_string(),
+               "attributes": {"data": {"type": "InterstateEdge", "attributes": a}}})
+    };
+    let nodes = v["nodes"].as_array_mut().unwrap();
+    let compute = nodes.len() - 1;
+    // compute -> guard; guard -(i <= N)-> body -> guard; guard -(not)-> branch.
+    let base = nodes.len();
+    nodes.extend([
+        state("guard"),
+        state("body"),
+        state("branch"),
+        state("then"),
+        state("else"),
+        state("merge"),
+    ]);
+    v["attributes"]["symbols"]["i"] = json!("int64");
+    let edges = v["edges"].as_array_mut().unwrap();
+    edges.extend([
+        edge(compute, base, None, json!({"i": "1"})),
+        edge(base, base + 1, Some("(i <= N)"), json!({})),
+        edge(base + 1, base, None, json!({"i": "(i + 1)"})),
+        edge(base, base + 2, Some("(not (i <= N))"), json!({})),
+        edge(base + 2, base + 3, Some("N > 3"), json!({})),
+        edge(base + 2, base + 4, Some("not (N > 3)"), json!({})),
+        edge(base + 3, base + 5, None, json!({})),
+        edge(base + 4, base + 5, None, json!({})),
+    ]);
+    let sdfg = import(&v).unwrap();
+    sdfg_ir::validate(&sdfg).unwrap();
+    let kinds: Vec<&str> = sdfg.body.blocks.iter().map(|b| b.kind.name()).collect();
+    assert!(kinds.contains(&"loop"), "{kinds:?}");
+    assert!(kinds.contains(&"conditional"), "{kinds:?}");
+    // A branch whose conditions leave a case uncovered is refused.
+    let mut w = v.clone();
+    let n = w["edges"].as_array().unwrap().len();
+    w["edges"][n - 3]["attributes"]["data"]["attributes"]["condition"]["string_data"] =
+        json!("N > 5");
+    let err = refusal(&w);
+    assert!(err.contains("do not cover every case"), "{err}");
+}
+
 #[test]
 fn cpp_tasklets_and_unknown_nodes_are_refused_by_name() {
     let mut v = axpy();
@@ -89,10 +142,10 @@ fn data_outside_the_subset_is_refused_naming_the_container() {
         .find(|(_, d)| d["type"] == "Array")
         .unwrap();
     let name = name.clone();
-    desc["attributes"]["offset"] = json!(["1"]);
+    desc["attributes"]["offset"] = json!(["1", "0"]);
     let err = refusal(&v);
     assert!(
-        err.contains(&format!("`{name}` has the index offset")),
+        err.contains(&format!("`{name}` has 2 index offsets for 1 dimensions")),
         "{err}"
     );
 }

@@ -160,9 +160,11 @@ impl Request {
                     .map(|n| i64::try_from(*n).map(SymExpr::int))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| ExecError::io("request.json", e))?;
+                // The buffer as the caller laid it out: its own shape.
                 Ok(Parameter {
                     name: s.name.clone(),
                     kind: s.kind.0,
+                    layout: None,
                     shape,
                     home: if s.on_device {
                         sdfg_ir::Side::Device

@@ -503,8 +503,12 @@ pub fn check_arguments(parameters: &[Parameter], arguments: &[Argument]) -> Resu
                 if v.dtype() != t {
                     return Err(bad(format!("a {} array for a {t} parameter", v.dtype())));
                 }
-                let shape = p
-                    .shape
+                // A laid-out buffer holds its layout's total size.
+                let extents = match &p.layout {
+                    Some(l) => std::slice::from_ref(&l.total_size),
+                    None => &p.shape[..],
+                };
+                let shape = extents
                     .iter()
                     .map(|e| {
                         let n = e

@@ -451,9 +451,22 @@ pub fn run_program(
     )
 }
 
+/// Runs every stage for one case of a client tool
+/// ([`crate::clients::ClientCase`]): **parse** reads the case, **compile**
+/// imports the tool's SDFG (a refusal skips the rest, naming the
+/// construct), the host and device runs start from the case's inputs, and
+/// the tool's own answer stands where NumPy's does (**numpy**, **exec**).
+/// The last stage (**dace-import** in the corpus) writes the offloaded
+/// SDFG back in DaCe's format ([`crate::clients::ClientCase::offloaded_file`])
+/// for DaCe to validate and generate code from.
+pub fn run_client(case: &crate::clients::ClientCase, options: &RunOptions<'_>) -> KernelReport {
+    run_case(&Case::Client(case), options)
+}
+
 /// What is run: a corpus kernel (metadata in its `BENCHMARK`, inputs from
-/// its initializer program), or a program of a manifest (metadata in the
-/// entry, inputs from its Python reference).
+/// its initializer program), a program of a manifest (metadata in the
+/// entry, inputs from its Python reference), or a client tool's SDFG
+/// (metadata, inputs and answer in its case folder).
 enum Case<'a> {
     Corpus(&'a KernelFile),
     Program {
@@ -461,6 +474,7 @@ enum Case<'a> {
         manifest: &'a Path,
         root: &'a Path,
     },
+    Client(&'a crate::clients::ClientCase),
 }
 
 impl Case<'_> {
@@ -468,6 +482,7 @@ impl Case<'_> {
         match self {
             Case::Corpus(k) => &k.name,
             Case::Program { entry, .. } => &entry.name,
+            Case::Client(c) => &c.name,
         }
     }
 
@@ -475,6 +490,7 @@ impl Case<'_> {
         match self {
             Case::Corpus(k) => k.path.clone(),
             Case::Program { entry, root, .. } => root.join(&entry.file),
+            Case::Client(c) => c.sdfg_file(),
         }
     }
 }
@@ -532,6 +548,15 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
 
     let mut module = None;
     stage(&mut report, "parse", &mut || {
+        if let Case::Client(c) = case {
+            if let Some(why) = &c.meta.refused {
+                return Err(Verdict::Skip(format!("the tool wrote no SDFG: {why}")));
+            }
+            return match path.is_file() {
+                true => Ok(()),
+                false => Err(fail(&format!("no `{}`", path.display()))),
+            };
+        }
         let text = std::fs::read_to_string(&path).map_err(|e| fail(&e))?;
         module = Some(
             sdfg_frontend::Module::parse(&path.display().to_string(), &text)
@@ -542,12 +567,21 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     let mut meta = None;
     let mut sdfgs: Option<(Sdfg, Option<Sdfg>)> = None;
     stage(&mut report, "compile", &mut || {
+        if let Case::Client(c) = case {
+            // A construct outside the supported subset is refused by name.
+            let sdfg =
+                crate::load_sdfg(&path).map_err(|e| Verdict::Skip(format!("refused: {e}")))?;
+            sdfgs = Some((sdfg, None));
+            meta = Some(c.metadata());
+            return Ok(());
+        }
         let m = module
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no module".to_owned()))?;
         let md = match case {
             Case::Corpus(_) => Metadata::read(m, preset).map_err(Verdict::Fail)?,
             Case::Program { entry, .. } => entry.metadata(),
+            Case::Client(c) => c.metadata(),
         };
         let kernel = m
             .compile_with(&md.program, &md.signature)
@@ -614,6 +648,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                     manifest,
                     root,
                 } => program_reference(entry, manifest, root, md, options),
+                Case::Client(c) => client_reference(c),
             });
         }
         reference
@@ -627,7 +662,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         let (k, i) = sdfgs
             .as_ref()
             .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        if let Case::Program { .. } = case {
+        if let Case::Program { .. } | Case::Client(_) = case {
             let inputs = numpy(&meta)
                 .map_err(|v| match v {
                     Verdict::Skip(why) => Verdict::Skip(format!(
@@ -940,6 +975,16 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         )
     });
     stage(&mut report, "dace-import", &mut || {
+        if let Case::Client(c) = case {
+            let out = offloaded
+                .as_ref()
+                .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
+            let text = sdfg_dace_format::to_dace_string(out)
+                .map_err(|e| Verdict::Skip(format!("refused on export: {e}")))?;
+            let target = c.offloaded_file(backend.name());
+            return std::fs::write(&target, text)
+                .map_err(|e| fail(&format!("cannot write `{}`: {e}", target.display())));
+        }
         let Case::Corpus(kernel) = case else {
             return Err(Verdict::Skip(
                 "DaCe's SDFGs are written for corpus kernels".to_owned(),
@@ -1069,7 +1114,7 @@ fn checked_run(
     {
         return Err(Verdict::Fail(format!("left live after exit: {live:?}")));
     }
-    let outputs = unit_outputs(unit, arguments);
+    let outputs = unit_outputs(unit, arguments, &md.symbols).map_err(Verdict::Fail)?;
     compare_outputs(
         &md.outputs,
         &outputs,
@@ -1127,15 +1172,94 @@ fn compare_outputs(
 pub fn unit_outputs(
     unit: &sdfg_codegen::TranslationUnit,
     arguments: Vec<sdfg_exec::Argument>,
-) -> BTreeMap<String, ArrayValue> {
+    symbols: &BTreeMap<String, i64>,
+) -> Result<BTreeMap<String, ArrayValue>, String> {
     unit.parameters
         .iter()
         .zip(arguments)
         .filter_map(|(p, a)| match a {
-            sdfg_exec::Argument::Array(v) => Some((p.name.clone(), v)),
+            sdfg_exec::Argument::Array(v) => Some(match &p.layout {
+                Some(l) => read_back(&v, l, symbols)
+                    .map(|v| (p.name.clone(), v))
+                    .map_err(|e| format!("`{}`: {e}", p.name)),
+                None => Ok((p.name.clone(), v)),
+            }),
             sdfg_exec::Argument::Symbol(_) => None,
         })
         .collect()
+}
+
+/// A layout's shape, strides, offset and total size for `symbols`.
+fn concrete(
+    layout: &sdfg_ir::Layout,
+    symbols: &BTreeMap<String, i64>,
+) -> Result<(Vec<i64>, Vec<i64>, i64, i64), String> {
+    let eval = |e: &SymExpr| e.eval(symbols).map_err(|e| e.to_string());
+    let all = |v: &[SymExpr]| v.iter().map(eval).collect::<Result<Vec<_>, _>>();
+    Ok((
+        all(&layout.shape)?,
+        all(&layout.strides)?,
+        eval(&layout.offset)?,
+        eval(&layout.total_size)?,
+    ))
+}
+
+/// Where each element of a row-major array of `shape` lies in a buffer
+/// of the layout, in row-major order.
+fn positions(shape: &[i64], strides: &[i64], offset: i64) -> Vec<i64> {
+    let mut out = vec![offset];
+    for (&n, &s) in shape.iter().zip(strides) {
+        out = out
+            .iter()
+            .flat_map(|&base| (0..n.max(0)).map(move |i| base + i * s))
+            .collect();
+    }
+    out
+}
+
+/// `v` (row-major, its logical shape) laid out in a buffer of `layout`,
+/// as a caller of DaCe's program lays its data out
+/// ([`sdfg_codegen::Parameter::layout`]).
+fn lay_out(
+    v: &ArrayValue,
+    layout: &sdfg_ir::Layout,
+    symbols: &BTreeMap<String, i64>,
+) -> Result<ArrayValue, String> {
+    let (shape, strides, offset, total) = concrete(layout, symbols)?;
+    let total = usize::try_from(total).map_err(|_| format!("a total size of {total}"))?;
+    let mut buffer =
+        ArrayValue::try_zeros("buffer", v.dtype(), vec![total]).map_err(|e| e.to_string())?;
+    for (k, at) in positions(&shape, &strides, offset).into_iter().enumerate() {
+        let at = usize::try_from(at)
+            .ok()
+            .filter(|&a| a < total)
+            .ok_or_else(|| format!("element {k} lies at {at}, outside the buffer of {total}"))?;
+        if let Some(x) = v.get(k) {
+            buffer.elements.set(at, x);
+        }
+    }
+    Ok(buffer)
+}
+
+/// The row-major array of its logical shape that a buffer of `layout`
+/// holds.
+fn read_back(
+    buffer: &ArrayValue,
+    layout: &sdfg_ir::Layout,
+    symbols: &BTreeMap<String, i64>,
+) -> Result<ArrayValue, String> {
+    let (shape, strides, offset, _) = concrete(layout, symbols)?;
+    let dims = shape
+        .iter()
+        .map(|&n| usize::try_from(n).unwrap_or(0))
+        .collect();
+    let mut v = ArrayValue::try_zeros("value", buffer.dtype(), dims).map_err(|e| e.to_string())?;
+    for (k, at) in positions(&shape, &strides, offset).into_iter().enumerate() {
+        if let Some(x) = usize::try_from(at).ok().and_then(|a| buffer.get(a)) {
+            v.elements.set(k, x);
+        }
+    }
+    Ok(v)
 }
 
 /// One execution of a compiled unit on the given arguments (`None`: the
@@ -1158,11 +1282,17 @@ pub fn unit_arguments(
                 .get(&p.name)
                 .map(|v| sdfg_exec::Argument::Symbol(*v))
                 .ok_or_else(|| format!("the preset gives no value for the symbol `{}`", p.name)),
-            sdfg_codegen::ParameterKind::Container(_) => inputs
-                .get(&p.name)
-                .cloned()
-                .map(sdfg_exec::Argument::Array)
-                .ok_or_else(|| format!("no input for `{}`", p.name)),
+            sdfg_codegen::ParameterKind::Container(_) => {
+                let v = inputs
+                    .get(&p.name)
+                    .ok_or_else(|| format!("no input for `{}`", p.name))?;
+                match &p.layout {
+                    Some(l) => lay_out(v, l, symbols)
+                        .map(sdfg_exec::Argument::Array)
+                        .map_err(|e| format!("`{}`: {e}", p.name)),
+                    None => Ok(sdfg_exec::Argument::Array(v.clone())),
+                }
+            }
             sdfg_codegen::ParameterKind::Return(t) => {
                 let shape = p
                     .shape
@@ -1174,9 +1304,11 @@ pub fn unit_arguments(
                     })
                     .collect::<Result<Vec<usize>, String>>()
                     .map_err(|e| format!("the shape of `{}`: {e}", p.name))?;
-                ArrayValue::try_zeros(&p.name, t, shape)
-                    .map(sdfg_exec::Argument::Array)
-                    .map_err(|e| e.to_string())
+                let zeros = ArrayValue::try_zeros(&p.name, t, shape).map_err(|e| e.to_string())?;
+                match &p.layout {
+                    Some(l) => lay_out(&zeros, l, symbols).map(sdfg_exec::Argument::Array),
+                    None => Ok(sdfg_exec::Argument::Array(zeros)),
+                }
             }
         })
         .collect()
@@ -1905,6 +2037,14 @@ fn program_reference(
     Ok(Reference {
         outputs,
         inputs: Some(inputs),
+    })
+}
+
+/// A client case's inputs and the tool's answer (`expected/`).
+fn client_reference(case: &crate::clients::ClientCase) -> Result<Reference, Verdict> {
+    Ok(Reference {
+        outputs: case.expected().map_err(Verdict::Fail)?,
+        inputs: Some(case.inputs().map_err(Verdict::Fail)?),
     })
 }
 

@@ -56,6 +56,7 @@
 //! mimalloc purged and takes back (`MIMALLOC_PURGE_DELAY=-1` removes it; setting it
 //! from the program needs `unsafe`, which the workspace forbids).
 
+pub mod clients;
 pub mod corpus;
 pub mod goldens;
 pub mod toolchain;

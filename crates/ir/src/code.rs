@@ -291,6 +291,11 @@ pub enum Intrinsic {
     /// The exponent of C's `frexp`, an `int32` (0 for zero, infinities
     /// and NaN).
     FrexpExponent,
+    /// C's `fmod(a, b)` (float): the remainder of `a / b` truncated toward
+    /// zero, with the sign of `a`, exact. Fortran's `MOD` of reals and
+    /// GT4Py's tasklets call it; Python's `%` (the sign of `b`) is
+    /// [`BinaryOp::Mod`].
+    Fmod,
 }
 
 impl Intrinsic {
@@ -298,6 +303,7 @@ impl Intrinsic {
     pub fn arity(self) -> usize {
         match self {
             Intrinsic::Atan2
+            | Intrinsic::Fmod
             | Intrinsic::Pow
             | Intrinsic::Min
             | Intrinsic::Max
@@ -323,6 +329,7 @@ impl Intrinsic {
             Intrinsic::Tanh => "tanh",
             Intrinsic::Atan => "atan",
             Intrinsic::Atan2 => "atan2",
+            Intrinsic::Fmod => "fmod",
             Intrinsic::Pow => "pow",
             Intrinsic::Abs => "abs",
             Intrinsic::Floor => "floor",
@@ -394,6 +401,7 @@ impl Intrinsic {
             Intrinsic::Rint => "rint",
             Intrinsic::FrexpMantissa => "frexp_mantissa",
             Intrinsic::FrexpExponent => "frexp_exponent",
+            Intrinsic::Fmod => "fmod",
         }
     }
 }
@@ -932,6 +940,7 @@ impl<'a> TypeChecker<'a> {
                 }
             }
             I::Atan2
+            | I::Fmod
             | I::Floor
             | I::Ceil
             | I::Log2

@@ -139,22 +139,33 @@ impl ControlBlock {
     /// it read `x`: the offload pass points host code at the host twin of
     /// data whose home is the device.
     pub fn rename_interstate_reads(&mut self, renames: &BTreeMap<String, String>) {
+        self.map_interstate(&|e| e.rename_reads(renames), &|c| c.rename_reads(renames));
+    }
+
+    /// Rewrites this block's own interstate code (as
+    /// [`Self::rename_interstate_reads`] names it) expression by
+    /// expression and condition by condition.
+    pub fn map_interstate(
+        &mut self,
+        expr: &dyn Fn(&SymExpr) -> SymExpr,
+        cond: &dyn Fn(&SymCond) -> SymCond,
+    ) {
         match &mut self.kind {
             BlockKind::Loop(l) => {
-                l.condition = l.condition.rename_reads(renames);
+                l.condition = cond(&l.condition);
                 for e in [&mut l.init, &mut l.update].into_iter().flatten() {
-                    *e = e.rename_reads(renames);
+                    *e = expr(e);
                 }
             }
             BlockKind::Conditional(c) => {
-                for (cond, _) in &mut c.branches {
-                    *cond = cond.rename_reads(renames);
+                for (c, _) in &mut c.branches {
+                    *c = cond(c);
                 }
             }
             _ => {}
         }
         for a in &mut self.transition.assignments {
-            a.value = a.value.rename_reads(renames);
+            a.value = expr(&a.value);
         }
     }
 }

@@ -270,6 +270,8 @@ pub(crate) fn intrinsic(
         }
         (I::IsNan, 3) => return Ok(Value::Bool(a.to_f64().is_nan())),
         (I::Atan2, 3) => Value::Float(a.to_f64().atan2(second()?.to_f64())),
+        // Rust's `%` of floats is C's `fmod`: exact, the sign of `a`.
+        (I::Fmod, 3) => Value::Float(a.to_f64() % second()?.to_f64()),
         (I::Pow, 3) => Value::Float(a.to_f64().powf(second()?.to_f64())),
         (I::Min, 3) => Value::Float(min_f(a.to_f64(), second()?.to_f64())),
         (I::Max, 3) => Value::Float(max_f(a.to_f64(), second()?.to_f64())),

@@ -640,10 +640,12 @@ fn check_persistent(
             .unwrap_or_else(|| gpu.device.execute(&compiled, &mut arguments));
         let why = match ran {
             Ok(e) if e.status == 0 => {
-                let outputs = sdfg_harness::corpus::unit_outputs(&unit, arguments);
-                match differ(numpy, &outputs) {
-                    None => continue,
-                    Some(what) => format!("computes another result than NumPy: {what}"),
+                match sdfg_harness::corpus::unit_outputs(&unit, arguments, &args.symbols) {
+                    Err(why) => format!("its outputs cannot be read back: {why}"),
+                    Ok(outputs) => match differ(numpy, &outputs) {
+                        None => continue,
+                        Some(what) => format!("computes another result than NumPy: {what}"),
+                    },
                 }
             }
             Ok(e) => format!("returned status {}: {}", e.status, e.messages.trim()),

@@ -26,6 +26,9 @@
 //! Everything else is refused by name with its place in the file: the
 //! JSON path of the element (`nodes[2].nodes[5]`) and what it is.
 
+mod device_maps;
+mod offsets;
+mod raise;
 mod symbols;
 
 use crate::copies;
@@ -41,6 +44,7 @@ use sdfg_ir::control::{
 };
 use sdfg_ir::node::{
     AccessNode, Connector, Edge, LibraryNode, Map, MapEntry, MapExit, NestedSdfg, Tasklet,
+    VIEW_CONNECTOR,
 };
 use sdfg_ir::quote;
 use sdfg_ir::{
@@ -71,7 +75,9 @@ pub fn from_dace_str(text: &str) -> Result<Sdfg, ImportError> {
 
 /// Reads a DaCe SDFG from its JSON value.
 pub fn import(value: &Value) -> Result<Sdfg, ImportError> {
-    sdfg(value, "")
+    let mut out = sdfg(value, "")?;
+    device_maps::resolve_device_defaults(&mut out);
+    Ok(out)
 }
 
 fn err(path: &str, message: impl Into<String>) -> ImportError {
@@ -227,7 +233,11 @@ fn sdfg_with(
             }
         }
     }
-    let result = sdfg_body(v, path, &apath, attrs, &mut labels, out);
+    labels.offsets = offsets::read(attrs, &apath)?;
+    let result = sdfg_body(v, path, &apath, attrs, &mut labels, out).map(|mut out| {
+        offsets::apply(&mut out.body, &labels.offsets);
+        out
+    });
     requests.append(&mut labels.requests);
     result
 }
@@ -496,18 +506,19 @@ fn data(v: &Value, path: &str, name: &str) -> Result<DataDesc, ImportError> {
             Some(t) => sym(t, &join(&apath, "total_size"))?,
             None => Layout::contiguous(shape.clone()).total_size,
         };
-        if let Some(offsets) = attrs.get("offset").and_then(Value::as_array) {
-            for (k, o) in offsets.iter().enumerate() {
-                let o = sym(o, &join(&apath, &format!("offset[{k}]")))?;
-                if o.as_int() != Some(0) {
-                    return Err(err(
-                        &apath,
-                        format!(
-                            "`{name}` has the index offset `{o}` in dimension {k}; the IR's arrays index from 0 (a start offset in elements is read)"
-                        ),
-                    ));
-                }
-            }
+        // Index offsets (`offset`) are added to the indices instead
+        // (`offsets.rs`).
+        if let Some(offsets) = attrs.get("offset").and_then(Value::as_array)
+            && offsets.len() != shape.len()
+        {
+            return Err(err(
+                &join(&apath, "offset"),
+                format!(
+                    "`{name}` has {} index offsets for {} dimensions",
+                    offsets.len(),
+                    shape.len()
+                ),
+            ));
         }
         let offset = match attrs.get("start_offset") {
             Some(o) => sym(o, &join(&apath, "start_offset"))?,
@@ -560,6 +571,9 @@ struct Labels {
     requests: BTreeSet<String>,
     /// Containers the walk adds (computed conditions).
     new_containers: BTreeMap<String, DataDesc>,
+    /// The containers' index offsets (`offsets.rs`): the states are read
+    /// in DaCe's indices, and shifted to the IR's after.
+    offsets: offsets::Offsets,
 }
 
 impl Labels {
@@ -595,7 +609,7 @@ impl Labels {
         path: &str,
     ) -> Result<ControlBlock, ImportError> {
         let label = self.take(&format!("{label}_condition"));
-        let state = symbols::condition_state(&label, text, target, sdfg)
+        let state = symbols::condition_state(&label, text, target, sdfg, &self.offsets)
             .map_err(|e| err(path, format!("the condition {}: {e}", quote(text))))?;
         Ok(ControlBlock::new(label, BlockKind::State(state)))
     }
@@ -753,6 +767,9 @@ fn region_chain(
     labels: &mut Labels,
     sdfg: &Sdfg,
 ) -> Result<Region, ImportError> {
+    // A state machine, raised to the explicit control flow read below.
+    let raised = raise::raise(v, path)?;
+    let v = raised.as_ref().unwrap_or(v);
     let nodes = array_of(v, path, "nodes")?;
     let edges = array_of(v, path, "edges")?;
     let mut next: BTreeMap<usize, (usize, &Value, usize)> = BTreeMap::new();
@@ -869,8 +886,8 @@ fn region_chain(
                         "assign_{}",
                         names.iter().copied().collect::<Vec<_>>().join("_")
                     ));
-                    let state =
-                        symbols::assignment_state(&label, &computed, sdfg).map_err(|e| {
+                    let state = symbols::assignment_state(&label, &computed, sdfg, &labels.offsets)
+                        .map_err(|e| {
                             let written: Vec<String> = computed
                                 .iter()
                                 .map(|(n, t)| quote(&format!("{n} = {t}")).to_string())
@@ -973,7 +990,7 @@ fn block(
     let attrs = &v["attributes"];
     let mut before = Vec::new();
     let kind = match kind {
-        "SDFGState" => BlockKind::State(state(v, path, sdfg, &labels.promoted)?),
+        "SDFGState" => BlockKind::State(state(v, path, sdfg, labels)?),
         "LoopRegion" => {
             if flag(attrs, "inverted") {
                 return Err(err(
@@ -1138,12 +1155,8 @@ struct RawEdge {
     negate: bool,
 }
 
-fn state(
-    v: &Value,
-    path: &str,
-    sdfg: &Sdfg,
-    promoted: &BTreeSet<String>,
-) -> Result<State, ImportError> {
+fn state(v: &Value, path: &str, sdfg: &Sdfg, labels: &Labels) -> Result<State, ImportError> {
+    let promoted = &labels.promoted;
     let nodes = array_of(v, path, "nodes")?;
     let mut edges = Vec::new();
     for (k, e) in array_of(v, path, "edges")?.iter().enumerate() {
@@ -1210,6 +1223,15 @@ fn state(
         .map(|(k, n)| (k, renames_of(&n["attributes"]).into_iter().collect()))
         .collect();
     for (k, mut e) in edges.into_iter().enumerate() {
+        // DaCe's indices to the IR's, from 0 (`offsets.rs`).
+        if let Some(m) = e.memlet.as_mut() {
+            let data = |n: usize| {
+                (nodes[n].get("type").and_then(Value::as_str) == Some("AccessNode"))
+                    .then(|| nodes[n]["attributes"]["data"].as_str())
+                    .flatten()
+            };
+            offsets::shift_memlet(m, data(e.src), data(e.dst), &labels.offsets);
+        }
         // DaCe passes a nested SDFG's array the outer array from its
         // start (its code generator applies no offset; the inner
         // descriptor's strides and offsets index it), the memlet only
@@ -1223,7 +1245,7 @@ fn state(
                         .get(&end)
                         .and_then(|r| r.get(&c))
                         .cloned()
-                        .unwrap_or(c),
+                        .unwrap_or_else(|| c.clone()),
                 )
                 && inner.layout().is_some()
                 && let Some(outer) = sdfg.container(&m.data)
@@ -1232,6 +1254,30 @@ fn state(
                 // Where the region starts at the array's start, both
                 // readings agree.
                 if m.subset.ranges.iter().any(|r| r.begin.as_int() != Some(0)) {
+                    // DaCe's older convention (before 2.0): a connector
+                    // described the window its memlet selects, and the
+                    // memlets inside index from the window's start. DaCe
+                    // 2.0 refuses such a nested SDFG until
+                    // `convert_legacy_nested_sdfgs` restates it; reading it
+                    // by the new convention would compute from the array's
+                    // start instead of the window's.
+                    let mapped: Vec<SymExpr> = inner
+                        .shape()
+                        .iter()
+                        .map(|d| d.subs(&n.symbol_mapping))
+                        .collect();
+                    if mapped != outer.shape() {
+                        return Err(err(
+                            &join(path, &format!("edges[{k}]")),
+                            format!(
+                                "the nested SDFG `{}` describes a window of `{}` through its connector `{c}` (shape {} of {}): DaCe's convention before 2.0, which DaCe 2.0 refuses until `dace.sdfg.dealias.convert_legacy_nested_sdfgs` restates it; call that before saving the SDFG",
+                                n.label,
+                                m.data,
+                                fmt_shape(&mapped),
+                                fmt_shape(&outer.shape())
+                            ),
+                        ));
+                    }
                     m.subset = Subset::full(&outer.shape());
                     m.volume = m.subset.num_elements();
                 }
@@ -1291,6 +1337,17 @@ fn state(
                             .unwrap_or(c),
                     )
                 }
+                // DaCe finds a view's edge by the graph's shape, whatever
+                // its connector is called (the Fortran frontend writes
+                // `views2`); the IR by the name `views`.
+                Some(Node::Access(_))
+                    if c.as_deref().is_some_and(|c| {
+                        c.strip_prefix(VIEW_CONNECTOR)
+                            .is_some_and(|k| k.chars().all(|d| d.is_ascii_digit()))
+                    }) =>
+                {
+                    Some(VIEW_CONNECTOR.to_owned())
+                }
                 _ => c,
             }
         };
@@ -1315,7 +1372,14 @@ fn state(
             format!("reading the symbols the IR keeps in containers: {e}"),
         )
     })?;
+    device_maps::fold_nested_device_maps(&mut s);
     Ok(s)
+}
+
+/// `(a, b)`: a shape for messages.
+fn fmt_shape(shape: &[SymExpr]) -> String {
+    let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
+    format!("({})", dims.join(", "))
 }
 
 /// The IR's name of a library node's connector DaCe calls `dace`.

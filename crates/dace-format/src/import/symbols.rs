@@ -109,6 +109,7 @@ pub(super) fn computing_state(
     code: &str,
     outputs: &[(String, String, DType)],
     sdfg: &Sdfg,
+    offsets: &super::offsets::Offsets,
 ) -> Result<State, String> {
     let mut conns = TaskletConnectors::default();
     let mut memlets = BTreeMap::new();
@@ -138,7 +139,13 @@ pub(super) fn computing_state(
     for (conn, _, dtype) in outputs {
         conns.outputs.insert(conn.clone(), (*dtype, 0));
     }
-    let (body, pointers) = python::read_tasklet(&code, &conns).map_err(|e| e.to_string())?;
+    let (mut body, pointers) = python::read_tasklet(&code, &conns).map_err(|e| e.to_string())?;
+    // DaCe's interstate code indexes arrays as DaCe does (`offsets.rs`).
+    let containers: BTreeMap<String, String> = renames
+        .iter()
+        .map(|(c, n)| (n.clone(), c.clone()))
+        .collect();
+    super::offsets::shift_loads(&mut body, &containers, offsets)?;
     let connector = |(name, &(dtype, _)): (&String, &(DType, usize))| Connector {
         name: name.clone(),
         dtype,
@@ -176,6 +183,7 @@ pub(super) fn assignment_state(
     label: &str,
     pairs: &[(String, String)],
     sdfg: &Sdfg,
+    offsets: &super::offsets::Offsets,
 ) -> Result<State, String> {
     let mut code = String::new();
     let mut outputs = Vec::new();
@@ -191,7 +199,7 @@ pub(super) fn assignment_state(
         code.push_str(&format!("{conn} = {value}\n"));
         outputs.push((conn, symbol.clone(), dtype));
     }
-    computing_state(label, &code, &outputs, sdfg)
+    computing_state(label, &code, &outputs, sdfg, offsets)
 }
 
 /// The state computing the truth of the DaCe Python condition `text` into
@@ -201,6 +209,7 @@ pub(super) fn condition_state(
     text: &str,
     target: &str,
     sdfg: &Sdfg,
+    offsets: &super::offsets::Offsets,
 ) -> Result<State, String> {
     let conn = fresh("__cond", |n| {
         sdfg.containers.contains_key(n) || sdfg.symbols.contains_key(n)
@@ -211,6 +220,7 @@ pub(super) fn condition_state(
         &code,
         &[(conn.clone(), target.to_owned(), DType::Bool)],
         sdfg,
+        offsets,
     )
 }
 

@@ -80,7 +80,46 @@ pub fn read_tasklet(code: &str, conns: &TaskletConnectors) -> Result<ReadTasklet
             pointers.insert(out.clone());
         }
     }
+    // DaCe's output connector is a C++ local the code may read back after
+    // assigning it (GT4Py's `out = a; out = out + b`); the IR's output is
+    // written only: such code works on a local of its own, written to the
+    // output at the end.
+    let mut read = Vec::new();
+    sdfg_ir::code::body_names(&stmts, &mut read);
+    for (out, &(dtype, _)) in &conns.outputs {
+        if pointers.contains(out) || !read.contains(out) {
+            continue;
+        }
+        let local = format!("__{out}_value");
+        shadow(&mut stmts, out, &local);
+        sdfg_ir::code::rename_vars(&mut stmts, &BTreeMap::from([(out.clone(), local.clone())]));
+        stmts.insert(
+            0,
+            Stmt::Let {
+                name: local.clone(),
+                dtype,
+                value: convert(Expr::i64(0), DType::Int64, dtype),
+            },
+        );
+        stmts.push(Stmt::assign(out.clone(), Expr::var(local)));
+    }
     Ok((stmts, pointers))
+}
+
+/// Turns the assignments to `name` into assignments to `local`.
+fn shadow(body: &mut [Stmt], name: &str, local: &str) {
+    for s in body {
+        match s {
+            Stmt::Assign { target, .. } if target == name => *target = local.to_owned(),
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                shadow(then, name, local);
+                shadow(otherwise, name, local);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Whether every path through `body` assigns `name`.
@@ -291,14 +330,28 @@ fn int_literal(e: &PyExpr) -> Option<i64> {
     }
 }
 
-/// The IR's type called `dace.NAME` (or `NAME`) in tasklet code.
+/// The IR's type called `dace.NAME` (or `NAME`) in tasklet code, where a
+/// cast or an annotation names it.
+///
+/// DaCe unparses tasklet code to C++ name for name (`cppunparse`), so a
+/// bare name means its C++ type: `float(x)` is C++'s 32-bit `float`,
+/// `int(x)` a 32-bit `int`, `double(x)` and `int64_t(x)` what they say
+/// (GT4Py writes `double(4.0)`). `dace.NAME` is DaCe's type of that name.
 fn dtype_named(name: &str) -> Option<DType> {
     match name {
         "bool_" | "bool" => Some(DType::Bool),
-        "float" => Some(DType::Float64),
-        "int" => Some(DType::Int64),
+        "double" => Some(DType::Float64),
+        "float" => Some(DType::Float32),
+        "int" => Some(DType::Int32),
+        "long" => Some(DType::Int64),
         "complex" => Some(DType::Complex128),
-        other => DType::from_name(other),
+        other => match other.strip_suffix("_t") {
+            Some(fixed) if fixed.starts_with("int") || fixed.starts_with("uint") => {
+                DType::from_name(fixed)
+            }
+            Some(_) => None,
+            None => DType::from_name(other),
+        },
     }
 }
 
@@ -316,10 +369,12 @@ impl Reader<'_> {
             b.insert(n.clone(), binding);
         }
         for (n, &(dtype, rank)) in &self.conns.outputs {
+            // An output the code reads back works on a local of its own
+            // ([`read_tasklet`]): a value to the type checker.
             let binding = if self.indexed.contains(n) {
                 Binding::PointerOut { dtype, rank }
             } else {
-                Binding::Output(dtype)
+                Binding::Value(dtype)
             };
             b.insert(n.clone(), binding);
         }
@@ -365,10 +420,13 @@ impl Reader<'_> {
                     return Err(self.refuse(a, "an annotated assignment to anything but a name"));
                 };
                 let dtype = self.type_expr(&a.annotation)?;
-                let Some(v) = &a.value else {
-                    return Err(self.refuse(a, "a declaration without a value"));
+                // A declaration without a value (GT4Py's `v: dace.float64`)
+                // is C++'s uninitialized local, which no correct program
+                // reads before assigning it: zero is as good as any value.
+                let (value, t) = match &a.value {
+                    Some(v) => self.expr(v)?,
+                    None => (Expr::i64(0), DType::Int64),
                 };
-                let (value, t) = self.expr(v)?;
                 let name = n.id.to_string();
                 if let Some(scope) = self.locals.last_mut() {
                     scope.insert(name.clone(), dtype);
@@ -690,6 +748,20 @@ impl Reader<'_> {
                 (Expr::load(conn, index), t)
             }
             PyExpr::Call(c) => self.call(c)?,
+            // The constants of Python's `math` and NumPy (gt4py.next's
+            // `math.nan` for a missing neighbour).
+            PyExpr::Attribute(a)
+                if matches!(&*a.value, PyExpr::Name(m) if matches!(m.id.as_str(), "math" | "np" | "numpy" | "dace"))
+                    && matches!(a.attr.id.as_str(), "nan" | "inf" | "pi" | "e") =>
+            {
+                let v = match a.attr.id.as_str() {
+                    "nan" => f64::NAN,
+                    "inf" => f64::INFINITY,
+                    "pi" => std::f64::consts::PI,
+                    _ => std::f64::consts::E,
+                };
+                (Expr::f64(v), DType::Float64)
+            }
             other => return Err(self.refuse(other, expression_name(other))),
         })
     }
@@ -771,6 +843,51 @@ impl Reader<'_> {
                 _ => Err(self.refuse(c, format!("`{name}` with {} arguments", args.len()))),
             };
         }
+        if name == "ipow" {
+            return self.ipow(c, args);
+        }
+        if name == "ifloor" {
+            // DaCe's `ifloor`: `(int)floor(x)` of a float, an integer as it is.
+            let [(x, t)] = <[_; 1]>::try_from(args)
+                .map_err(|_| self.refuse(c, "`ifloor` takes 1 argument"))?;
+            return Ok(if t.is_float() {
+                (
+                    Expr::cast(DType::Int32, Expr::call(Intrinsic::Floor, vec![x])),
+                    DType::Int32,
+                )
+            } else {
+                (x, t)
+            });
+        }
+        if matches!(name.as_str(), "FtnMod" | "ftn_mod" | "CMod" | "c_mod") {
+            let [l, r] = <[_; 2]>::try_from(args)
+                .map_err(|_| self.refuse(c, format!("`{name}` takes 2 arguments")))?;
+            return self.c_remainder(c, l, r);
+        }
+        if matches!(name.as_str(), "FtnModulo" | "PyMod") {
+            let [l, r] = <[_; 2]>::try_from(args)
+                .map_err(|_| self.refuse(c, format!("`{name}` takes 2 arguments")))?;
+            return self.binary(c, BinaryOp::Mod, l, r);
+        }
+        // Fortran's `MIN` and `MAX` take any number of arguments.
+        if matches!(name.as_str(), "min" | "max") && args.len() > 2 {
+            let func = if name == "min" {
+                Intrinsic::Min
+            } else {
+                Intrinsic::Max
+            };
+            let t = args
+                .iter()
+                .map(|(_, t)| *t)
+                .reduce(common)
+                .unwrap_or(DType::Float64);
+            let folded = args
+                .into_iter()
+                .map(|(x, xt)| convert(x, xt, t))
+                .reduce(|acc, x| Expr::call(func, vec![acc, x]))
+                .unwrap_or_else(|| Expr::i64(0));
+            return Ok((folded, t));
+        }
         if matches!(name.as_str(), "Mod" | "py_mod") {
             let [l, r] =
                 <[_; 2]>::try_from(args).map_err(|_| self.refuse(c, "`Mod` takes 2 arguments"))?;
@@ -813,8 +930,70 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// C's remainder (DaCe's `c_mod`, Fortran's `MOD`): the sign of the
+    /// dividend. Of floats, `fmod`; of integers, Python's modulo less the
+    /// divisor where the two differ (a non-zero result whose operands'
+    /// signs differ).
+    fn c_remainder(
+        &mut self,
+        c: &ast::ExprCall,
+        l: (Expr, DType),
+        r: (Expr, DType),
+    ) -> Result<(Expr, DType), PythonError> {
+        let t = common(l.1, r.1);
+        let (a, b) = (convert(l.0, l.1, t), convert(r.0, r.1, t));
+        if t.is_float() {
+            return Ok((Expr::call(Intrinsic::Fmod, vec![a, b]), t));
+        }
+        if !t.is_integer() {
+            return Err(self.refuse(c, format!("a remainder of {t} values")));
+        }
+        let zero = || convert(Expr::i64(0), DType::Int64, t);
+        let m = Expr::binary(BinaryOp::Mod, a.clone(), b.clone());
+        let differ = Expr::binary(
+            BinaryOp::And,
+            Expr::binary(BinaryOp::Ne, m.clone(), zero()),
+            Expr::binary(
+                BinaryOp::Ne,
+                Expr::binary(BinaryOp::Lt, a, zero()),
+                Expr::binary(BinaryOp::Lt, b.clone(), zero()),
+            ),
+        );
+        let adjusted = Expr::binary(BinaryOp::Sub, m.clone(), b);
+        Ok((Expr::select(differ, adjusted, m), t))
+    }
+
+    /// DaCe's `ipow(a, n)` (GT4Py writes `a ** 2` so): `1 * a * ... * a`,
+    /// multiplied left to right as DaCe's runtime does, for an exponent
+    /// written as a non-negative integer literal.
+    fn ipow(
+        &mut self,
+        c: &ast::ExprCall,
+        args: Vec<(Expr, DType)>,
+    ) -> Result<(Expr, DType), PythonError> {
+        let [(base, t), (exp, _)] =
+            <[_; 2]>::try_from(args).map_err(|_| self.refuse(c, "`ipow` takes 2 arguments"))?;
+        let n = match exp {
+            Expr::Lit(Literal::Int { value, .. }) if (0..=64).contains(&value) => value,
+            Expr::Lit(Literal::UInt { value, .. }) if value <= 64 => value as i64,
+            _ => {
+                return Err(self.refuse(
+                    c,
+                    "`ipow` with an exponent that is not an integer literal from 0 to 64",
+                ));
+            }
+        };
+        let mut out = convert(Expr::i64(1), DType::Int64, t);
+        for _ in 0..n {
+            out = Expr::binary(BinaryOp::Mul, out, base.clone());
+        }
+        Ok((out, t))
+    }
+}
+
 /// Every intrinsic, for the reverse lookup of C++ names.
-const INTRINSICS: [Intrinsic; 37] = [
+const INTRINSICS: [Intrinsic; 38] = [
     Intrinsic::Sqrt,
     Intrinsic::Exp,
     Intrinsic::Log,
@@ -852,6 +1031,7 @@ const INTRINSICS: [Intrinsic; 37] = [
     Intrinsic::Rint,
     Intrinsic::FrexpMantissa,
     Intrinsic::FrexpExponent,
+    Intrinsic::Fmod,
 ];
 
 /// `x` as a condition: itself if it is a boolean, else `x != 0`.

@@ -307,6 +307,7 @@ impl SymCond {
         self.subs_with(&Renaming {
             symbols: map,
             reads: &BTreeMap::new(),
+            shifts: &BTreeMap::new(),
         })
     }
 
@@ -316,6 +317,16 @@ impl SymCond {
         self.subs_with(&Renaming {
             symbols: &BTreeMap::new(),
             reads: renames,
+            shifts: &BTreeMap::new(),
+        })
+    }
+
+    /// The condition with its reads shifted (see [`SymExpr::shift_reads`]).
+    pub fn shift_reads(&self, shifts: &BTreeMap<String, Vec<SymExpr>>) -> SymCond {
+        self.subs_with(&Renaming {
+            symbols: &BTreeMap::new(),
+            reads: &BTreeMap::new(),
+            shifts,
         })
     }
 

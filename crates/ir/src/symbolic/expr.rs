@@ -142,12 +142,25 @@ impl Atom {
                 Some(e) => e.clone(),
                 None => SymExpr::from_atom(self.clone()),
             },
-            Atom::Read(data, index) => SymExpr::from_atom(Atom::Read(
-                map.reads
-                    .get(&**data)
-                    .map_or_else(|| data.clone(), |n| Arc::from(n.as_str())),
-                index.iter().map(|e| e.subs_with(map)).collect(),
-            )),
+            Atom::Read(data, index) => {
+                let shift = map.shifts.get(&**data);
+                SymExpr::from_atom(Atom::Read(
+                    map.reads
+                        .get(&**data)
+                        .map_or_else(|| data.clone(), |n| Arc::from(n.as_str())),
+                    index
+                        .iter()
+                        .enumerate()
+                        .map(|(d, e)| {
+                            let e = e.subs_with(map);
+                            match shift.and_then(|s| s.get(d)) {
+                                Some(by) => e + by.clone(),
+                                None => e,
+                            }
+                        })
+                        .collect(),
+                ))
+            }
             Atom::FloorDiv(ops) => {
                 let (a, b) = pair(ops);
                 a.floor_div(&b)
@@ -176,6 +189,8 @@ impl Atom {
 pub(super) struct Renaming<'m> {
     pub(super) symbols: &'m BTreeMap<String, SymExpr>,
     pub(super) reads: &'m BTreeMap<String, String>,
+    /// Added to the indices of reads of a container, per dimension.
+    pub(super) shifts: &'m BTreeMap<String, Vec<SymExpr>>,
 }
 
 /// Python floor division of constants, wrapping (`i64::MIN // -1 == i64::MIN`, noted for
@@ -1073,6 +1088,7 @@ impl SymExpr {
         self.subs_with(&Renaming {
             symbols: map,
             reads: &BTreeMap::new(),
+            shifts: &BTreeMap::new(),
         })
     }
 
@@ -1083,6 +1099,18 @@ impl SymExpr {
         self.subs_with(&Renaming {
             symbols: &BTreeMap::new(),
             reads: renames,
+            shifts: &BTreeMap::new(),
+        })
+    }
+
+    /// The expression with `shifts[x][d]` added to dimension `d` of every
+    /// index it reads container `x` at: DaCe's arrays with index offsets
+    /// (Fortran's `a(1:n)`), read into the IR's arrays from 0.
+    pub fn shift_reads(&self, shifts: &BTreeMap<String, Vec<SymExpr>>) -> SymExpr {
+        self.subs_with(&Renaming {
+            symbols: &BTreeMap::new(),
+            reads: &BTreeMap::new(),
+            shifts,
         })
     }
 

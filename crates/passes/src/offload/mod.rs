@@ -283,7 +283,7 @@ pub(crate) fn offload_unvalidated(
         report.persistent_loops = persistent::wrap_persistent_loops(&mut out, acc, &param);
     }
     schedules::assign(&mut out, acc, &options.host_maps, &mut report)?;
-    partitions::wrap_host_tasklets(&mut out, acc, &mut report)?;
+    partitions::wrap_host_tasklets(&mut out, acc, &mut report, true)?;
     mixed::split_mixed_states(&mut out, &mut report);
     let usage = locations::analyse(&out);
     placement::place(&mut out, acc, &usage, &mut report)?;

@@ -6,9 +6,10 @@
 //! exactly as at the top level. Its connectors are bound to the caller's
 //! device data (the caller's placement gives them device twins), so its
 //! non-transient containers are device memory; its transients are placed by
-//! the same rules as the caller's. Interstate code of such a nested SDFG
-//! that reads data would need host copies of device data inside it, and is
-//! refused for now.
+//! the same rules as the caller's, except that none of its states stays on
+//! the host (its scalars are the device's too). Interstate code of such a
+//! nested SDFG that reads data would need host copies of device data inside
+//! it, and is refused for now.
 //!
 //! Inside a kernel, every thread runs the nested SDFG whole: its maps run
 //! sequentially, its interstate code is device code, its connectors are the
@@ -26,7 +27,10 @@ pub(crate) fn offload_inner(
 ) -> Result<(), OffloadError> {
     let mut inner = Report::default();
     schedules::assign(sdfg, acc, &super::HostMaps::None, &mut inner)?;
-    partitions::wrap_host_tasklets(sdfg, acc, &mut inner)?;
+    // No state of it stays on the host: the scalars such a state writes
+    // would be host data inside an SDFG whose data is the device's (DaCe's
+    // Fortran frontend computes every index into a scalar so).
+    partitions::wrap_host_tasklets(sdfg, acc, &mut inner, false)?;
     let usage = locations::analyse(sdfg);
     if let Some(x) = usage.host_read.iter().next() {
         return Err(OffloadError::Unsupported {

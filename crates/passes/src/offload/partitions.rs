@@ -46,9 +46,14 @@ pub(crate) fn wrap_host_tasklets(
     sdfg: &mut Sdfg,
     acc: &dyn Accelerator,
     report: &mut Report,
+    host_states: bool,
 ) -> Result<(), OffloadError> {
     let param = single_thread_param(sdfg);
-    let host = HostStates::of(sdfg, acc.scalars_by_value());
+    let host = if host_states {
+        HostStates::of(sdfg, acc.scalars_by_value())
+    } else {
+        HostStates::default()
+    };
     merge_device_states(sdfg, &host);
     for_each_state_mut(&mut sdfg.body, &mut |label, state| {
         if host.stays(label) {
@@ -457,6 +462,7 @@ fn wrap(state: &mut State, members: &BTreeSet<NodeId>, map: Map) {
 
 /// The host states of an SDFG (one level: a nested SDFG is a level of its
 /// own), by label.
+#[derive(Default)]
 pub(crate) struct HostStates {
     stay: BTreeSet<String>,
 }

@@ -142,7 +142,16 @@ fn hand_back(
             label: format!("{s}_last"),
             inputs: vec![],
             outputs: vec![Connector::scalar("value", dtype)],
-            body: vec![Stmt::assign("value", Expr::var(s.as_str()))],
+            // Code reads symbols as int64 whatever their declared type
+            // (DaCe's Fortran frontend declares loop variables int32).
+            body: vec![Stmt::assign(
+                "value",
+                if dtype == DType::Int64 {
+                    Expr::var(s.as_str())
+                } else {
+                    Expr::cast(dtype, Expr::var(s.as_str()))
+                },
+            )],
         }));
         let a = state.add_access(scalar.clone());
         state.add_edge(

@@ -1,0 +1,221 @@
+//! Constructs of the SDFGs DaCe's users' tools write (GT4Py, DaCe's
+//! Fortran frontend; issue #41), each imported and run against what DaCe
+//! compiles them to. `cargo xtask clients` runs whole programs of those
+//! tools; these are the constructs one by one.
+
+use sdfg_sim::{Arguments, ArrayValue, Simulator};
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../dace-format/tests/fixtures/gt4py")
+        .join(name)
+}
+
+/// The IR's axpy example in DaCe's format, its tasklet's code replaced by
+/// `code` (connectors `alpha`, `xi`, `yi` in, `out` out, all `float64`).
+fn axpy_with(code: &str) -> Value {
+    let mut v = sdfg_dace_format::export(&sdfg_ir::examples::axpy().unwrap()).unwrap();
+    fn replace(v: &mut Value, code: &str) {
+        match v {
+            Value::Object(m) => {
+                if m.get("type") == Some(&json!("Tasklet")) {
+                    m["attributes"]["code"]["string_data"] = json!(code);
+                }
+                m.values_mut().for_each(|x| replace(x, code));
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| replace(x, code)),
+            _ => {}
+        }
+    }
+    replace(&mut v, code);
+    v
+}
+
+const X: [f64; 4] = [0.1, -2.75, 3.5, -0.3];
+const Y: [f64; 4] = [1.9, -1.5, 7.25, 2.5];
+const A: f64 = 1.25;
+
+/// `y` after the axpy SDFG with `code` ran on `X`, `Y` and `A`.
+fn run(code: &str) -> Vec<f64> {
+    let sdfg = sdfg_dace_format::import(&axpy_with(code))
+        .unwrap_or_else(|e| panic!("`{code}` imports: {e}"));
+    let valid = sdfg_ir::validate(&sdfg).unwrap_or_else(|e| panic!("`{code}` validates: {e}"));
+    let args = Arguments::default()
+        .symbol("N", 4)
+        .array("a", ArrayValue::f64(vec![], vec![A]))
+        .array("x", ArrayValue::f64(vec![4], X.to_vec()))
+        .array("y", ArrayValue::f64(vec![4], Y.to_vec()));
+    let out = Simulator::new().run(valid, &args).expect("runs");
+    let y = &out.outputs["y"];
+    (0..4).map(|k| y.get(k).unwrap().to_f64()).collect()
+}
+
+fn expect(code: &str, f: impl Fn(f64, f64) -> f64) {
+    let want: Vec<f64> = X.iter().zip(&Y).map(|(x, y)| f(*x, *y)).collect();
+    assert_eq!(run(code), want, "`{code}`");
+}
+
+#[test]
+fn c_casts_written_as_calls_mean_what_cpp_makes_of_them() {
+    // DaCe unparses tasklet code to C++ name for name: GT4Py's
+    // `double(4.0)`, C's fixed-width types, and C++'s 32-bit `float`/`int`.
+    expect("out = (- double(4.0)) * xi + yi", |x, y| -4.0 * x + y);
+    expect("out = int64_t(yi) + xi", |x, y| (y.trunc()) + x);
+    expect("out = float(xi)", |x, _| f64::from(x as f32));
+    expect("out = int(yi) * 2", |_, y| f64::from(y as i32 * 2));
+    expect("out = dace.float64(dace.int32(yi))", |_, y| y.trunc());
+}
+
+#[test]
+fn a_declaration_without_a_value_and_an_output_read_after_it_is_assigned() {
+    expect("v: dace.float64\nv = xi * 2.0\nout = v", |x, _| x * 2.0);
+    expect("out = xi\nout = out + yi", |x, y| x + y);
+}
+
+#[test]
+fn fmod_is_cs_remainder_with_the_dividends_sign() {
+    expect("out = fmod(xi, alpha)", |x, _| x % A);
+    expect("out = fmod(yi, xi)", |x, y| y % x);
+    // Python's modulo keeps the divisor's sign: not the same function.
+    assert_ne!(run("out = fmod(xi, alpha)"), run("out = Mod(xi, alpha)"));
+}
+
+/// GT4Py's `dace:gpu` layout: a device map over `K` around a device map
+/// over `J` and `I`, which DaCe runs as one kernel over every point.
+#[test]
+fn gt4pys_device_map_over_k_around_device_maps_over_ij_is_one_kernel() {
+    let sdfg = sdfg_harness::load_sdfg(&fixture("laplacian_gpu.sdfg")).expect("imports");
+    let valid = sdfg_ir::validate(&sdfg).expect("valid");
+    let maps: Vec<Vec<String>> = sdfg
+        .states()
+        .iter()
+        .flat_map(|(_, s)| {
+            s.nodes().filter_map(|(_, n)| match n {
+                sdfg_ir::Node::MapEntry(e) => Some(e.map.params.clone()),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(maps.len(), 1, "one map: {maps:?}");
+    assert_eq!(maps[0].len(), 3, "over k, j and i: {maps:?}");
+    // The five-point Laplacian of a window with a halo of one.
+    let (ni, nj, nk) = (4usize, 3usize, 2usize);
+    let (hi, hj) = (ni + 2, nj + 2);
+    let inp: Vec<f64> = (0..hi * hj * nk)
+        .map(|k| ((k * 7 + 3) % 13) as f64 - 6.0)
+        .collect();
+    let at = |i: usize, j: usize, k: usize| inp[(i * hj + j) * nk + k];
+    let mut want = vec![0.0; ni * nj * nk];
+    for i in 0..ni {
+        for j in 0..nj {
+            for k in 0..nk {
+                want[(i * nj + j) * nk + k] = -4.0 * at(i + 1, j + 1, k)
+                    + at(i + 2, j + 1, k)
+                    + at(i, j + 1, k)
+                    + at(i + 1, j + 2, k)
+                    + at(i + 1, j, k);
+            }
+        }
+    }
+    let strides = |n: &str, a: usize, b: usize| {
+        [
+            (format!("__{n}_I_stride"), a * b),
+            (format!("__{n}_J_stride"), b),
+            (format!("__{n}_K_stride"), 1),
+        ]
+    };
+    let mut args = Arguments::default()
+        .symbol("__I", ni as i64)
+        .symbol("__J", nj as i64)
+        .symbol("__K", nk as i64)
+        .array("inp", ArrayValue::f64(vec![hi, hj, nk], inp.clone()))
+        .array(
+            "out",
+            ArrayValue::f64(vec![ni, nj, nk], vec![0.0; ni * nj * nk]),
+        );
+    for (s, v) in strides("inp", hj, nk)
+        .into_iter()
+        .chain(strides("out", nj, nk))
+    {
+        args = args.symbol(&s, v as i64);
+    }
+    let out = Simulator::new().run(valid, &args).expect("runs");
+    let got: Vec<f64> = (0..want.len())
+        .map(|k| out.outputs["out"].get(k).unwrap().to_f64())
+        .collect();
+    assert_eq!(got, want);
+}
+
+/// A nested SDFG in DaCe's convention before 2.0 describes a window of
+/// the outer array; read by 2.0's, it would compute from the array's
+/// start (1,480 of 4,004 elements of a GT4Py stencil differed before this
+/// was refused).
+#[test]
+fn a_nested_sdfg_describing_a_window_is_refused_by_name() {
+    let err = sdfg_harness::load_sdfg(&fixture("laplacian_legacy_nested.sdfg"))
+        .expect_err("refused")
+        .to_string();
+    assert!(err.contains("describes a window of `out`"), "{err}");
+    assert!(err.contains("convert_legacy_nested_sdfgs"), "{err}");
+    assert!(err.contains("nodes[0].edges["), "names the edge: {err}");
+}
+
+/// A program of DaCe's Fortran frontend (`lower_bounds.f90` beside the
+/// fixture): 1-based arrays and arrays from 0 (DaCe's index offset -1 on
+/// every array, the bounds in the index arithmetic), 2-D sections and
+/// loops as a state machine of conditional interstate edges. Imported,
+/// simulated against DaCe's own CPU build's answer, offloaded and
+/// simulated on the device, through the corpus's stages.
+#[test]
+fn a_fortran_programs_sdfg_computes_daces_answer_on_the_host_and_the_device() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../dace-format/tests/fixtures/fortran/lower_bounds");
+    let case = sdfg_harness::clients::ClientCase::read(&dir).expect("a case");
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/tools");
+    let python = Ok(());
+    let out = std::env::temp_dir().join(format!("dace-clients-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    copy_dir(&dir, &out);
+    let case = sdfg_harness::clients::ClientCase {
+        dir: out.clone(),
+        ..case
+    };
+    let options = sdfg_harness::corpus::RunOptions {
+        preset: "client",
+        backend: sdfg_harness::Backend::Sim,
+        tools: &tools,
+        python: &python,
+        references: None,
+        device: Err("not needed"),
+        gpu: Err("not needed"),
+        repeat: 1,
+        skip: &[],
+        disabled: &[],
+        dace_sdfgs: None,
+        args_on_device: false,
+    };
+    let report = sdfg_harness::corpus::run_client(&case, &options);
+    let _ = std::fs::remove_dir_all(&out);
+    for (stage, s) in &report.stages {
+        assert_eq!(
+            s.verdict,
+            sdfg_harness::corpus::Verdict::Pass,
+            "stage `{stage}`"
+        );
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let target = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &target);
+        } else {
+            std::fs::copy(&p, &target).unwrap();
+        }
+    }
+}
