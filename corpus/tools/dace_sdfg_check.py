@@ -18,7 +18,9 @@ Where a file names the program it was made from (``FILE.sdfg=PROGRAM.py``,
 with ``:gpu`` for a file offloaded to the GPU) and DaCe refuses the file,
 DaCe's own pipeline runs on that program too (``to_sdfg(simplify=True)``,
 then ``apply_gpu_transformations()`` for ``:gpu``, validation and code
-generation).  If DaCe refuses its own SDFG of the program at the same step
+generation); the program may be the ``.sdfg`` a tool wrote
+(``FILE.sdfg=TOOLS.sdfg:gpu``: GT4Py's, DaCe's Fortran frontend's), which
+DaCe's pipeline takes as it is.  If DaCe refuses its own SDFG of the program at the same step
 with the same kind of error, the status is ``dace-limitation`` (with
 ``dace_own`` holding DaCe's message): the file asks no more of DaCe than
 DaCe's own pipeline does.  So is a file DaCe validates but whose code
@@ -143,11 +145,19 @@ def check(path, dace):
 
 
 def own_pipeline(program, gpu):
-    """DaCe's own SDFG of `program` (its BENCHMARK program, else `kernel`)
-    through the same steps: None, or the failing step and message."""
+    """DaCe's own SDFG of `program` (its BENCHMARK program, else `kernel`;
+    or, for a `.sdfg` file, the SDFG a tool wrote, as DaCe's user hands it
+    to DaCe) through the same steps: None, or the failing step and message."""
     import importlib.util  # noqa: PLC0415
 
+    import dace  # noqa: PLC0415 - imported where the check runs
+
     def load():
+        if program.endswith(".sdfg"):
+            sdfg = dace.SDFG.from_file(program)
+            if gpu:
+                sdfg.apply_gpu_transformations()
+            return sdfg
         spec = importlib.util.spec_from_file_location("dace_sdfg_check_program", program)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -525,6 +525,7 @@ fn intrinsic(f: Intrinsic) -> &'static str {
         Intrinsic::Complex => "make_complex",
         Intrinsic::FrexpMantissa => "frexp_mantissa",
         Intrinsic::FrexpExponent => "frexp_exponent",
+        Intrinsic::WallClockNs => "wall_clock_ns",
         other => other.cpp_name().unwrap_or("unknown_intrinsic"),
     }
 }

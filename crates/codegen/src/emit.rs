@@ -1074,7 +1074,9 @@ impl<'a> Emitter<'a> {
                 self.api("StreamSynchronize")
             );
         }
-        self.views(label, state, &tree, None, indent, out)?;
+        // The host's symbols are in scope: what the views read needs no
+        // passing.
+        let _ = self.views(label, state, &tree, None, indent, out)?;
         let mut device_to_host = false;
         for &n in order.iter().filter(|n| tree.parent(**n).is_none()) {
             device_to_host |= self.host_node(label, state, &tree, n, indent, out)?;
@@ -1148,7 +1150,9 @@ impl<'a> Emitter<'a> {
         let _ = writeln!(out, "{pad}  {cap} = (size_t)sdfg::imax({n}, 1);\n{pad}}}");
     }
 
-    /// Declares the view pointers of a scope (`None`: the state's top level).
+    /// Declares the view pointers of a scope (`None`: the state's top
+    /// level); returns the symbols their offsets read (a kernel takes them
+    /// as parameters).
     #[allow(clippy::too_many_arguments)]
     fn views(
         &self,
@@ -1158,8 +1162,9 @@ impl<'a> Emitter<'a> {
         scope: Option<NodeId>,
         indent: usize,
         out: &mut String,
-    ) -> Result<(), EmitError> {
+    ) -> Result<BTreeSet<String>, EmitError> {
         let pad = "  ".repeat(indent);
+        let mut used = BTreeSet::new();
         for (_, src, dst, e) in state.edges() {
             let view = if e.dst_conn.as_deref() == Some(VIEW_CONNECTOR) {
                 dst
@@ -1180,7 +1185,6 @@ impl<'a> Emitter<'a> {
                 continue;
             };
             let (subset, _) = m.copy_subsets(o, &self.shape(v));
-            let mut used = BTreeSet::new();
             let (offset, _) = self.subset_geometry(o, &subset, &mut used);
             let desc = self
                 .desc(v)
@@ -1193,7 +1197,7 @@ impl<'a> Emitter<'a> {
                 ident(o)
             );
         }
-        Ok(())
+        Ok(used)
     }
 
     /// Emits one node at the top level of a state; returns whether it
@@ -1234,7 +1238,17 @@ impl<'a> Emitter<'a> {
                 Ok(false)
             }
             Node::MapExit(_) => Ok(false),
-            Node::Tasklet(_) => {
+            Node::Tasklet(t) => {
+                if t.host_only() {
+                    // The host's clock times the device's work issued
+                    // before it (GT4Py's timers): that work ends first.
+                    let _ = writeln!(
+                        out,
+                        "{}SDFG_CHECK({}(stream));",
+                        "  ".repeat(indent),
+                        self.api("StreamSynchronize")
+                    );
+                }
                 self.tasklet(
                     label,
                     state,
@@ -1817,10 +1831,12 @@ impl<'a> Emitter<'a> {
         let order = state
             .topological_order()
             .ok_or_else(|| EmitError::Invalid(format!("state `{label}` has a cycle")))?;
-        self.views(label, state, tree, scope, indent, out)?;
+        used.extend(self.views(label, state, tree, scope, indent, out)?);
         if ctx == Ctx::Grid && scope.is_none() {
             // A state of a persistent kernel's body.
-            return self.grid_state(label, state, tree, &order, indent, out);
+            let mut grid = self.grid_state(label, state, tree, &order, indent, out)?;
+            grid.extend(used);
+            return Ok(grid);
         }
         for n in order.into_iter().filter(|n| tree.parent(*n) == scope) {
             match state.node(n) {

@@ -12,6 +12,7 @@ typedef unsigned long long uint64_t;
 #define NAN __longlong_as_double(0x7ff8000000000000ULL)
 #define INFINITY __longlong_as_double(0x7ff0000000000000ULL)
 #else
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -98,6 +99,14 @@ SDFG_HD float atan(float x) { return ::atanf(x); }
 SDFG_HD double atan(double x) { return ::atan(x); }
 SDFG_HD float atan2(float y, float x) { return ::atan2f(y, x); }
 SDFG_HD double atan2(double y, double x) { return ::atan2(y, x); }
+#if !defined(__CUDACC_RTC__)
+// The host's clock (GT4Py's timers): host code only, as the IR says.
+inline int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::high_resolution_clock::now().time_since_epoch())
+      .count();
+}
+#endif
 SDFG_HD float fmod(float a, float b) { return ::fmodf(a, b); }
 SDFG_HD double fmod(double a, double b) { return ::fmod(a, b); }
 // The rest of C's real functions, in both precisions.
@@ -107,7 +116,7 @@ SDFG_HD double fmod(double a, double b) { return ::fmod(a, b); }
 SDFG_REAL_FN(log2) SDFG_REAL_FN(log10) SDFG_REAL_FN(log1p) SDFG_REAL_FN(expm1)
 SDFG_REAL_FN(exp2) SDFG_REAL_FN(sinh) SDFG_REAL_FN(cosh) SDFG_REAL_FN(asin)
 SDFG_REAL_FN(acos) SDFG_REAL_FN(asinh) SDFG_REAL_FN(acosh) SDFG_REAL_FN(atanh)
-SDFG_REAL_FN(cbrt) SDFG_REAL_FN(trunc) SDFG_REAL_FN(rint)
+SDFG_REAL_FN(cbrt) SDFG_REAL_FN(trunc) SDFG_REAL_FN(rint) SDFG_REAL_FN(erf)
 #undef SDFG_REAL_FN
 SDFG_HD float frexp_mantissa(float x) { int e; return ::frexpf(x, &e); }
 SDFG_HD double frexp_mantissa(double x) { int e; return ::frexp(x, &e); }

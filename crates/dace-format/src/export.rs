@@ -145,6 +145,11 @@ pub const RENAMED_MARK: &str = "_meta_sdfg_renamed";
 pub const TRAILING_RETURN_MARK: &str = "_meta_sdfg_trailing_return";
 /// The property holding the IR's argument order, symbols included.
 pub const ARGUMENTS_MARK: &str = "_meta_sdfg_arguments";
+/// On a map: the dimensions the IR runs with the step -1, which DaCe's
+/// maps may not have (its validator refuses a negative step): written
+/// ascending over the same points, which a parallel map visits in any
+/// order, and read back descending.
+pub const DESCENDING_MARK: &str = "_meta_sdfg_descending";
 /// The property of a copy's memlet whose `other_subset` the export wrote
 /// out although the IR left it implied ([`Memlet::other_end`]): DaCe's
 /// default for a missing one differs from the IR's (see `copies.rs`), and
@@ -735,8 +740,16 @@ impl Exporter<'_> {
                 json!({"type": "AccessNode", "label": a.data, "attributes": attrs})
             }
             Node::MapEntry(m) => {
-                let ranges: Vec<Range> = m.map.ranges.clone();
-                json!({
+                let mut ranges: Vec<Range> = m.map.ranges.clone();
+                let mut descending = Vec::new();
+                for (d, r) in ranges.iter_mut().enumerate() {
+                    if r.step.as_int() == Some(-1) {
+                        std::mem::swap(&mut r.begin, &mut r.end);
+                        r.step = SymExpr::int(1);
+                        descending.push(d);
+                    }
+                }
+                let mut v = json!({
                     "type": "MapEntry",
                     "label": m.map.label,
                     "attributes": {
@@ -747,7 +760,11 @@ impl Exporter<'_> {
                         "in_connectors": conns(&mut m.in_connectors.iter().map(String::as_str)),
                         "out_connectors": conns(&mut m.out_connectors.iter().map(String::as_str)),
                     },
-                })
+                });
+                if !descending.is_empty() {
+                    v["attributes"][DESCENDING_MARK] = json!(descending);
+                }
+                v
             }
             Node::MapExit(x) => json!({
                 "type": "MapExit",
@@ -771,13 +788,21 @@ impl Exporter<'_> {
                     memlet.map_or(0, |m| sdfg_ir::validate::squeezed_rank(&m.subset))
                 };
                 let bindings = t.bindings(rank);
-                let mut code = python::write_tasklet(&t.body, bindings).map_err(|source| {
-                    ExportError::Tasklet {
-                        at: self.at(),
-                        tasklet: t.label.clone(),
-                        source,
-                    }
-                })?;
+                // GT4Py's timers go back as the C++ GT4Py writes (`cpp.rs`).
+                let timer = copies
+                    .is_empty()
+                    .then(|| crate::cpp::write_timer(&t.body))
+                    .flatten();
+                let mut code = match &timer {
+                    Some(c) => c.clone(),
+                    None => python::write_tasklet(&t.body, bindings).map_err(|source| {
+                        ExportError::Tasklet {
+                            at: self.at(),
+                            tasklet: t.label.clone(),
+                            source,
+                        }
+                    })?,
+                };
                 for (output, copy) in copies {
                     code.push_str(&format!("{copy} = {output}\n"));
                 }
@@ -795,7 +820,10 @@ impl Exporter<'_> {
                     "label": t.label,
                     "attributes": {
                         "label": t.label,
-                        "code": python_code(&code),
+                        "code": match timer {
+                            Some(_) => json!({"string_data": code, "language": "CPP"}),
+                            None => python_code(&code),
+                        },
                         "in_connectors": conns(&mut t.inputs.iter().map(|c| c.name.as_str())),
                         "out_connectors": conns(&mut { outputs }),
                     },

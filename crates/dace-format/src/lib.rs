@@ -11,7 +11,8 @@
 //!   [`SymCond`], and written back in the spellings DaCe reads with the
 //!   same meaning;
 //! - [`python`]: tasklet code, which DaCe stores as Python, written from
-//!   and read into the IR's typed statements;
+//!   and read into the IR's typed statements; [`cpp`]: the C++ tasklets
+//!   read (GT4Py's timers);
 //! - [`names`]: the vocabulary both directions share (storage, schedule
 //!   and lifetime names, library classes and their connectors, reductions);
 //! - [`mod@export`] and [`mod@import`]: whole SDFGs, whose round trip is exact
@@ -32,6 +33,7 @@
 //! [`SymCond`]: sdfg_ir::SymCond
 
 mod copies;
+pub mod cpp;
 pub mod export;
 pub mod import;
 pub mod names;

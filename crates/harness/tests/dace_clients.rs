@@ -219,3 +219,49 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// DaCe's do-while loop (`LoopRegion` with `inverted`): the body runs
+/// before the first test, so once where a `while` loop runs no time.
+#[test]
+fn a_do_while_loop_runs_its_body_before_the_first_test() {
+    let mut v = axpy_with("out = alpha * xi + yi");
+    let state = v["nodes"][0].clone();
+    v["attributes"]["symbols"]["t"] = json!("int64");
+    v["attributes"]["symbols"]["T"] = json!("int64");
+    // DaCe's calling convention: the free symbols are arguments.
+    if let Some(a) = v["attributes"].as_object_mut() {
+        a.remove("_meta_sdfg_arguments");
+    }
+    let code = |s: &str| json!({"string_data": s, "language": "Python"});
+    v["nodes"] = json!([{
+        "type": "LoopRegion", "label": "repeat",
+        "attributes": {
+            "label": "repeat", "loop_variable": "t", "inverted": true,
+            "init_statement": code("t = 0"), "update_statement": code("t = (t + 1)"),
+            "loop_condition": code("(t < T)"),
+        },
+        "nodes": [state], "edges": [], "start_block": 0,
+    }]);
+    v["edges"] = json!([]);
+    let sdfg = sdfg_dace_format::import(&v).expect("imports");
+    let valid = sdfg_ir::validate(&sdfg).expect("valid");
+    let run = |t: i64| -> Vec<f64> {
+        let args = Arguments::default()
+            .symbol("N", 4)
+            .symbol("T", t)
+            .array("a", ArrayValue::f64(vec![], vec![A]))
+            .array("x", ArrayValue::f64(vec![4], X.to_vec()))
+            .array("y", ArrayValue::f64(vec![4], Y.to_vec()));
+        let out = Simulator::new().run(valid, &args).expect("runs");
+        (0..4)
+            .map(|k| out.outputs["y"].get(k).unwrap().to_f64())
+            .collect()
+    };
+    let after = |times: usize| -> Vec<f64> {
+        (0..4)
+            .map(|k| (0..times).fold(Y[k], |y, _| A * X[k] + y))
+            .collect()
+    };
+    assert_eq!(run(0), after(1), "once before the first test");
+    assert_eq!(run(3), after(3));
+}

@@ -185,7 +185,7 @@ fn every_kept_dace_sdfg_computes_what_the_lowered_one_computes_or_is_refused_by_
         ),
         (
             "polybench__gemm.dace.auto-gpu",
-            "code in CPP (only Python is read)",
+            "C++ code other than GT4Py's timers (only Python is read)",
         ),
     ];
     for (kernel, symbols) in kernels {

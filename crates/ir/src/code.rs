@@ -296,6 +296,16 @@ pub enum Intrinsic {
     /// GT4Py's tasklets call it; Python's `%` (the sign of `b`) is
     /// [`BinaryOp::Mod`].
     Fmod,
+    /// The host's high-resolution clock (C++'s
+    /// `std::chrono::high_resolution_clock`) in nanoseconds since its
+    /// epoch, an `int64`, of no arguments, read once the work issued to
+    /// the device before it has finished (so that it times that work):
+    /// GT4Py's timing instrumentation reads it around a program. Host code
+    /// only ([`Intrinsic::host_only`]): a kernel's threads have no such
+    /// clock.
+    WallClockNs,
+    /// The error function (float): C's `erf`, GT4Py's native `erf`.
+    Erf,
 }
 
 impl Intrinsic {
@@ -308,8 +318,15 @@ impl Intrinsic {
             | Intrinsic::Min
             | Intrinsic::Max
             | Intrinsic::Complex => 2,
+            Intrinsic::WallClockNs => 0,
             _ => 1,
         }
+    }
+
+    /// Whether only host code can call it: a tasklet calling it stays on
+    /// the host ([`Tasklet::host_only`](crate::node::Tasklet::host_only)).
+    pub fn host_only(self) -> bool {
+        self == Intrinsic::WallClockNs
     }
 
     /// The C++ standard library function with this meaning (`<cmath>`,
@@ -330,6 +347,7 @@ impl Intrinsic {
             Intrinsic::Atan => "atan",
             Intrinsic::Atan2 => "atan2",
             Intrinsic::Fmod => "fmod",
+            Intrinsic::Erf => "erf",
             Intrinsic::Pow => "pow",
             Intrinsic::Abs => "abs",
             Intrinsic::Floor => "floor",
@@ -357,7 +375,8 @@ impl Intrinsic {
             | Intrinsic::Max
             | Intrinsic::Complex
             | Intrinsic::FrexpMantissa
-            | Intrinsic::FrexpExponent => return None,
+            | Intrinsic::FrexpExponent
+            | Intrinsic::WallClockNs => return None,
         })
     }
 
@@ -402,6 +421,8 @@ impl Intrinsic {
             Intrinsic::FrexpMantissa => "frexp_mantissa",
             Intrinsic::FrexpExponent => "frexp_exponent",
             Intrinsic::Fmod => "fmod",
+            Intrinsic::WallClockNs => "wall_clock_ns",
+            Intrinsic::Erf => "erf",
         }
     }
 }
@@ -917,11 +938,20 @@ impl<'a> TypeChecker<'a> {
                 found: args.len(),
             });
         }
+        if func == Intrinsic::WallClockNs {
+            return Ok(DType::Int64);
+        }
         let types = args
             .iter()
             .map(|a| self.type_of(a))
             .collect::<Result<Vec<_>, _>>()?;
-        let t = types[0];
+        let Some(&t) = types.first() else {
+            return Err(TypeError::Arity {
+                func: func.name(),
+                expected: func.arity(),
+                found: 0,
+            });
+        };
         if let Some(&u) = types.iter().find(|&&u| u != t) {
             return Err(mismatch(
                 format!("arguments of `{}`", func.name()),
@@ -941,6 +971,7 @@ impl<'a> TypeChecker<'a> {
             }
             I::Atan2
             | I::Fmod
+            | I::Erf
             | I::Floor
             | I::Ceil
             | I::Log2
@@ -986,6 +1017,8 @@ impl<'a> TypeChecker<'a> {
                     Err(mismatch(what(), "a number", t))
                 }
             }
+            // Typed before its (no) arguments are.
+            I::WallClockNs => Ok(DType::Int64),
             I::Min | I::Max => {
                 if t.is_integer() || t.is_float() {
                     Ok(t)

@@ -234,6 +234,40 @@ pub struct Tasklet {
 }
 
 impl Tasklet {
+    /// Whether its code calls what only the host can
+    /// ([`Intrinsic::host_only`](crate::code::Intrinsic::host_only)): it
+    /// runs on the host, whatever else the offload pass moves.
+    pub fn host_only(&self) -> bool {
+        fn expr(e: &crate::code::Expr) -> bool {
+            use crate::code::Expr;
+            match e {
+                Expr::Call { func, args } => func.host_only() || args.iter().any(expr),
+                Expr::Lit(_) | Expr::Var(_) => false,
+                Expr::Load { index, .. } => index.iter().any(expr),
+                Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => expr(arg),
+                Expr::Binary { lhs, rhs, .. } => expr(lhs) || expr(rhs),
+                Expr::Select {
+                    cond,
+                    then,
+                    otherwise,
+                } => expr(cond) || expr(then) || expr(otherwise),
+            }
+        }
+        fn body(b: &[crate::code::Stmt]) -> bool {
+            use crate::code::Stmt;
+            b.iter().any(|s| match s {
+                Stmt::Let { value, .. } | Stmt::Assign { value, .. } => expr(value),
+                Stmt::Store { index, value, .. } => index.iter().any(expr) || expr(value),
+                Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => expr(cond) || body(then) || body(otherwise),
+            })
+        }
+        body(&self.body)
+    }
+
     /// The names the tasklet's code sees, as the type checker binds them:
     /// inputs as values or indexable pointers, outputs as assignable values
     /// or indexed stores. `rank_of(connector, is_input)` is the number of

@@ -135,6 +135,7 @@ pub trait Accelerator {
     fn kernel_can_issue(&self, node: &Node) -> bool {
         match node {
             Node::Callback(_) => false,
+            Node::Tasklet(t) => !t.host_only(),
             Node::Library(l) => l.schedule != Schedule::DeviceKernel,
             _ => true,
         }

@@ -287,7 +287,19 @@ pub fn run_owned(
 ) -> Result<(ValidSdfg, PipelineReport), PipelineError> {
     let mut report = PipelineReport::default();
     let offloaded = crate::offload::is_offloaded(&sdfg);
-    let mut current = Current::Given(sdfg);
+    let mut sdfg = sdfg;
+    // Offloading decides where DaCe's host-parallel maps run
+    // ([`crate::offload::release_host_parallel`]), before any pass.
+    let released = acc.is_some()
+        && !offloaded
+        && passes.contains(&Pass::Offload)
+        && options.enabled.contains(&Pass::Offload)
+        && crate::offload::release_host_parallel(&mut sdfg);
+    let mut current = if released {
+        Current::Valid(ValidSdfg::new(sdfg).map_err(|e| PipelineError::Invalid(e.to_string()))?)
+    } else {
+        Current::Given(sdfg)
+    };
     for pass in Pass::SCHEDULE {
         if !passes.contains(&pass) || !options.enabled.contains(&pass) {
             continue;

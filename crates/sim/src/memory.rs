@@ -266,6 +266,13 @@ impl Memory {
         indices: &[(i64, i64)],
     ) {
         let bytes = indices.len() as u64 * dtype.size_bytes();
+        // Registers belong to the code that runs, wherever the state that
+        // holds it allocated them (a kernel's private scalars, allocated
+        // before its launch): a copy to or from one moves nothing between
+        // host and device.
+        if self.allocations[src].register || self.allocations[dst].register {
+            return;
+        }
         let (src_space, dst_space) = (self.allocations[src].space, self.allocations[dst].space);
         match (src_space, dst_space) {
             (Side::Host, Side::Device) | (Side::Device, Side::Host) => {

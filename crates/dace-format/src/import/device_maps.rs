@@ -131,8 +131,8 @@ fn merge(state: &mut State, outer: NodeId, inner: NodeId) -> bool {
 /// What DaCe decides for `Default` storage and nested device maps once
 /// an SDFG's code has a place (DaCe's `set_default_schedule_and_storage_types`,
 /// which its code generator runs): inside a kernel, a nested SDFG's
-/// scalars and transients live in registers and its other arrays are the
-/// device's memory the kernel was given, and a device map in it is a loop
+/// transients live in registers and its connectors are the device data
+/// the kernel was given, and a device map in it is a loop
 /// of the kernel's thread (the IR launches no kernel in a kernel); a
 /// transient of `Default` storage that only kernels touch lives in their
 /// registers. Applied to SDFGs whose schedules are decided (DaCe's GPU
@@ -149,7 +149,11 @@ fn resolve(sdfg: &mut Sdfg, on_device: bool) {
     if on_device {
         for d in sdfg.containers.values_mut() {
             if d.storage == Storage::Default {
-                d.storage = if d.is_scalar() || d.transient {
+                // As the offload pass places a nested SDFG's inside a
+                // kernel: connectors are the kernel's device data (DaCe
+                // refuses external data in registers), transients each
+                // thread's own.
+                d.storage = if d.transient {
                     Storage::Register
                 } else {
                     Storage::DeviceGlobal

@@ -33,8 +33,9 @@ mod symbols;
 
 use crate::copies;
 use crate::export::{
-    ADDED_MARK, ARGUMENTS_MARK, COPIES_MARK, DEFAULT_STORAGE_MARK, IMPLIED_OTHER_MARK, ORDER_MARK,
-    RENAMED_MARK, SCALAR_MARK, TRAILING_RETURN_MARK, TRANSIENT_MARK,
+    ADDED_MARK, ARGUMENTS_MARK, COPIES_MARK, DEFAULT_STORAGE_MARK, DESCENDING_MARK,
+    IMPLIED_OTHER_MARK, ORDER_MARK, RENAMED_MARK, SCALAR_MARK, TRAILING_RETURN_MARK,
+    TRANSIENT_MARK,
 };
 use crate::names;
 use crate::python::{self, TaskletConnectors};
@@ -276,6 +277,7 @@ fn sdfg_body(
             }
         });
     }
+    loop_variables.extend(labels.do_while_variables.iter().cloned());
     for v in loop_variables {
         out.symbols.entry(v).or_insert(DType::Int64);
     }
@@ -569,6 +571,8 @@ struct Labels {
     promotable: BTreeSet<String>,
     /// Symbols this attempt found it has to promote.
     requests: BTreeSet<String>,
+    /// The variables of do-while loops, which transitions assign.
+    do_while_variables: BTreeSet<String>,
     /// Containers the walk adds (computed conditions).
     new_containers: BTreeMap<String, DataDesc>,
     /// The containers' index offsets (`offsets.rs`): the states are read
@@ -992,11 +996,17 @@ fn block(
     let kind = match kind {
         "SDFGState" => BlockKind::State(state(v, path, sdfg, labels)?),
         "LoopRegion" => {
-            if flag(attrs, "inverted") {
+            let inverted = flag(attrs, "inverted");
+            if inverted
+                && attrs
+                    .get("update_before_condition")
+                    .and_then(Value::as_bool)
+                    == Some(false)
+            {
                 return Err(err(
                     path,
                     format!(
-                        "the loop `{label}` is inverted (a do-while loop): the IR's loops test their condition first"
+                        "the do-while loop `{label}` updates its variable after the test (`update_before_condition` false): outside the supported subset"
                     ),
                 ));
             }
@@ -1036,42 +1046,108 @@ fn block(
                 None => (None, SymCond::TRUE),
             };
             let mut body = region_chain(v, path, labels, sdfg)?;
-            if let Some((text, target)) = computed {
-                // Computed before the loop, and again where an iteration
-                // ends: at the end of the body and before its `continue`s.
-                if variable.is_some() || init.is_some() || update.is_some() {
+            if inverted {
+                // A do-while loop: the body, the update, then the test,
+                // which leaves the loop where the condition fails. A
+                // `continue` would skip the test the IR puts at the end.
+                if symbols::continues(&body) {
                     return Err(err(
-                        &cpath,
+                        path,
                         format!(
-                            "the condition {} of the loop `{label}`, which has a loop variable, is outside the symbolic layer (computed conditions are read for `while` loops)",
-                            quote(text)
+                            "the do-while loop `{label}` has a `continue`: outside the supported subset"
                         ),
                     ));
                 }
-                before.push(labels.condition_block(text, &target, &label, sdfg, &cpath)?);
-                let mut failure = None;
-                symbols::before_continues(&mut body, &mut || match labels
-                    .condition_block(text, &target, &label, sdfg, &cpath)
-                {
-                    Ok(b) => b,
-                    Err(e) => {
-                        failure = Some(e);
-                        ControlBlock::new(String::new(), BlockKind::Break)
-                    }
-                });
-                if let Some(e) = failure {
-                    return Err(e);
+                if body.blocks.is_empty() {
+                    body.blocks.push(ControlBlock::new(
+                        labels.take(&format!("{label}_body")),
+                        BlockKind::State(State::new()),
+                    ));
                 }
-                body.blocks
-                    .push(labels.condition_block(text, &target, &label, sdfg, &cpath)?);
+                labels.do_while_variables.extend(variable.clone());
+                if let (Some(v), Some(u)) = (&variable, &update)
+                    && let Some(last) = body.blocks.last_mut()
+                {
+                    last.transition.assignments.push(Assignment {
+                        symbol: v.clone(),
+                        value: u.clone(),
+                    });
+                }
+                if let Some((text, target)) = &computed {
+                    body.blocks
+                        .push(labels.condition_block(text, target, &label, sdfg, &cpath)?);
+                }
+                let leave = Region::new(vec![ControlBlock::new(
+                    labels.take(&format!("{label}_done")),
+                    BlockKind::Break,
+                )]);
+                body.blocks.push(ControlBlock::new(
+                    labels.take(&format!("{label}_test")),
+                    BlockKind::Conditional(ConditionalBlock {
+                        branches: vec![(condition.not(), leave)],
+                        otherwise: None,
+                    }),
+                ));
+                let mut init_block = None;
+                if let (Some(v), Some(i)) = (&variable, &init) {
+                    // The variable's first value, on a transition before
+                    // the loop (the IR's loop would test before the body).
+                    let mut b = ControlBlock::new(
+                        labels.take(&format!("{label}_init")),
+                        BlockKind::State(State::new()),
+                    );
+                    b.transition.assignments.push(Assignment {
+                        symbol: v.clone(),
+                        value: i.clone(),
+                    });
+                    init_block = Some(b);
+                }
+                before.extend(init_block);
+                BlockKind::Loop(LoopBlock {
+                    variable: None,
+                    init: None,
+                    condition: SymCond::TRUE,
+                    update: None,
+                    body,
+                })
+            } else {
+                if let Some((text, target)) = computed {
+                    // Computed before the loop, and again where an iteration
+                    // ends: at the end of the body and before its `continue`s.
+                    if variable.is_some() || init.is_some() || update.is_some() {
+                        return Err(err(
+                            &cpath,
+                            format!(
+                                "the condition {} of the loop `{label}`, which has a loop variable, is outside the symbolic layer (computed conditions are read for `while` loops)",
+                                quote(text)
+                            ),
+                        ));
+                    }
+                    before.push(labels.condition_block(text, &target, &label, sdfg, &cpath)?);
+                    let mut failure = None;
+                    symbols::before_continues(&mut body, &mut || match labels
+                        .condition_block(text, &target, &label, sdfg, &cpath)
+                    {
+                        Ok(b) => b,
+                        Err(e) => {
+                            failure = Some(e);
+                            ControlBlock::new(String::new(), BlockKind::Break)
+                        }
+                    });
+                    if let Some(e) = failure {
+                        return Err(e);
+                    }
+                    body.blocks
+                        .push(labels.condition_block(text, &target, &label, sdfg, &cpath)?);
+                }
+                BlockKind::Loop(LoopBlock {
+                    variable,
+                    init,
+                    condition,
+                    update,
+                    body,
+                })
             }
-            BlockKind::Loop(LoopBlock {
-                variable,
-                init,
-                condition,
-                update,
-                body,
-            })
         }
         "ConditionalBlock" => {
             let mut branches = Vec::new();
@@ -1139,6 +1215,7 @@ fn connectors(attrs: &Value, key: &str) -> BTreeSet<String> {
 }
 
 /// A parsed state edge before its connectors are renamed.
+#[derive(Clone)]
 struct RawEdge {
     src: usize,
     dst: usize,
@@ -1222,13 +1299,13 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg, labels: &Labels) -> Result<State, I
         .enumerate()
         .map(|(k, n)| (k, renames_of(&n["attributes"]).into_iter().collect()))
         .collect();
+    name_view_edges(&mut edges, &mut s, sdfg);
     for (k, mut e) in edges.into_iter().enumerate() {
         // DaCe's indices to the IR's, from 0 (`offsets.rs`).
         if let Some(m) = e.memlet.as_mut() {
-            let data = |n: usize| {
-                (nodes[n].get("type").and_then(Value::as_str) == Some("AccessNode"))
-                    .then(|| nodes[n]["attributes"]["data"].as_str())
-                    .flatten()
+            let data = |n: usize| match s.node(NodeId::new(n)) {
+                Some(Node::Access(a)) => Some(a.data.as_str()),
+                _ => None,
             };
             offsets::shift_memlet(m, data(e.src), data(e.dst), &labels.offsets);
         }
@@ -1374,6 +1451,89 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg, labels: &Labels) -> Result<State, I
     })?;
     device_maps::fold_nested_device_maps(&mut s);
     Ok(s)
+}
+
+/// DaCe finds a view's edge by the graph's shape (`get_view_edge`: the
+/// one edge of the view's access node whose memlet path leads to the
+/// viewed data), whatever its connector; the IR by the connector `views`.
+/// Where no edge of a view's access node has that connector and exactly
+/// one names other data than the view, that edge is the view's; where it
+/// comes from a map's entry or goes to a map's exit (gt4py.next's views
+/// inside a map), an access node of the viewed data is put between, which
+/// the IR's view edge connects to.
+fn name_view_edges(edges: &mut Vec<RawEdge>, s: &mut State, sdfg: &Sdfg) {
+    let views: Vec<(NodeId, String)> = s
+        .nodes()
+        .filter_map(|(id, n)| match n {
+            Node::Access(a) if sdfg.container(&a.data).is_some_and(DataDesc::is_view) => {
+                Some((id, a.data.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    for (id, view) in views {
+        let a = AccessNode { data: view };
+        let at = id.index();
+        let named = |e: &RawEdge| {
+            (e.dst == at && e.dst_conn.as_deref() == Some(VIEW_CONNECTOR))
+                || (e.src == at && e.src_conn.as_deref() == Some(VIEW_CONNECTOR))
+        };
+        if edges.iter().any(named) {
+            continue;
+        }
+        let candidates: Vec<usize> = edges
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                (e.src == at || e.dst == at) && e.memlet.as_ref().is_some_and(|m| m.data != a.data)
+            })
+            .map(|(k, _)| k)
+            .collect();
+        let [k] = candidates[..] else { continue };
+        let into = edges[k].dst == at;
+        let (conn, other) = if into {
+            (&edges[k].dst_conn, edges[k].src)
+        } else {
+            (&edges[k].src_conn, edges[k].dst)
+        };
+        if conn.is_some() {
+            continue;
+        }
+        let other_is_data = matches!(s.node(NodeId::new(other)), Some(Node::Access(_)));
+        let through = if other_is_data {
+            None
+        } else {
+            let data = edges[k].memlet.as_ref().map(|m| m.data.clone());
+            data.map(|d| s.add_access(d).index())
+        };
+        let e = &mut edges[k];
+        match (through, into) {
+            (None, true) => e.dst_conn = Some(VIEW_CONNECTOR.to_owned()),
+            (None, false) => e.src_conn = Some(VIEW_CONNECTOR.to_owned()),
+            (Some(n), true) => {
+                e.dst = n;
+                let mut view_edge = RawEdge {
+                    src: n,
+                    dst: at,
+                    ..e.clone()
+                };
+                view_edge.src_conn = None;
+                view_edge.dst_conn = Some(VIEW_CONNECTOR.to_owned());
+                edges.push(view_edge);
+            }
+            (Some(n), false) => {
+                e.src = n;
+                let mut view_edge = RawEdge {
+                    src: at,
+                    dst: n,
+                    ..e.clone()
+                };
+                view_edge.src_conn = Some(VIEW_CONNECTOR.to_owned());
+                view_edge.dst_conn = None;
+                edges.push(view_edge);
+            }
+        }
+    }
 }
 
 /// `(a, b)`: a shape for messages.
@@ -1546,7 +1706,22 @@ fn node(
                 .iter()
                 .filter_map(|p| p.as_str().map(str::to_owned))
                 .collect::<Vec<_>>();
-            let ranges = range_of(&attrs["range"], &join(&apath, "range"))?.ranges;
+            let mut ranges = range_of(&attrs["range"], &join(&apath, "range"))?.ranges;
+            // The export's descending dimensions, written ascending.
+            for d in attrs
+                .get(DESCENDING_MARK)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_u64)
+            {
+                if let Some(r) = usize::try_from(d).ok().and_then(|d| ranges.get_mut(d))
+                    && r.step.as_int() == Some(1)
+                {
+                    std::mem::swap(&mut r.begin, &mut r.end);
+                    r.step = SymExpr::int(-1);
+                }
+            }
             if ranges.len() != params.len() {
                 return Err(err(
                     &apath,
@@ -1709,6 +1884,34 @@ fn tasklet(
         conns.outputs.insert(c, t);
     }
     let cpath = join(&apath, "code");
+    // GT4Py's timers, the C++ read (`cpp.rs`); other C++ is refused.
+    if attrs["code"].get("language").and_then(Value::as_str) == Some("CPP")
+        && let Some(code) = attrs["code"].get("string_data").and_then(Value::as_str)
+        && copies.is_empty()
+    {
+        let list = |m: &BTreeMap<String, (DType, usize)>| -> Vec<(String, DType)> {
+            m.iter().map(|(n, (t, _))| (n.clone(), *t)).collect()
+        };
+        if let Some(body) =
+            crate::cpp::read_timer(code, &list(&conns.inputs), &list(&conns.outputs))
+        {
+            let connector = |(name, (dtype, _)): (&String, &(DType, usize))| Connector {
+                name: name.clone(),
+                dtype: *dtype,
+                pointer: false,
+            };
+            return Ok(Node::Tasklet(Tasklet {
+                label,
+                inputs: conns.inputs.iter().map(connector).collect(),
+                outputs: conns.outputs.iter().map(connector).collect(),
+                body,
+            }));
+        }
+        return Err(err(
+            &cpath,
+            format!("tasklet `{label}`: C++ code other than GT4Py's timers (only Python is read)"),
+        ));
+    }
     let mut text = code_text(&attrs["code"], &cpath)?.to_owned();
     // The export's copies are its last lines (`copy = output`).
     for _ in 0..copies.len() {

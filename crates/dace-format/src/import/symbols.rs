@@ -244,6 +244,19 @@ pub(super) fn fresh(base: &str, taken: impl Fn(&str) -> bool) -> String {
         .unwrap_or_default()
 }
 
+/// Whether the loop whose body is `body` has a `continue` of its own (not
+/// of loops nested in it).
+pub(super) fn continues(body: &Region) -> bool {
+    body.blocks.iter().any(|b| match &b.kind {
+        BlockKind::Continue => true,
+        BlockKind::Conditional(c) => {
+            c.branches.iter().any(|(_, r)| continues(r))
+                || c.otherwise.as_ref().is_some_and(continues)
+        }
+        _ => false,
+    })
+}
+
 /// Inserts the block `make` returns before every `continue` of the loop
 /// whose body is `body` (not of loops nested in it): a `while` condition
 /// computed into a container is computed again before the loop tests it.

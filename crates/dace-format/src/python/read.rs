@@ -993,7 +993,7 @@ impl Reader<'_> {
 }
 
 /// Every intrinsic, for the reverse lookup of C++ names.
-const INTRINSICS: [Intrinsic; 38] = [
+const INTRINSICS: [Intrinsic; 39] = [
     Intrinsic::Sqrt,
     Intrinsic::Exp,
     Intrinsic::Log,
@@ -1032,6 +1032,7 @@ const INTRINSICS: [Intrinsic; 38] = [
     Intrinsic::FrexpMantissa,
     Intrinsic::FrexpExponent,
     Intrinsic::Fmod,
+    Intrinsic::Erf,
 ];
 
 /// `x` as a condition: itself if it is a boolean, else `x != 0`.

@@ -302,6 +302,33 @@ pub fn is_offloaded(sdfg: &Sdfg) -> bool {
 }
 
 /// Calls `f` on every state of a region, recursively, with its label.
+/// Makes every host-parallel map of `sdfg` (and of SDFGs nested in it) a
+/// parallel map of undecided place; whether it changed one.
+///
+/// DaCe's CPU pipelines schedule parallel maps `CPU_Multicore` (GT4Py's
+/// `dace:cpu` every horizontal map): parallel, on the CPU, the place a
+/// CPU build gives them. Offloading such an SDFG for an accelerator
+/// decides that place again, as DaCe's own `GPUTransformSDFG` does for
+/// `CPU_Multicore` maps; maps meant to stay on the host are named with
+/// [`HostMaps::Named`].
+pub fn release_host_parallel(sdfg: &mut Sdfg) -> bool {
+    let mut changed = false;
+    let _ = for_each_state_mut(&mut sdfg.body, &mut |_, state| {
+        for n in state.graph.node_weights_mut() {
+            match n {
+                sdfg_ir::Node::MapEntry(e) if e.map.schedule == sdfg_ir::Schedule::HostParallel => {
+                    e.map.schedule = sdfg_ir::Schedule::Default;
+                    changed = true;
+                }
+                sdfg_ir::Node::NestedSdfg(n) => changed |= release_host_parallel(&mut n.sdfg),
+                _ => {}
+            }
+        }
+        Ok(())
+    });
+    changed
+}
+
 pub(crate) fn for_each_state_mut(
     region: &mut Region,
     f: &mut dyn FnMut(&str, &mut State) -> Result<(), OffloadError>,

@@ -254,8 +254,11 @@ fn partitions(state: &State) -> Result<Vec<(BTreeSet<NodeId>, String)>, OffloadE
     let tree = state
         .scope_tree()
         .map_err(|e| OffloadError::Invalid(e.to_string()))?;
-    let host =
-        |n: NodeId| matches!(state.node(n), Some(Node::Tasklet(_))) && tree.parent(n).is_none();
+    // Tasklets only the host can run (a clock's read) stay host code.
+    let host = |n: NodeId| {
+        matches!(state.node(n), Some(Node::Tasklet(t)) if !t.host_only())
+            && tree.parent(n).is_none()
+    };
     let tasklets: Vec<NodeId> = state
         .nodes()
         .map(|(id, _)| id)
