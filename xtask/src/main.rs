@@ -51,6 +51,14 @@
 //!   generate code for each file (`corpus/tools/dace_sdfg_check.py`); a
 //!   refusal DaCe's own pipeline shares on the same program is reported as
 //!   DaCe's limitation (`xtask/src/dace_sdfg.rs`).
+//! - `clients [--backend cuda|hip]... [--case TEXT]... [--no-generate] [--cases DIR] [--require] [--json FILE]`:
+//!   the SDFGs DaCe's users' tools write (GT4Py's `gt4py.cartesian` and
+//!   `gt4py.next` backends, DaCe's Fortran frontend) for the programs of
+//!   `corpus/clients/`, through every stage against the tools' own
+//!   answers, and DaCe's check of the exports ([`clients`],
+//!   `docs/clients.md`). The tools run in `target/gt4py-venv`
+//!   (`$SDFG_CLIENTS_PYTHON`); without them the command says skipped (a
+//!   failure with `--require`).
 //! - `fuzz [--seconds N] [--seed S] [--target NAME]...`: the fuzzing
 //!   campaign ([`fuzz`]): generated programs, mutated corpus sources and
 //!   mutated corpus SDFGs through the whole pipeline for N seconds (default
@@ -67,7 +75,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--concurrent] [--args-on-device] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]\n            write every corpus kernel in DaCe's .sdfg format (as lowered, and offloaded for CUDA) and have DaCe load, validate and generate code for it\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants|dace-mutants|long-chains]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
+const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:\n  corpus [--kernel NAME]... [--goldens] [--concurrent] [--args-on-device] [--exclude NAME]... [--preset NAME] [--backend sim|cuda|hip] [--require-compilers] [--sanitize address|thread] [--dir DIR | --programs MANIFEST] [--json FILE] [--repeat K] [--gpu-timeout SECONDS] [--jobs N] [--skip STAGE]... [--no-PASS]...\n            run the corpus through the pipeline and print a table\n  gpu-info [--backend cuda|hip]\n            print the GPUs this machine has for a backend, or why there are none\n  compare-dace [--preset NAME] [--kernel NAME]... [--json FILE] [--require-dace] [--dace-counts FILE] [--no-PASS]...\n            launches and host<->device bytes per run beside DaCe's own GPU pipeline\n  bless\n            rewrite the golden CUDA and HIP sources (crates/harness/tests/goldens/)\n  dace [--require-dace] [PATH]...\n            check that DaCe's own frontend accepts every corpus program (default: corpus/npbench)\n  dace-sdfg [--require-dace] [--kernel NAME]... [--out DIR]\n            write every corpus kernel in DaCe's .sdfg format (as lowered, and offloaded for CUDA) and have DaCe load, validate and generate code for it\n  clients [--backend cuda|hip]... [--case TEXT]... [--no-generate] [--cases DIR] [--require] [--json FILE]\n            GT4Py's and DaCe's Fortran frontend's SDFGs of corpus/clients through every stage, against the tools' answers\n  fuzz [--seconds N] [--seed S] [--target programs|python-mutants|json-mutants|dace-mutants|long-chains]...\n            fuzz the pipeline for N seconds (default 60); fails on any finding";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
