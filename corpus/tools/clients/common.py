@@ -4,6 +4,8 @@ describes it."""
 import json
 import pathlib
 import shutil
+import sys
+import traceback
 
 import numpy as np
 
@@ -65,3 +67,23 @@ def c_strides(shape):
 def f_strides(shape):
     """Element strides of a Fortran-ordered (column-major) array of `shape`."""
     return list(reversed(c_strides(list(reversed(shape)))))
+
+
+def run_all(paths, case):
+    """The driver's command line: `DRIVER OUT_DIR [NAME ...]`. Runs
+    `case(path, out_root)` for each program of `paths` named (all where none
+    is), which returns why the tool refused the program, or None; exits 1
+    if any raised."""
+    out_root = pathlib.Path(sys.argv[1])
+    names = sys.argv[2:]
+    failed = 0
+    for path in sorted(paths):
+        if names and path.stem not in names:
+            continue
+        try:
+            refusal = case(path, out_root)
+            print(f"refused {path.stem}: {refusal}" if refusal else f"ok {path.stem}")
+        except Exception:
+            failed += 1
+            print(f"FAILED {path.stem}\n{traceback.format_exc()}", file=sys.stderr)
+    sys.exit(1 if failed else 0)

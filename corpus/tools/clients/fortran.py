@@ -34,13 +34,12 @@ import pathlib
 import re
 import sys
 import tempfile
-import traceback
 import zlib
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from common import c_strides, f_strides, write_case  # noqa: E402
+from common import run_all, c_strides, f_strides, write_case  # noqa: E402
 
 import dace  # noqa: E402
 from dace.frontend.fortran import fortran_parser  # noqa: E402
@@ -177,22 +176,10 @@ def write(path, source, ranges, out_root, build_folder):
 
 
 def main():
-    out_root = pathlib.Path(sys.argv[1])
-    names = sys.argv[2:]
     # DaCe's build runs `cmake`: the one of this virtual environment.
     os.environ["PATH"] = f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    failed = 0
     with tempfile.TemporaryDirectory(prefix="dace-fortran-") as build_folder:
-        for path in sorted(PROGRAMS.glob("*.f90")):
-            if names and path.stem not in names:
-                continue
-            try:
-                refusal = case(path, out_root, build_folder)
-                print(f"refused {path.stem}: {refusal}" if refusal else f"ok {path.stem}")
-            except Exception:
-                failed += 1
-                print(f"FAILED {path.stem}\n{traceback.format_exc()}", file=sys.stderr)
-    sys.exit(1 if failed else 0)
+        run_all(PROGRAMS.glob("*.f90"), lambda path, out: case(path, out, build_folder))
 
 
 if __name__ == "__main__":

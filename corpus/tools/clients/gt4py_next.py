@@ -44,13 +44,12 @@ import inspect
 import pathlib
 import sys
 import tempfile
-import traceback
 import warnings
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from common import write_case  # noqa: E402
+from common import run_all, write_case  # noqa: E402
 
 import dace  # noqa: E402
 import gt4py.next as gtx  # noqa: E402
@@ -227,19 +226,7 @@ def case(path, out_root):
 
 
 def main():
-    out_root = pathlib.Path(sys.argv[1])
-    names = sys.argv[2:]
-    failed = 0
-    for path in sorted(PROGRAMS.glob("*.py")):
-        if names and path.stem not in names:
-            continue
-        try:
-            case(path, out_root)
-            print(f"ok {path.stem}")
-        except Exception:
-            failed += 1
-            print(f"FAILED {path.stem}\n{traceback.format_exc()}", file=sys.stderr)
-    sys.exit(1 if failed else 0)
+    run_all(PROGRAMS.glob("*.py"), case)
 
 
 if __name__ == "__main__":

@@ -162,8 +162,8 @@ fn a_nested_sdfg_describing_a_window_is_refused_by_name() {
     assert!(err.contains("nodes[0].edges["), "names the edge: {err}");
 }
 
-/// A program of DaCe's Fortran frontend (`lower_bounds.f90` beside the
-/// fixture): 1-based arrays and arrays from 0 (DaCe's index offset -1 on
+/// A program of DaCe's Fortran frontend (`corpus/clients/fortran/lower_bounds.f90`,
+/// the case `cargo xtask clients` writes for it kept as a fixture): 1-based arrays and arrays from 0 (DaCe's index offset -1 on
 /// every array, the bounds in the index arithmetic), 2-D sections and
 /// loops as a state machine of conditional interstate edges. Imported,
 /// simulated against DaCe's own CPU build's answer, offloaded and
