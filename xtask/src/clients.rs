@@ -47,6 +47,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
     let mut generate = true;
     let mut require = false;
     let mut only: Vec<String> = Vec::new();
+    let mut excluded: Vec<String> = Vec::new();
     let mut json = None;
     let mut cases_dir = root.join("target/clients");
     let mut backends: Vec<&'static str> = Vec::new();
@@ -59,6 +60,9 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
             // Without GT4Py and DaCe, fail instead of skipping.
             "--require" => require = true,
             "--case" => only.push(value()?),
+            // A case by its whole name (`gt4py/laplacian.next:cpu`), or
+            // every case of a program (`gt4py/laplacian`).
+            "--exclude" => excluded.push(value()?),
             "--cases" => cases_dir = PathBuf::from(value()?),
             "--json" => json = Some(PathBuf::from(value()?)),
             // Only these backends (default: every one of `BACKENDS`).
@@ -117,6 +121,11 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
     let cases: Vec<ClientCase> = ClientCase::discover(&cases_dir)?
         .into_iter()
         .filter(|c| only.is_empty() || only.iter().any(|o| c.name.contains(o.as_str())))
+        .filter(|c| {
+            !excluded
+                .iter()
+                .any(|x| c.name == *x || c.name.starts_with(&format!("{x}.")))
+        })
         .collect();
     if cases.is_empty() {
         return Err(format!("no client cases under `{}`", cases_dir.display()));
