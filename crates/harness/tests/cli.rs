@@ -520,6 +520,7 @@ fn compile_names_selects_and_turns_off_passes() {
     assert_eq!(
         names,
         [
+            "inline-nested",
             "elide-copies",
             "map-fusion",
             "loop-to-map",

@@ -419,6 +419,38 @@ impl DataDesc {
         out
     }
 
+    /// [`expressions`](Self::expressions), to rewrite in place: a pass
+    /// that renames symbols (inlining a nested SDFG) rewrites every one.
+    pub fn expressions_mut(&mut self) -> Vec<&mut SymExpr> {
+        let mut out = Vec::new();
+        self.expressions_into_mut(&mut out);
+        out
+    }
+
+    fn expressions_into_mut<'a>(&'a mut self, out: &mut Vec<&'a mut SymExpr>) {
+        match &mut self.kind {
+            DataKind::Scalar => {}
+            DataKind::Array(l) | DataKind::View(l) => {
+                out.extend(l.shape.iter_mut().chain(&mut l.strides));
+                out.push(&mut l.offset);
+                out.push(&mut l.total_size);
+            }
+            DataKind::Stream { shape, buffer_size } => {
+                out.extend(shape.iter_mut());
+                out.push(buffer_size);
+            }
+            DataKind::Structure { members } => {
+                for m in members.values_mut() {
+                    m.expressions_into_mut(out);
+                }
+            }
+            DataKind::ContainerArray { shape, element } => {
+                out.extend(shape.iter_mut());
+                element.expressions_into_mut(out);
+            }
+        }
+    }
+
     fn expressions_into<'a>(&'a self, out: &mut Vec<&'a SymExpr>) {
         match &self.kind {
             DataKind::Scalar => {}

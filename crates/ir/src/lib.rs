@@ -78,6 +78,7 @@ pub mod sdfg;
 pub mod state;
 pub mod symbolic;
 pub mod validate;
+pub mod window;
 
 pub use control::{
     Assignment, BlockKind, ConditionalBlock, ControlBlock, LoopBlock, Region, Transition,

@@ -32,6 +32,7 @@ pub mod dependence;
 pub mod elide_copies;
 mod fold_scales;
 pub mod horizontal_fusion;
+pub mod inline_nested;
 pub mod library;
 pub mod loop_to_map;
 pub mod map_fusion;

@@ -2,6 +2,7 @@
 //!
 //! | pass | what it does |
 //! |---|---|
+//! | `inline-nested` | SDFGs nested at host level become part of their caller, as DaCe's `InlineSDFG` makes them ([`crate::inline_nested`]) |
 //! | `elide-copies` | `y = x` or `return x` of a dead temporary `x` computes `x` in `y`, with no copy ([`crate::elide_copies`]) |
 //! | `map-fusion` | consecutive maps of one range, each point needing only its own, become one ([`crate::map_fusion`]) |
 //! | `loop-to-map` | independent `for` loops become maps ([`mod@crate::loop_to_map`]) |
@@ -41,6 +42,8 @@ use thiserror::Error;
 /// One pass of the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Pass {
+    /// SDFGs nested at host level are inlined into their caller.
+    InlineNested,
     /// Dead temporaries copied whole into another container are computed there.
     ElideCopies,
     /// Consecutive maps over one range fuse.
@@ -61,7 +64,8 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in pipeline order.
-    pub const ALL: [Pass; 8] = [
+    pub const ALL: [Pass; 9] = [
+        Pass::InlineNested,
         Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
@@ -80,7 +84,8 @@ impl Pass {
     /// privatize a loop around them (azimint's bins). Running a pass twice
     /// changes nothing more than running it once would at its second place:
     /// every pass is idempotent.
-    pub const SCHEDULE: [Pass; 9] = [
+    pub const SCHEDULE: [Pass; 10] = [
+        Pass::InlineNested,
         Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
@@ -94,7 +99,8 @@ impl Pass {
 
     /// Every pass up to offloading (all but library lowering): what the
     /// corpus's `offload` stage and `sdfgc compile --backend` run.
-    pub const TO_OFFLOAD: [Pass; 7] = [
+    pub const TO_OFFLOAD: [Pass; 8] = [
+        Pass::InlineNested,
         Pass::ElideCopies,
         Pass::MapFusion,
         Pass::LoopToMap,
@@ -107,6 +113,7 @@ impl Pass {
     /// The pass's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
+            Pass::InlineNested => "inline-nested",
             Pass::ElideCopies => "elide-copies",
             Pass::MapFusion => "map-fusion",
             Pass::LoopToMap => "loop-to-map",
@@ -121,6 +128,9 @@ impl Pass {
     /// One line on what the pass does.
     pub fn describe(self) -> &'static str {
         match self {
+            Pass::InlineNested => {
+                "SDFGs nested at host level become part of the SDFG calling them, as DaCe's InlineSDFG makes them"
+            }
             Pass::ElideCopies => {
                 "`y = x` or `return x` of a temporary dead after it computes x in y instead of copying it"
             }
@@ -187,6 +197,8 @@ impl PipelineOptions {
 pub struct PipelineReport {
     /// The passes that ran, in order.
     pub ran: Vec<Pass>,
+    /// Nested SDFGs inlined, and those kept nested with why.
+    pub inlined: crate::inline_nested::InlineReport,
     /// Loop-to-map's report.
     pub loops: Option<LoopReport>,
     /// Loops sunk into maps, by label.
@@ -207,6 +219,12 @@ pub struct PipelineReport {
 
 impl fmt::Display for PipelineReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for n in &self.inlined.inlined {
+            writeln!(f, "  inlined: nested SDFG `{n}`")?;
+        }
+        for n in &self.inlined.kept {
+            writeln!(f, "  kept nested: {n}")?;
+        }
         for r in &self.elided {
             writeln!(f, "  copy elided: {r} in place")?;
         }
@@ -358,6 +376,10 @@ fn run_pass(
     let fail = |message: String| PipelineError::Pass { pass, message };
     let needs_acc = || fail("needs an accelerator (a backend)".to_owned());
     Ok(match pass {
+        Pass::InlineNested => {
+            report.inlined = crate::inline_nested::inline_nested_sdfgs(out);
+            !report.inlined.inlined.is_empty()
+        }
         Pass::ElideCopies => {
             report.elided = crate::elide_copies::elide_copies(out);
             !report.elided.is_empty()

@@ -308,6 +308,7 @@ impl SymCond {
             symbols: map,
             reads: &BTreeMap::new(),
             shifts: &BTreeMap::new(),
+            reindex: None,
         })
     }
 
@@ -318,6 +319,7 @@ impl SymCond {
             symbols: &BTreeMap::new(),
             reads: renames,
             shifts: &BTreeMap::new(),
+            reindex: None,
         })
     }
 
@@ -327,6 +329,17 @@ impl SymCond {
             symbols: &BTreeMap::new(),
             reads: &BTreeMap::new(),
             shifts,
+            reindex: None,
+        })
+    }
+
+    /// The condition with its reads rewritten (see [`SymExpr::reindex_reads`]).
+    pub fn reindex_reads(&self, f: &super::expr::Reindex<'_>) -> SymCond {
+        self.subs_with(&Renaming {
+            symbols: &BTreeMap::new(),
+            reads: &BTreeMap::new(),
+            shifts: &BTreeMap::new(),
+            reindex: Some(f),
         })
     }
 

@@ -144,6 +144,13 @@ impl Atom {
             },
             Atom::Read(data, index) => {
                 let shift = map.shifts.get(&**data);
+                if let Some(f) = map.reindex {
+                    let index: Vec<SymExpr> = index.iter().map(|e| e.subs_with(map)).collect();
+                    if let Some((to, at)) = f(data, &index) {
+                        return SymExpr::from_atom(Atom::Read(Arc::from(to.as_str()), at));
+                    }
+                    return SymExpr::from_atom(Atom::Read(data.clone(), index));
+                }
                 SymExpr::from_atom(Atom::Read(
                     map.reads
                         .get(&**data)
@@ -191,7 +198,14 @@ pub(super) struct Renaming<'m> {
     pub(super) reads: &'m BTreeMap<String, String>,
     /// Added to the indices of reads of a container, per dimension.
     pub(super) shifts: &'m BTreeMap<String, Vec<SymExpr>>,
+    /// A read of container `x` at the (rewritten) index `i` becomes a
+    /// read of `x'` at `i'` where this gives `(x', i')`.
+    pub(super) reindex: Option<&'m Reindex<'m>>,
 }
+
+/// How [`SymExpr::reindex_reads`] rewrites a read: the container and index
+/// read instead, or `None` to leave it.
+pub type Reindex<'a> = dyn Fn(&str, &[SymExpr]) -> Option<(String, Vec<SymExpr>)> + 'a;
 
 /// Python floor division of constants, wrapping (`i64::MIN // -1 == i64::MIN`, noted for
 /// [`SymExpr::exact`]). `b != 0`.
@@ -1089,6 +1103,7 @@ impl SymExpr {
             symbols: map,
             reads: &BTreeMap::new(),
             shifts: &BTreeMap::new(),
+            reindex: None,
         })
     }
 
@@ -1100,6 +1115,7 @@ impl SymExpr {
             symbols: &BTreeMap::new(),
             reads: renames,
             shifts: &BTreeMap::new(),
+            reindex: None,
         })
     }
 
@@ -1111,6 +1127,20 @@ impl SymExpr {
             symbols: &BTreeMap::new(),
             reads: &BTreeMap::new(),
             shifts,
+            reindex: None,
+        })
+    }
+
+    /// The expression with each read rewritten by `f` (where it gives a
+    /// container and index), its indices rewritten first: a nested SDFG's
+    /// container read through the window its connector is bound to
+    /// ([`crate::window`]).
+    pub fn reindex_reads(&self, f: &Reindex<'_>) -> SymExpr {
+        self.subs_with(&Renaming {
+            symbols: &BTreeMap::new(),
+            reads: &BTreeMap::new(),
+            shifts: &BTreeMap::new(),
+            reindex: Some(f),
         })
     }
 

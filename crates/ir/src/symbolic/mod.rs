@@ -73,7 +73,7 @@ mod tests;
 
 pub use cond::{CmpOp, CondView, SymCond};
 pub use eval::{EvalError, SymEnv};
-pub use expr::{Atom, MAX_EXPANDED_EXPONENT, MAX_READ_SIZE, SymExpr, Term};
+pub use expr::{Atom, MAX_EXPANDED_EXPONENT, MAX_READ_SIZE, Reindex, SymExpr, Term};
 pub use parse::ParseError;
 
 /// Implements `Serialize`/`Deserialize` through `Display`/`FromStr`.
