@@ -155,6 +155,13 @@ def own_pipeline(program, gpu):
     def load():
         if program.endswith(".sdfg"):
             sdfg = dace.SDFG.from_file(program)
+            # A tool's SDFG DaCe refuses for nested SDFGs in its convention
+            # before 2.0 (GT4Py 1.1.12's scans and `where`): restated as
+            # DaCe's message asks its users to.
+            try:
+                sdfg.validate()
+            except dace.sdfg.InvalidSDFGError:
+                dace.sdfg.dealias.convert_legacy_nested_sdfgs(sdfg)
             if gpu:
                 sdfg.apply_gpu_transformations()
             return sdfg

@@ -48,6 +48,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
     let mut require = false;
     let mut only: Vec<String> = Vec::new();
     let mut excluded: Vec<String> = Vec::new();
+    let mut variants: Vec<String> = Vec::new();
     let mut json = None;
     let mut cases_dir = root.join("target/clients");
     let mut backends: Vec<&'static str> = Vec::new();
@@ -63,6 +64,10 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
             // A case by its whole name (`gt4py/laplacian.next:cpu`), or
             // every case of a program (`gt4py/laplacian`).
             "--exclude" => excluded.push(value()?),
+            // Only these variants (`dace:cpu`, `next:gpu-opt-metrics`,
+            // `dace-fortran`): the drivers write no others, and only
+            // their cases run.
+            "--variant" => variants.push(value()?),
             "--cases" => cases_dir = PathBuf::from(value()?),
             "--json" => json = Some(PathBuf::from(value()?)),
             // Only these backends (default: every one of `BACKENDS`).
@@ -110,6 +115,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
                     .env("PATH", venv_path(&python))
                     // GT4Py's build cache, out of the working tree.
                     .env("GT_CACHE_ROOT", root.join("target/gt_cache"))
+                    .env("SDFG_CLIENT_VARIANTS", variants.join(","))
                     .status()
                     .map_err(|e| format!("cannot run `{}`: {e}", script.display()))?;
                 if !status.success() {
@@ -121,6 +127,9 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
     let cases: Vec<ClientCase> = ClientCase::discover(&cases_dir)?
         .into_iter()
         .filter(|c| only.is_empty() || only.iter().any(|o| c.name.contains(o.as_str())))
+        .filter(|c| {
+            variants.is_empty() || variants.iter().any(|v| c.name.ends_with(&format!(".{v}")))
+        })
         .filter(|c| {
             !excluded
                 .iter()
@@ -241,8 +250,27 @@ fn venv_path(python: &Path) -> std::ffi::OsString {
 type Row = (usize, &'static str, KernelReport);
 
 /// How one case fared on one backend: `ok`, `refused` (by the tool or the
-/// import, by name), or `FAIL` with the first failed stage.
-fn outcome(r: &KernelReport, dace: Option<&(String, String)>) -> (String, String) {
+/// import, by name), or `FAIL` with the first failed stage; an `ok` of an
+/// SDFG DaCe's own validation refuses says so.
+fn outcome(
+    case: &ClientCase,
+    r: &KernelReport,
+    dace: Option<&(String, String)>,
+) -> (String, String) {
+    let (what, why) = verdict(r, dace);
+    match &case.meta.dace_refused {
+        Some(refusal) if what.starts_with("ok") => (
+            format!("{what} (an SDFG DaCe refuses)"),
+            format!("the tool wrote it, DaCe's validation refuses it: {refusal}\n{why}")
+                .trim_end()
+                .to_owned(),
+        ),
+        _ => (what, why),
+    }
+}
+
+/// [`outcome`] before the case's own remark.
+fn verdict(r: &KernelReport, dace: Option<&(String, String)>) -> (String, String) {
     if let Some((stage, Verdict::Fail(why))) = r
         .stages
         .iter()
@@ -278,7 +306,7 @@ fn print_table(
 ) {
     println!("{:<48} {:<6} result", "case", "backend");
     for (i, backend, r) in reports {
-        let (what, why) = outcome(r, dace.get(&(*i, *backend)));
+        let (what, why) = outcome(&cases[*i], r, dace.get(&(*i, *backend)));
         println!("{:<48} {backend:<6} {what}", cases[*i].name);
         if !why.is_empty() {
             for line in why.lines().take(4) {
@@ -300,7 +328,7 @@ fn summarize(
         let outcomes: Vec<String> = reports
             .iter()
             .filter(|(j, _, _)| *j == i)
-            .map(|(_, b, r)| outcome(r, dace.get(&(i, *b))).0)
+            .map(|(_, b, r)| outcome(case, r, dace.get(&(i, *b))).0)
             .collect();
         let g = groups
             .entry((case.meta.client.clone(), case.meta.variant.clone()))

@@ -2,6 +2,7 @@
 describes it."""
 
 import json
+import os
 import pathlib
 import shutil
 import sys
@@ -11,14 +12,18 @@ import numpy as np
 
 
 def write_case(out_root, client, program, variant, *, source, sdfg=None, inputs=None,
-               expected=None, symbols=None, reference=None, tolerance=None, refused=None):
+               expected=None, symbols=None, reference=None, tolerance=None, refused=None,
+               dace_refused=None):
     """Writes one case to `out_root/<program>.<variant>/`. `sdfg` is a DaCe SDFG
-    (saved as the tool wrote it); `refused` says why the tool could not write one."""
+    (saved as the tool wrote it); `refused` says why the tool could not write one,
+    `dace_refused` why DaCe's validation refuses the one it wrote."""
     name = f"{program}.{variant.replace(':', '_')}"
     d = pathlib.Path(out_root) / name
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     meta = {"client": client, "program": program, "variant": variant, "source": source}
+    if dace_refused is not None:
+        meta["dace_refused"] = dace_refused
     if refused is not None:
         meta["refused"] = refused
     else:
@@ -67,6 +72,15 @@ def c_strides(shape):
 def f_strides(shape):
     """Element strides of a Fortran-ordered (column-major) array of `shape`."""
     return list(reversed(c_strides(list(reversed(shape)))))
+
+
+def selected(variants):
+    """The variants among `variants` this run writes: those
+    `$SDFG_CLIENT_VARIANTS` names (comma-separated; `cargo xtask clients
+    --variant`), every one where it is unset."""
+    wanted = os.environ.get("SDFG_CLIENT_VARIANTS", "")
+    names = {v for v in wanted.split(",") if v}
+    return [v for v in variants if not names or v in names]
 
 
 def run_all(paths, case):

@@ -39,7 +39,7 @@ import zlib
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from common import run_all, c_strides, f_strides, write_case  # noqa: E402
+from common import run_all, c_strides, f_strides, selected, write_case  # noqa: E402
 
 import dace  # noqa: E402
 from dace.frontend.fortran import fortran_parser  # noqa: E402
@@ -178,6 +178,8 @@ def write(path, source, ranges, out_root, build_folder):
 def main():
     # DaCe's build runs `cmake`: the one of this virtual environment.
     os.environ["PATH"] = f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    if not selected([VARIANT]):
+        return
     with tempfile.TemporaryDirectory(prefix="dace-fortran-") as build_folder:
         run_all(PROGRAMS.glob("*.f90"), lambda path, out: case(path, out, build_folder))
 

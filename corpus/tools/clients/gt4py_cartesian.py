@@ -25,7 +25,7 @@ import zlib
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from common import run_all, c_strides, write_case  # noqa: E402
+from common import run_all, c_strides, selected, write_case  # noqa: E402
 
 import dace  # noqa: E402
 import gt4py.cartesian.gtscript as gs  # noqa: E402
@@ -146,7 +146,7 @@ def case(path, out_root):
     reference_backend = getattr(module, "REFERENCE_BACKEND", "numpy")
     reference = gs.stencil(backend=reference_backend, definition=module.definition,
                            name=f"ref_{path.stem}", externals=externals)
-    for backend in BACKENDS:
+    for backend in selected(BACKENDS):
         source = str(path.relative_to(ROOT))
         try:
             builder = StencilBuilder(

@@ -35,6 +35,13 @@ contiguous, padded to 64 bytes on the CPU, 128 on the GPU), so the stride
 symbols are GT4Py's own; the inputs are their values in logical shape. The
 expected values are the same containers after the embedded call.
 
+Where GT4Py's own validation of the SDFG it built fails (GT4Py 1.1.12
+writes nested SDFGs in DaCe's convention before 2.0, whose connectors
+describe a window of the outer array, and DaCe 2.0.0b1 refuses them), DaCe
+has saved that SDFG (`_dacegraphs/invalid.sdfgz`): the case is that SDFG,
+as GT4Py wrote it, marked with DaCe's refusal (`dace_refused`); the
+translation's later steps (optimization, instrumentation) did not run.
+
 Usage: gt4py_next.py OUT_DIR [NAME ...]
 """
 
@@ -49,7 +56,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from common import run_all, write_case  # noqa: E402
+from common import run_all, selected, write_case  # noqa: E402
 
 import dace  # noqa: E402
 import gt4py.next as gtx  # noqa: E402
@@ -117,8 +124,19 @@ def relayout(allocator, args, offset_provider):
     return args, offset_provider
 
 
+class RefusedByDace(Exception):
+    """GT4Py built an SDFG that DaCe's validation refuses: `sdfg` is it, as
+    DaCe saved it, and `refusal` DaCe's exception."""
+
+    def __init__(self, refusal, sdfg):
+        super().__init__(str(refusal))
+        self.refusal = refusal
+        self.sdfg = sdfg
+
+
 def translate(program, args, offset_provider, options):
-    """The SDFG the DaCe backend's translation step writes for this call."""
+    """The SDFG the DaCe backend's translation step writes for this call;
+    `RefusedByDace` where DaCe refuses the SDFG GT4Py built."""
     backend = make_dace_backend(**options)
     compile_time_args = otf_arguments.CompileTimeArgs.from_concrete(
         *args, offset_provider=offset_provider
@@ -131,7 +149,13 @@ def translate(program, args, offset_provider, options):
     # DaCe saves an SDFG that fails validation to `_dacegraphs/` in the
     # working directory: keep that out of the caller's.
     with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
-        source = translator(compilable)
+        try:
+            source = translator(compilable)
+        except dace.sdfg.InvalidSDFGError as e:
+            invalid = pathlib.Path(scratch) / "_dacegraphs" / "invalid.sdfgz"
+            if not invalid.is_file():
+                raise
+            raise RefusedByDace(e, dace.SDFG.from_file(str(invalid))) from e
     return dace.SDFG.from_json(source.source_code)
 
 
@@ -200,12 +224,18 @@ def case(path, out_root):
         warnings.filterwarnings("ignore", message=".*Using Python execution.*")
         module.program(*after, offset_provider=module.offset_provider)
     source = str(path.relative_to(ROOT))
-    for variant, options in VARIANTS.items():
+    for variant in selected(VARIANTS):
+        options = VARIANTS[variant]
         layout = GPU_LAYOUT if options["gpu"] else CPU_LAYOUT
         args, offset_provider = relayout(layout, values, module.offset_provider)
         results, _ = relayout(layout, after, {})
+        dace_refused = None
         try:
             sdfg = translate(module.program, args, offset_provider, options)
+        except RefusedByDace as e:
+            sdfg = e.sdfg
+            why = str(e.refusal).splitlines()[0] if str(e.refusal) else ""
+            dace_refused = f"{type(e.refusal).__name__}: {why}"
         except Exception as e:  # the tool's own refusal, recorded as such
             why = str(e).splitlines()[0] if str(e) else ""
             write_case(out_root, "gt4py", path.stem, variant, source=source,
@@ -222,7 +252,8 @@ def case(path, out_root):
         }
         write_case(out_root, "gt4py", path.stem, variant, source=source, sdfg=sdfg,
                    inputs=inputs, expected=expected, symbols=symbols,
-                   reference="GT4Py's embedded execution (gt4py.next without a backend)")
+                   reference="GT4Py's embedded execution (gt4py.next without a backend)",
+                   dace_refused=dace_refused)
 
 
 def main():

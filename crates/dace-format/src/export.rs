@@ -80,6 +80,14 @@ pub enum ExportError {
 
 /// Writes `sdfg` as the JSON value of a DaCe `.sdfg` file.
 pub fn export(sdfg: &Sdfg) -> Result<Value, ExportError> {
+    // Connectors bound to windows, restated as DaCe 2.0 binds them.
+    let widened =
+        crate::windows::whole_connectors(sdfg).map_err(|why| ExportError::Unsupported {
+            at: format!("SDFG `{}`", sdfg.name),
+            what: "a nested SDFG's connector".to_owned(),
+            why,
+        })?;
+    let sdfg = widened.as_ref().unwrap_or(sdfg);
     Exporter {
         sdfg,
         offloaded: is_offloaded(sdfg),

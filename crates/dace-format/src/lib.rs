@@ -40,6 +40,7 @@ pub mod names;
 pub mod python;
 pub mod rename;
 pub mod symbolic;
+mod windows;
 
 pub use export::{ExportError, export, to_dace_string};
 pub use import::{ImportError, from_dace_str, import};

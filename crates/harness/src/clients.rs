@@ -29,6 +29,12 @@ pub struct CaseMeta {
     /// Why the tool itself wrote no SDFG, where it could not.
     #[serde(default)]
     pub refused: Option<String>,
+    /// Why DaCe's validation refuses the SDFG the tool wrote, where it
+    /// does (GT4Py 1.1.12's nested SDFGs in DaCe's convention before 2.0,
+    /// which DaCe 2.0.0b1 refuses): the case is that SDFG, as DaCe saved
+    /// it on refusing it.
+    #[serde(default)]
+    pub dace_refused: Option<String>,
     /// Whose answer `expected/` holds.
     #[serde(default)]
     pub reference: Option<String>,

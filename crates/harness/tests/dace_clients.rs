@@ -148,16 +148,121 @@ fn gt4pys_device_map_over_k_around_device_maps_over_ij_is_one_kernel() {
     assert_eq!(got, want);
 }
 
+/// GT4Py's frozen Laplacian (origin (1, 1, 0) of both fields, domain
+/// (6, 5, 4)) run on fields of 8 by 7 by 4 elements: what the simulator
+/// computes for `sdfg`.
+fn frozen_laplacian(sdfg: &sdfg_ir::Sdfg) -> Vec<f64> {
+    let (ni, nj, nk) = (8usize, 7usize, 4usize);
+    let n = ni * nj * nk;
+    let inp: Vec<f64> = (0..n).map(|k| ((k * 7 + 3) % 13) as f64 - 6.0).collect();
+    let mut args = Arguments::default()
+        .array("inp", ArrayValue::f64(vec![ni, nj, nk], inp))
+        .array("out", ArrayValue::f64(vec![ni, nj, nk], vec![0.0; n]));
+    for f in ["inp", "out"] {
+        for (d, size, stride) in [("I", ni, nj * nk), ("J", nj, nk), ("K", nk, 1)] {
+            args = args
+                .symbol(&format!("__{f}_{d}_size"), size as i64)
+                .symbol(&format!("__{f}_{d}_stride"), stride as i64);
+        }
+    }
+    let valid = sdfg_ir::validate(sdfg).expect("valid");
+    let out = Simulator::new().run(valid, &args).expect("runs");
+    (0..n)
+        .map(|k| out.outputs["out"].get(k).unwrap().to_f64())
+        .collect()
+}
+
 /// A nested SDFG in DaCe's convention before 2.0 describes a window of
-/// the outer array; read by 2.0's, it would compute from the array's
-/// start (1,480 of 4,004 elements of a GT4Py stencil differed before this
-/// was refused).
+/// the outer array (GT4Py's frozen stencils, gt4py.next's scans and
+/// `where`); read by 2.0's, it would compute from the array's start
+/// (1,480 of 4,004 elements of a GT4Py stencil differed before this was
+/// refused). It is the IR's own binding: read as the window, and written
+/// back for DaCe 2.0 with whole arrays, as `convert_legacy_nested_sdfgs`
+/// restates it.
 #[test]
-fn a_nested_sdfg_describing_a_window_is_refused_by_name() {
-    let err = sdfg_harness::load_sdfg(&fixture("laplacian_legacy_nested.sdfg"))
+fn a_nested_sdfg_describing_a_window_computes_on_the_window() {
+    let sdfg = sdfg_harness::load_sdfg(&fixture("laplacian_legacy_nested.sdfg")).expect("imports");
+    let got = frozen_laplacian(&sdfg);
+    let (nj, nk) = (7usize, 4usize);
+    let inp = |i: usize, j: usize, k: usize| (((i * nj + j) * nk + k) * 7 + 3) % 13;
+    let inp = |i, j, k| inp(i, j, k) as f64 - 6.0;
+    let mut want = vec![0.0; 8 * nj * nk];
+    for i in 1..7 {
+        for j in 1..6 {
+            for k in 0..nk {
+                want[(i * nj + j) * nk + k] = -4.0 * inp(i, j, k)
+                    + inp(i + 1, j, k)
+                    + inp(i - 1, j, k)
+                    + inp(i, j + 1, k)
+                    + inp(i, j - 1, k);
+            }
+        }
+    }
+    assert_eq!(got, want);
+    // Exported, every connector is a whole array from its start, and the
+    // file reads back to the same answer.
+    let text = sdfg_dace_format::export::to_dace_string(&sdfg).expect("exports");
+    let again = sdfg_dace_format::import::from_dace_str(&text).expect("reads back");
+    assert_eq!(frozen_laplacian(&again), want);
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let mut windows = 0;
+    fn edges(v: &Value, f: &mut dyn FnMut(&Value)) {
+        if let Some(es) = v.get("edges").and_then(Value::as_array) {
+            es.iter().for_each(&mut *f);
+        }
+        for key in ["nodes"] {
+            if let Some(ns) = v.get(key).and_then(Value::as_array) {
+                for n in ns {
+                    edges(n, f);
+                    if let Some(inner) = n["attributes"].get("sdfg") {
+                        edges(inner, f);
+                    }
+                }
+            }
+        }
+    }
+    edges(&value, &mut |e| {
+        let ranges = &e["attributes"]["data"]["attributes"]["subset"]["ranges"];
+        let into_nested = e["dst_connector"]
+            .as_str()
+            .is_some_and(|c| c == "inp" || c == "out");
+        if into_nested
+            && ranges
+                .as_array()
+                .is_some_and(|r| r.iter().any(|r| r["start"] != json!("0")))
+        {
+            windows += 1;
+        }
+    });
+    assert_eq!(windows, 0, "a connector still bound to a window");
+}
+
+/// A window whose connector gives strides other than the outer array's
+/// over it means something else to DaCe before 2.0 (the connector's
+/// strides from the window's start) than to the IR: refused by name.
+#[test]
+fn a_window_with_strides_of_its_own_is_refused_by_name() {
+    let text = std::fs::read_to_string(fixture("laplacian_legacy_nested.sdfg")).unwrap();
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    // The nested SDFG's `out` gets strides of a contiguous array of the window.
+    fn nested(v: &mut Value) -> Option<&mut Value> {
+        for n in v.get_mut("nodes")?.as_array_mut()? {
+            if n["type"] == "NestedSDFG" {
+                return Some(&mut n["attributes"]["sdfg"]);
+            }
+            if let Some(found) = nested(n) {
+                return Some(found);
+            }
+        }
+        None
+    }
+    let inner = nested(&mut value).expect("a nested SDFG");
+    inner["attributes"]["_arrays"]["out"]["attributes"]["strides"] = json!(["20", "4", "1"]);
+    let err = sdfg_dace_format::import::import(&value)
         .expect_err("refused")
         .to_string();
     assert!(err.contains("describes a window of `out`"), "{err}");
+    assert!(err.contains("its stride 20 in dimension 0"), "{err}");
     assert!(err.contains("convert_legacy_nested_sdfgs"), "{err}");
     assert!(err.contains("nodes[0].edges["), "names the edge: {err}");
 }

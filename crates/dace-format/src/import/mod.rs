@@ -1333,27 +1333,35 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg, labels: &Labels) -> Result<State, I
                 if m.subset.ranges.iter().any(|r| r.begin.as_int() != Some(0)) {
                     // DaCe's older convention (before 2.0): a connector
                     // described the window its memlet selects, and the
-                    // memlets inside index from the window's start. DaCe
+                    // memlets inside index from the window's start (GT4Py
+                    // 1.1.12 still writes it for scans and `where`). DaCe
                     // 2.0 refuses such a nested SDFG until
-                    // `convert_legacy_nested_sdfgs` restates it; reading it
-                    // by the new convention would compute from the array's
-                    // start instead of the window's.
+                    // `convert_legacy_nested_sdfgs` restates it. It is the
+                    // IR's own binding where the connector's dimensions
+                    // are the window's and its strides the outer array's
+                    // over them: the memlet stays. Otherwise reading it by
+                    // the new convention would compute from the array's
+                    // start instead of the window's: refused.
                     let mapped: Vec<SymExpr> = inner
                         .shape()
                         .iter()
                         .map(|d| d.subs(&n.symbol_mapping))
                         .collect();
                     if mapped != outer.shape() {
-                        return Err(err(
-                            &join(path, &format!("edges[{k}]")),
-                            format!(
-                                "the nested SDFG `{}` describes a window of `{}` through its connector `{c}` (shape {} of {}): DaCe's convention before 2.0, which DaCe 2.0 refuses until `dace.sdfg.dealias.convert_legacy_nested_sdfgs` restates it; call that before saving the SDFG",
-                                n.label,
-                                m.data,
-                                fmt_shape(&mapped),
-                                fmt_shape(&outer.shape())
-                            ),
-                        ));
+                        if let Err(why) = legacy_window(inner, &n.symbol_mapping, &m.subset, outer)
+                        {
+                            return Err(err(
+                                &join(path, &format!("edges[{k}]")),
+                                format!(
+                                    "the nested SDFG `{}` describes a window of `{}` through its connector `{c}` (shape {} of {}): DaCe's convention before 2.0, which DaCe 2.0 refuses until `dace.sdfg.dealias.convert_legacy_nested_sdfgs` restates it, and which the IR's binding does not mean here: {why}; call that before saving the SDFG",
+                                    n.label,
+                                    m.data,
+                                    fmt_shape(&mapped),
+                                    fmt_shape(&outer.shape())
+                                ),
+                            ));
+                        }
+                        continue;
                     }
                     m.subset = Subset::full(&outer.shape());
                     m.volume = m.subset.num_elements();
@@ -2199,4 +2207,50 @@ fn library(
         op,
         schedule,
     }))
+}
+
+/// Whether a connector describing the window `subset` of `outer` (DaCe's
+/// convention before 2.0) means what the IR's binding of the memlet's
+/// region means: the connector's dimensions are the window's (all of them,
+/// or those that are not single indices, or none for one element) and
+/// its strides the outer array's over them, from the window's start.
+fn legacy_window(
+    inner: &sdfg_ir::DataDesc,
+    mapping: &BTreeMap<String, SymExpr>,
+    subset: &Subset,
+    outer: &sdfg_ir::DataDesc,
+) -> Result<(), String> {
+    let ranges = &subset.ranges;
+    let rank = inner.dims().len();
+    let kept: Vec<usize> = if rank == ranges.len() {
+        (0..ranges.len()).collect()
+    } else if rank == ranges.iter().filter(|r| !r.is_index()).count() {
+        (0..ranges.len())
+            .filter(|&d| !ranges[d].is_index())
+            .collect()
+    } else if inner.dims().iter().all(|e| e.as_int() == Some(1))
+        && ranges.iter().all(|r| r.is_index())
+    {
+        Vec::new()
+    } else {
+        return Err(format!(
+            "its {rank} dimensions are not the window's {}",
+            ranges.len()
+        ));
+    };
+    if let (Some(il), Some(ol)) = (inner.layout(), outer.layout()) {
+        if !il.offset.subs(mapping).is_zero() {
+            return Err(format!("its offset is {}", il.offset));
+        }
+        for (k, &d) in kept.iter().enumerate() {
+            let want = &ol.strides[d] * &ranges[d].step;
+            let have = il.strides[k].subs(mapping);
+            if have != want {
+                return Err(format!(
+                    "its stride {have} in dimension {k} is not the window's {want}"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
