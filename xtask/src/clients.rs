@@ -280,9 +280,7 @@ fn verdict(r: &KernelReport, dace: Option<&(String, String)>) -> (String, String
         return (format!("FAIL {stage}"), why.clone());
     }
     for (stage, s) in &r.stages {
-        if let Verdict::Skip(why) = &s.verdict
-            && (why.starts_with("refused") || why.starts_with("the tool wrote no SDFG"))
-        {
+        if let Verdict::Refused(why) = &s.verdict {
             return (format!("refused ({stage})"), why.clone());
         }
     }

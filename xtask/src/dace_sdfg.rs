@@ -196,13 +196,11 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
                     Some(corpus::Verdict::Fail(why)) => {
                         results.insert((k.name.clone(), column), ("failed".to_owned(), why));
                     }
+                    Some(corpus::Verdict::Refused(why)) => {
+                        results.insert((k.name.clone(), column), ("refused".to_owned(), why));
+                    }
                     Some(corpus::Verdict::Skip(why)) => {
-                        let status = if why.starts_with("refused") {
-                            "refused"
-                        } else {
-                            "skipped"
-                        };
-                        results.insert((k.name.clone(), column), (status.to_owned(), why));
+                        results.insert((k.name.clone(), column), ("skipped".to_owned(), why));
                     }
                     None => {}
                 }

@@ -713,6 +713,7 @@ fn print_row(r: &corpus::KernelReport, gpu_skip: Option<&str>) {
             Verdict::Pass => "ok",
             Verdict::Fail(_) => "FAIL",
             Verdict::Skip(_) => "skip",
+            Verdict::Refused(_) => "refused",
         };
         print!(" {v:>9}");
     }
@@ -745,6 +746,11 @@ fn print_row(r: &corpus::KernelReport, gpu_skip: Option<&str>) {
             Verdict::Fail(why) => {
                 for line in why.lines().take(6) {
                     println!("    {name}: {line}");
+                }
+            }
+            Verdict::Refused(why) => {
+                for line in why.lines().take(6) {
+                    println!("    {name}: refused: {line}");
                 }
             }
             // A stage skipped for its own reason (a missing tool), not

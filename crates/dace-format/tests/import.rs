@@ -556,3 +556,45 @@ fn symbolic_text_whose_arithmetic_overflows_is_refused_and_i64_min_is_written_re
         assert_eq!(parse_expr(&serialized).unwrap(), e, "{serialized}");
     }
 }
+
+/// `axpy` with the memlet of its first edge out of an access node widened
+/// to start at index -1, dynamic or not.
+fn widened_to_minus_one(dynamic: bool) -> (Value, String) {
+    let mut v = axpy();
+    let state = first_state(&mut v);
+    let nodes = state["nodes"].as_array().unwrap().clone();
+    let edge = state["edges"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|e| {
+            let src: usize = e["src"].as_str().unwrap().parse().unwrap();
+            nodes[src]["type"] == "AccessNode"
+        })
+        .unwrap();
+    let memlet = &mut edge["attributes"]["data"]["attributes"];
+    memlet["subset"]["ranges"][0]["start"] = json!("-1");
+    memlet["dynamic"] = json!(dynamic);
+    let data = memlet["data"].as_str().unwrap().to_owned();
+    (v, data)
+}
+
+#[test]
+fn a_dynamic_memlet_wider_than_its_array_is_bounded_by_it_and_another_is_refused() {
+    // GT4Py's horizontal regions: DaCe warns and accepts; the accesses lie
+    // inside the array, and so does the bound the import keeps.
+    let (v, data) = widened_to_minus_one(true);
+    let sdfg = import(&v).unwrap();
+    sdfg_ir::validate(&sdfg).unwrap();
+    // A memlet that is not dynamic accesses its whole subset: refused by
+    // the validator, naming the container and the index.
+    let (v, data_again) = widened_to_minus_one(false);
+    assert_eq!(data, data_again);
+    let err = sdfg_ir::validate(&import(&v).unwrap())
+        .expect_err("a memlet from index -1 is refused")
+        .to_string();
+    assert!(
+        err.contains(&format!("of `{data}`: index `-1` is out of bounds")),
+        "{err}"
+    );
+}

@@ -42,7 +42,7 @@
 //! with the runtime's reason, in one line.
 
 use sdfg_ir::{DType, DataKind, Sdfg, SymExpr};
-use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};
+use sdfg_sim::{Arguments, ArrayValue, RunReport, SimError, Simulator, Value};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -86,6 +86,12 @@ pub enum Verdict {
     Fail(String),
     /// The stage did not run, with why.
     Skip(String),
+    /// The input is outside what the tools accept, named with why: a
+    /// construct the import does not support, a program its tool could
+    /// not write, or a foreign SDFG whose own code reads outside its
+    /// arrays. Not a failure of this project's code, and not a pass:
+    /// reports count it apart, and the stages after it do not run.
+    Refused(String),
 }
 
 /// One stage's verdict and time.
@@ -550,7 +556,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     stage(&mut report, "parse", &mut || {
         if let Case::Client(c) = case {
             if let Some(why) = &c.meta.refused {
-                return Err(Verdict::Skip(format!("the tool wrote no SDFG: {why}")));
+                return Err(Verdict::Refused(format!("the tool wrote no SDFG: {why}")));
             }
             return match path.is_file() {
                 true => Ok(()),
@@ -569,8 +575,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
     stage(&mut report, "compile", &mut || {
         if let Case::Client(c) = case {
             // A construct outside the supported subset is refused by name.
-            let sdfg =
-                crate::load_sdfg(&path).map_err(|e| Verdict::Skip(format!("refused: {e}")))?;
+            let sdfg = crate::load_sdfg(&path).map_err(|e| Verdict::Refused(e.to_string()))?;
             sdfgs = Some((sdfg, None));
             meta = Some(c.metadata());
             return Ok(());
@@ -680,7 +685,18 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         let md = meta
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        host = Some(simulate(k, i.as_ref(), md, false, given.as_ref()).map_err(Verdict::Fail)?);
+        host = Some(
+            simulate(k, i.as_ref(), md, false, given.as_ref()).map_err(|e| match (case, &e) {
+                // The tool's SDFG as imported, before any pass: an index
+                // outside an array is its own code's (undefined behaviour
+                // in DaCe's build of it too).
+                (
+                    Case::Client(_),
+                    SimulateError::Run(SimError::OutOfBounds { .. } | SimError::OutOfShape { .. }),
+                ) => Verdict::Refused(format!("the tool's SDFG indexes outside an array: {e}")),
+                _ => fail(&e),
+            })?,
+        );
         Ok(())
     });
     let mut offloaded: Option<Sdfg> = None;
@@ -722,7 +738,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         let md = meta
             .as_ref()
             .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let run = simulate(k, i.as_ref(), md, races, given.as_ref()).map_err(Verdict::Fail)?;
+        let run = simulate(k, i.as_ref(), md, races, given.as_ref()).map_err(|e| fail(&e))?;
         let reference = host_outputs(&host)?;
         compare_outputs(
             &md.outputs,
@@ -980,7 +996,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
                 .as_ref()
                 .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
             let text = sdfg_dace_format::to_dace_string(out)
-                .map_err(|e| Verdict::Skip(format!("refused on export: {e}")))?;
+                .map_err(|e| Verdict::Refused(format!("on export: {e}")))?;
             let target = c.offloaded_file(backend.name());
             return std::fs::write(&target, text)
                 .map_err(|e| fail(&format!("cannot write `{}`: {e}", target.display())));
@@ -1011,7 +1027,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
         }
         // A construct outside the supported subset is refused by name: a
         // limit of the import, reported, not a wrong answer.
-        let sdfg = crate::load_sdfg(&file).map_err(|e| Verdict::Skip(format!("refused: {e}")))?;
+        let sdfg = crate::load_sdfg(&file).map_err(|e| Verdict::Refused(e.to_string()))?;
         sdfg_ir::validate(&sdfg).map_err(|e| fail(&format!("the import is invalid: {e}")))?;
         let (_, init) = sdfgs
             .as_ref()
@@ -1073,7 +1089,7 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             run?;
         }
         let text = sdfg_dace_format::to_dace_string(&out)
-            .map_err(|e| Verdict::Skip(format!("refused on export: {e}")))?;
+            .map_err(|e| Verdict::Refused(format!("on export: {e}")))?;
         let target = if options.args_on_device {
             dace_gpu_storage_offloaded_file(dir, &kernel.name)
         } else {
@@ -1556,17 +1572,31 @@ struct Simulated {
     report: RunReport,
 }
 
+/// Why [`simulate`] produced no outputs: the run's setup (argument
+/// shapes, inputs), the initializer's run, or the program's own run,
+/// whose typed error decides the verdict (a client's SDFG that reads
+/// outside its arrays is refused, not failed).
+#[derive(Debug, thiserror::Error)]
+enum SimulateError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("initializer: {0}")]
+    Init(sdfg_sim::SimError),
+    #[error("{0}")]
+    Run(sdfg_sim::SimError),
+}
+
 fn simulate(
     kernel: &Sdfg,
     init: Option<&Sdfg>,
     md: &Metadata,
     races: bool,
     given: Option<&BTreeMap<String, ArrayValue>>,
-) -> Result<Simulated, String> {
+) -> Result<Simulated, SimulateError> {
     let mut sim = Simulator::new();
     sim.check_races(races);
     let shapes = sdfg_sim::argument_shapes(kernel, &md.symbols, Some(sdfg_sim::DEFAULT_MAX_MEMORY))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| SimulateError::Setup(e.to_string()))?;
     let mut arrays: BTreeMap<String, ArrayValue> = BTreeMap::new();
     for (name, (dtype, shape)) in &shapes {
         let value = match md.scalars.get(name) {
@@ -1575,7 +1605,8 @@ fn simulate(
                 a.elements.set(0, Value::Float(*v).cast(*dtype));
                 a
             }
-            _ => ArrayValue::try_zeros(name, *dtype, shape.clone()).map_err(|e| e.to_string())?,
+            _ => ArrayValue::try_zeros(name, *dtype, shape.clone())
+                .map_err(|e| SimulateError::Setup(e.to_string()))?,
         };
         // Inputs given by NumPy's side, in the argument's type and shape.
         let value = match given.and_then(|g| g.get(name)) {
@@ -1589,30 +1620,28 @@ fn simulate(
                 one
             }
             Some(v) => {
-                return Err(format!(
+                return Err(SimulateError::Setup(format!(
                     "input `{name}` has shape {:?}, the program expects {shape:?}",
                     v.shape
-                ));
+                )));
             }
             None => value,
         };
         arrays.insert(name.clone(), value);
     }
     if let Some(init) = init {
-        let valid = sdfg_ir::validate(init).map_err(|e| e.to_string())?;
+        let valid = sdfg_ir::validate(init).map_err(|e| SimulateError::Setup(e.to_string()))?;
         let args = arguments(init, &arrays, &md.symbols);
-        let result = sim
-            .run(valid, &args)
-            .map_err(|e| format!("initializer: {e}"))?;
+        let result = sim.run(valid, &args).map_err(SimulateError::Init)?;
         for (name, v) in result.outputs {
             if arrays.contains_key(&name) {
                 arrays.insert(name, v);
             }
         }
     }
-    let valid = sdfg_ir::validate(kernel).map_err(|e| e.to_string())?;
+    let valid = sdfg_ir::validate(kernel).map_err(|e| SimulateError::Setup(e.to_string()))?;
     let args = arguments(kernel, &arrays, &md.symbols);
-    let result = sim.run(valid, &args).map_err(|e| e.to_string())?;
+    let result = sim.run(valid, &args).map_err(SimulateError::Run)?;
     Ok(Simulated {
         inputs: arrays,
         outputs: result.outputs,

@@ -370,3 +370,86 @@ fn a_do_while_loop_runs_its_body_before_the_first_test() {
     assert_eq!(run(0), after(1), "once before the first test");
     assert_eq!(run(3), after(3));
 }
+
+/// A tool's SDFG whose own code indexes outside an array when it runs
+/// (gt4py.next's optimizer computes `f(K - 1)` over the whole column and
+/// overwrites the ends afterwards): undefined behaviour in DaCe's build as
+/// well, refused by name where the simulator finds it, never compared.
+#[test]
+fn a_tools_sdfg_indexing_outside_its_array_is_refused_where_it_runs() {
+    let text = sdfg_dace_format::to_dace_string(&sdfg_ir::examples::axpy().unwrap()).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    // `x[i]` becomes `x[i + N - 3]`: inside the array for no `N` the
+    // validator could rule out, outside it at `i = 3` when `N` is 4.
+    fn shift(v: &mut Value, n: &mut usize) {
+        match v {
+            Value::Object(m) => {
+                if m.get("data") == Some(&json!("x"))
+                    && let Some(subset) = m.get_mut("subset")
+                    && subset["ranges"][0]["start"] == json!("$i")
+                {
+                    for k in ["start", "end"] {
+                        subset["ranges"][0][k] = json!("$i + $N - 3");
+                    }
+                    *n += 1;
+                }
+                m.values_mut().for_each(|x| shift(x, n));
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| shift(x, n)),
+            _ => {}
+        }
+    }
+    let mut shifted = 0;
+    shift(&mut v, &mut shifted);
+    assert_eq!(shifted, 1, "one memlet reads `x[i]`");
+    let dir = std::env::temp_dir().join(format!("dace-clients-oob-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in ["inputs", "expected"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    std::fs::write(dir.join("program.sdfg"), v.to_string()).unwrap();
+    let case = json!({
+        "client": "test", "program": "axpy", "variant": "shifted", "source": "-",
+        "reference": "none", "symbols": {"N": 4}, "outputs": ["y"],
+        "tolerance": {"rtol": 0.0, "atol": 0.0},
+    });
+    std::fs::write(dir.join("case.json"), case.to_string()).unwrap();
+    let npy =
+        |name: &str, value: ArrayValue| sdfg_sim::npy::write(&dir.join(name), &value).unwrap();
+    npy("inputs/a.npy", ArrayValue::f64(vec![], vec![A]));
+    npy("inputs/x.npy", ArrayValue::f64(vec![4], X.to_vec()));
+    npy("inputs/y.npy", ArrayValue::f64(vec![4], Y.to_vec()));
+    npy("expected/y.npy", ArrayValue::f64(vec![4], Y.to_vec()));
+    let case = sdfg_harness::clients::ClientCase::read(&dir).expect("a case");
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/tools");
+    let python = Ok(());
+    let options = sdfg_harness::corpus::RunOptions {
+        preset: "client",
+        backend: sdfg_harness::Backend::Sim,
+        tools: &tools,
+        python: &python,
+        references: None,
+        device: Err("not needed"),
+        gpu: Err("not needed"),
+        repeat: 1,
+        skip: &[],
+        disabled: &[],
+        dace_sdfgs: None,
+        args_on_device: false,
+    };
+    let report = sdfg_harness::corpus::run_client(&case, &options);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.passed(), "{:?}", report.stages);
+    let (_, simulate) = report
+        .stages
+        .iter()
+        .find(|(s, _)| s == "simulate")
+        .expect("a simulate stage");
+    match &simulate.verdict {
+        sdfg_harness::corpus::Verdict::Refused(why) => assert!(
+            why.contains("the tool's SDFG indexes outside an array") && why.contains("`x`"),
+            "{why}"
+        ),
+        v => panic!("simulate: {v:?}"),
+    }
+}

@@ -37,6 +37,8 @@ fn failure(verdict: &Verdict) -> Option<String> {
     match verdict {
         Verdict::Pass => None,
         Verdict::Fail(why) => Some(why.clone()),
+        // These programs are in the supported subset: a refusal fails.
+        Verdict::Refused(why) => Some(format!("refused: {why}")),
         // A stage these tests leave out (`--skip`) is not a missing tool.
         Verdict::Skip(why) if why.starts_with("--skip ") => None,
         Verdict::Skip(why) if std::env::var_os("CI").is_some() => Some(format!("skipped: {why}")),

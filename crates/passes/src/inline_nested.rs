@@ -348,6 +348,7 @@ fn inline_call(
         });
     }
     let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    let mut constants: BTreeMap<String, SymExpr> = BTreeMap::new();
     let mut new_symbols = BTreeMap::new();
     let mut assignments = Vec::new();
     for (s, dtype) in &inner.symbols {
@@ -366,6 +367,17 @@ fn inline_call(
                 symbol: fresh.clone(),
                 value: e.clone(),
             });
+            // Never assigned inside and reading no container, the
+            // expression has the symbol's value wherever the callee's
+            // expressions read it (the callee cannot change the caller's
+            // symbols): its expressions take the expression itself, as
+            // DaCe's InlineSDFG substitutes the mapping, so that a
+            // stride mapped to the caller's array's stride is that
+            // stride, not a symbol equal to it only at run time. Tasklet
+            // code reads the symbol assigned on entry.
+            if !assigned.contains(s) && e.reads().is_empty() {
+                constants.insert(s.clone(), e.clone());
+            }
         }
         ids.insert(s.clone(), fresh);
     }
@@ -440,6 +452,7 @@ fn inline_call(
         subs: ids
             .iter()
             .map(|(k, v)| (k.clone(), SymExpr::symbol(v.clone())))
+            .chain(constants)
             .collect(),
         ids,
         windows,

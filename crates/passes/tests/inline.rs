@@ -124,6 +124,15 @@ fn windows_symbols_and_clashing_names_are_the_callers() {
     assert!(out.symbols.contains_key("M"));
     assert!(out.symbols.contains_key("i_1"), "{:?}", out.symbols);
     assert!(out.containers.contains_key("col_x"), "{:?}", out.containers);
+    // `M`, mapped to `N - 1` and never assigned inside, is that expression
+    // wherever the callee's expressions read it (as DaCe's InlineSDFG
+    // substitutes the mapping): the transient's shape, its maps' ranges.
+    // A stride mapped to the caller's array's stride is that stride, which
+    // the emitter compares with the array's.
+    assert_eq!(
+        out.containers["col_x"].shape(),
+        [SymExpr::parse("N - 1").unwrap()]
+    );
 }
 
 #[test]

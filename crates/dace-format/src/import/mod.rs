@@ -1308,6 +1308,7 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg, labels: &Labels) -> Result<State, I
                 _ => None,
             };
             offsets::shift_memlet(m, data(e.src), data(e.dst), &labels.offsets);
+            within_bounds(m, sdfg);
         }
         // DaCe passes a nested SDFG's array the outer array from its
         // start (its code generator applies no offset; the inner
@@ -1677,6 +1678,41 @@ fn memlet(v: &Value, path: &str, sdfg: &Sdfg) -> Result<(Option<Memlet>, bool), 
         }),
         negate,
     ))
+}
+
+/// A dynamic memlet's subset intersected with its container's bounds.
+///
+/// A dynamic memlet bounds what its code may access, and GT4Py's
+/// propagation writes bounds wider than the array where a horizontal
+/// region's guard keeps the accesses inside (`q[-1:I+3]` of an array of
+/// `I+4`; DaCe warns "potential negative out-of-bounds memlet subset" and
+/// accepts it). The accesses of a valid program lie inside the array, so
+/// the intersection bounds them as well, and the IR's validator, which
+/// refuses subsets outside their arrays, accepts it. What the code really
+/// reads is checked where it runs (the simulator faults on an index
+/// outside its array). A memlet that is not dynamic says it accesses its
+/// whole subset: it stays as written, and the validator refuses it.
+fn within_bounds(m: &mut Memlet, sdfg: &Sdfg) {
+    if !m.dynamic {
+        return;
+    }
+    let Some(shape) = sdfg.container(&m.data).map(DataDesc::shape) else {
+        return;
+    };
+    if shape.len() != m.subset.rank() {
+        return;
+    }
+    for (r, extent) in m.subset.ranges.iter_mut().zip(&shape) {
+        if r.step.as_int() != Some(1) {
+            continue;
+        }
+        if r.begin.as_int().is_some_and(|b| b < 0) {
+            r.begin = SymExpr::int(0);
+        }
+        if r.end.const_difference(extent).is_some_and(|d| d >= 0) {
+            r.end = extent.clone() - SymExpr::int(1);
+        }
+    }
 }
 
 fn node(
