@@ -254,24 +254,12 @@ fn compose_region(sdfg: &mut Sdfg, windows: &BTreeMap<String, Window>) {
                 let Some(m) = s.graph[e].memlet.as_mut() else {
                     continue;
                 };
-                let other = match ends {
-                    (Some(a), Some(b)) => Some(if a == m.data { b } else { a }),
-                    _ => None,
-                };
-                if let Some(o) = other.as_ref().filter(|o| windows.contains_key(*o)) {
-                    let shape = shapes.get(o).cloned().unwrap_or_default();
-                    let end = m.other_end(&shape);
-                    m.other_subset = Some(windows[o].compose(&end));
-                } else if let Some(o) = &other
-                    && windows.contains_key(&m.data)
-                    && m.other_subset.is_none()
-                {
-                    let shape = shapes.get(o).cloned().unwrap_or_default();
-                    m.other_subset = Some(m.other_end(&shape));
-                }
-                if let Some(w) = windows.get(&m.data) {
-                    m.subset = w.compose(&m.subset);
-                }
+                sdfg_ir::window::compose_memlet(
+                    m,
+                    (ends.0.as_deref(), ends.1.as_deref()),
+                    &|c| windows.get(c),
+                    &|c| shapes.get(c).cloned().unwrap_or_default(),
+                );
             }
             for n in s.graph.node_weights_mut() {
                 match n {

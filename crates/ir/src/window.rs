@@ -10,7 +10,7 @@
 //! memlets with the window; the export to DaCe 2.0, whose connectors are
 //! whole arrays, does the same inside the nested SDFG.
 
-use crate::memlet::{Range, Subset};
+use crate::memlet::{Memlet, Range, Subset};
 use crate::symbolic::SymExpr;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -200,5 +200,40 @@ impl Window {
             }
         }
         out
+    }
+}
+
+/// A memlet of an SDFG some of whose containers became windows of others,
+/// in the windows' indices: its subset composed with its container's
+/// window, and a copy's other end written out in full (its default
+/// depends on ranks that windows change) and composed with the other
+/// container's window. The one rule inlining a nested SDFG
+/// (`sdfg-passes`' `inline-nested`) and widening its connectors to whole
+/// arrays for DaCe 2.0 (`sdfg-dace-format`'s export) both follow.
+///
+/// `ends` are the containers of the access nodes at the edge's ends;
+/// `window` gives a container's window (none where it stays as it is),
+/// `shape` its shape before. The memlet keeps naming its container: the
+/// caller renames it where the window's container replaces it.
+pub fn compose_memlet<'w>(
+    m: &mut Memlet,
+    ends: (Option<&str>, Option<&str>),
+    window: &dyn Fn(&str) -> Option<&'w Window>,
+    shape: &dyn Fn(&str) -> Vec<SymExpr>,
+) {
+    let own = window(&m.data);
+    let other = match ends {
+        (Some(a), Some(b)) => Some(if a == m.data { b } else { a }),
+        _ => None,
+    };
+    if let Some(o) = other {
+        match window(o) {
+            Some(w) => m.other_subset = Some(w.compose(&m.other_end(&shape(o)))),
+            None if own.is_some() => m.other_subset = Some(m.other_end(&shape(o))),
+            None => {}
+        }
+    }
+    if let Some(w) = own {
+        m.subset = w.compose(&m.subset);
     }
 }

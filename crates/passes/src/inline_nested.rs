@@ -697,37 +697,43 @@ impl Rewrite<'_> {
         }
     }
 
+    /// A subset of the callee in the caller's symbols.
+    fn subset(&self, s: &Subset) -> Subset {
+        Subset::new(
+            s.ranges
+                .iter()
+                .map(|r| Range {
+                    begin: self.expr(&r.begin),
+                    end: self.expr(&r.end),
+                    step: self.expr(&r.step),
+                })
+                .collect(),
+        )
+    }
+
     /// A memlet of the callee in the caller's containers; `ends` are the
     /// containers of the access nodes at the edge's ends.
     fn memlet(&self, m: &mut Memlet, ends: (Option<String>, Option<String>)) -> Result<(), String> {
-        let subset = |s: &Subset| {
-            Subset::new(
-                s.ranges
-                    .iter()
-                    .map(|r| Range {
-                        begin: self.expr(&r.begin),
-                        end: self.expr(&r.end),
-                        step: self.expr(&r.step),
-                    })
-                    .collect(),
-            )
-        };
-        // A copy's other end, in full: its default depends on ranks that
-        // windows change.
-        let other = match ends {
-            (Some(a), Some(b)) => Some(if a == m.data { b } else { a }),
-            _ => None,
-        };
-        if let Some(o) = &other {
-            let shape = self.inner_shapes.get(o).cloned().unwrap_or_default();
-            let end = m.other_end(&shape);
-            let w = self.window(o)?;
-            m.other_subset = Some(w.compose(&subset(&end)));
+        // Every container it names must be bound (a copy's both ends).
+        self.window(&m.data)?;
+        if let (Some(a), Some(b)) = &ends {
+            self.window(a)?;
+            self.window(b)?;
         }
-        let w = self.window(&m.data)?;
-        m.subset = w.compose(&subset(&m.subset));
-        m.data = w.data.clone();
+        // In the caller's symbols first: the windows' and the shapes'.
+        m.subset = self.subset(&m.subset);
+        m.other_subset = m.other_subset.as_ref().map(|o| self.subset(o));
         m.volume = self.expr(&m.volume);
+        sdfg_ir::window::compose_memlet(
+            m,
+            (ends.0.as_deref(), ends.1.as_deref()),
+            &|c| self.windows.get(c),
+            &|c| {
+                let shape = self.inner_shapes.get(c).cloned().unwrap_or_default();
+                shape.iter().map(|e| self.expr(e)).collect()
+            },
+        );
+        m.data = self.window(&m.data)?.data.clone();
         if m.other_subset.as_ref() == Some(&m.subset) {
             m.other_subset = None;
         }
