@@ -278,8 +278,6 @@ fn a_fortran_programs_sdfg_computes_daces_answer_on_the_host_and_the_device() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../dace-format/tests/fixtures/fortran/lower_bounds");
     let case = sdfg_harness::clients::ClientCase::read(&dir).expect("a case");
-    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/tools");
-    let python = Ok(());
     let out = std::env::temp_dir().join(format!("dace-clients-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     copy_dir(&dir, &out);
@@ -287,6 +285,24 @@ fn a_fortran_programs_sdfg_computes_daces_answer_on_the_host_and_the_device() {
         dir: out.clone(),
         ..case
     };
+    let report = run_on_the_simulator(&case);
+    let _ = std::fs::remove_dir_all(&out);
+    for (stage, s) in &report.stages {
+        assert_eq!(
+            s.verdict,
+            sdfg_harness::corpus::Verdict::Pass,
+            "stage `{stage}`"
+        );
+    }
+}
+
+/// A client case through the corpus's stages on the simulated
+/// accelerator, without NumPy or DaCe.
+fn run_on_the_simulator(
+    case: &sdfg_harness::clients::ClientCase,
+) -> sdfg_harness::corpus::KernelReport {
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/tools");
+    let python = Ok(());
     let options = sdfg_harness::corpus::RunOptions {
         preset: "client",
         backend: sdfg_harness::Backend::Sim,
@@ -301,15 +317,7 @@ fn a_fortran_programs_sdfg_computes_daces_answer_on_the_host_and_the_device() {
         dace_sdfgs: None,
         args_on_device: false,
     };
-    let report = sdfg_harness::corpus::run_client(&case, &options);
-    let _ = std::fs::remove_dir_all(&out);
-    for (stage, s) in &report.stages {
-        assert_eq!(
-            s.verdict,
-            sdfg_harness::corpus::Verdict::Pass,
-            "stage `{stage}`"
-        );
-    }
+    sdfg_harness::corpus::run_client(case, &options)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -421,23 +429,7 @@ fn a_tools_sdfg_indexing_outside_its_array_is_refused_where_it_runs() {
     npy("inputs/y.npy", ArrayValue::f64(vec![4], Y.to_vec()));
     npy("expected/y.npy", ArrayValue::f64(vec![4], Y.to_vec()));
     let case = sdfg_harness::clients::ClientCase::read(&dir).expect("a case");
-    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/tools");
-    let python = Ok(());
-    let options = sdfg_harness::corpus::RunOptions {
-        preset: "client",
-        backend: sdfg_harness::Backend::Sim,
-        tools: &tools,
-        python: &python,
-        references: None,
-        device: Err("not needed"),
-        gpu: Err("not needed"),
-        repeat: 1,
-        skip: &[],
-        disabled: &[],
-        dace_sdfgs: None,
-        args_on_device: false,
-    };
-    let report = sdfg_harness::corpus::run_client(&case, &options);
+    let report = run_on_the_simulator(&case);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(report.passed(), "{:?}", report.stages);
     let (_, simulate) = report
