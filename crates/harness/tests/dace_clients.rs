@@ -267,6 +267,27 @@ fn a_window_with_strides_of_its_own_is_refused_by_name() {
     assert!(err.contains("nodes[0].edges["), "names the edge: {err}");
 }
 
+/// A connector bound to data of another element type (the fuzzer's
+/// `dace-mutants` finding, seed 11: `out` of the nested SDFG made
+/// `complex128`): DaCe's validation refuses it, and so does the import,
+/// naming the edge, instead of reading it and writing back what does not
+/// import again.
+#[test]
+fn a_connector_of_another_element_type_than_its_data_is_refused_by_name() {
+    let text = std::fs::read_to_string(fixture("laplacian_legacy_nested.sdfg")).unwrap();
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    let inner = &mut value["nodes"][0]["nodes"][0]["attributes"]["sdfg"];
+    inner["attributes"]["_arrays"]["out"]["attributes"]["dtype"] = json!("complex128");
+    let err = sdfg_dace_format::import::import(&value)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains("binds its connector `out` of complex128 to `out` of float64"),
+        "{err}"
+    );
+    assert!(err.contains("nodes[0].edges["), "names the edge: {err}");
+}
+
 /// A program of DaCe's Fortran frontend (`corpus/clients/fortran/lower_bounds.f90`,
 /// the case `cargo xtask clients` writes for it kept as a fixture): 1-based arrays and arrays from 0 (DaCe's index offset -1 on
 /// every array, the bounds in the index arithmetic), 2-D sections and

@@ -1329,6 +1329,18 @@ fn state(v: &Value, path: &str, sdfg: &Sdfg, labels: &Labels) -> Result<State, I
                 && let Some(outer) = sdfg.container(&m.data)
                 && outer.layout().is_some()
             {
+                // DaCe binds a connector to data of its own element type
+                // (its validation refuses others); the IR reinterprets
+                // nothing.
+                if inner.dtype != outer.dtype {
+                    return Err(err(
+                        &join(path, &format!("edges[{k}]")),
+                        format!(
+                            "the nested SDFG `{}` binds its connector `{c}` of {} to `{}` of {}",
+                            n.label, inner.dtype, m.data, outer.dtype
+                        ),
+                    ));
+                }
                 // Where the region starts at the array's start, both
                 // readings agree.
                 if m.subset.ranges.iter().any(|r| r.begin.as_int() != Some(0)) {
