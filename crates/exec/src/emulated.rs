@@ -13,6 +13,90 @@ use std::time::Duration;
 /// vendor libraries' headers and `sdfg_emulation/`.
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/emulation/include");
 
+/// The replacement headers, embedded in the binary as (path under the
+/// include directory, text): a program that runs units on the emulated GPU
+/// away from this source tree (the Python package's wheel) writes them out
+/// with [`install_headers`] and compiles against them there.
+pub const HEADERS: &[(&str, &str)] = &[
+    (
+        "cooperative_groups.h",
+        include_str!("../emulation/include/cooperative_groups.h"),
+    ),
+    (
+        "cublas_v2.h",
+        include_str!("../emulation/include/cublas_v2.h"),
+    ),
+    (
+        "cuda_runtime.h",
+        include_str!("../emulation/include/cuda_runtime.h"),
+    ),
+    (
+        "cusolverDn.h",
+        include_str!("../emulation/include/cusolverDn.h"),
+    ),
+    (
+        "hip/hip_cooperative_groups.h",
+        include_str!("../emulation/include/hip/hip_cooperative_groups.h"),
+    ),
+    (
+        "hip/hip_runtime.h",
+        include_str!("../emulation/include/hip/hip_runtime.h"),
+    ),
+    (
+        "hipblas/hipblas.h",
+        include_str!("../emulation/include/hipblas/hipblas.h"),
+    ),
+    (
+        "hipsolver/hipsolver.h",
+        include_str!("../emulation/include/hipsolver/hipsolver.h"),
+    ),
+    (
+        "sdfg_emulation/blas.h",
+        include_str!("../emulation/include/sdfg_emulation/blas.h"),
+    ),
+    (
+        "sdfg_emulation/cooperative_groups.h",
+        include_str!("../emulation/include/sdfg_emulation/cooperative_groups.h"),
+    ),
+    (
+        "sdfg_emulation/library.h",
+        include_str!("../emulation/include/sdfg_emulation/library.h"),
+    ),
+    (
+        "sdfg_emulation/runtime.h",
+        include_str!("../emulation/include/sdfg_emulation/runtime.h"),
+    ),
+    (
+        "sdfg_emulation/runtime_api.h",
+        include_str!("../emulation/include/sdfg_emulation/runtime_api.h"),
+    ),
+    (
+        "sdfg_emulation/solver.h",
+        include_str!("../emulation/include/sdfg_emulation/solver.h"),
+    ),
+];
+
+/// Writes [`HEADERS`] into `dir/include` (skipping files that already hold
+/// the same text) and returns that include directory.
+pub fn install_headers(dir: &Path) -> Result<PathBuf, ExecError> {
+    let include = dir.join("include");
+    for (name, text) in HEADERS {
+        let path = include.join(name);
+        if std::fs::read_to_string(&path).is_ok_and(|t| t == *text) {
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| ExecError::io(parent.display(), e))?;
+        }
+        // Written beside and renamed: another process compiling at the same
+        // time sees the old file or the whole new one.
+        let partial = path.with_extension(format!("partial-{}", std::process::id()));
+        std::fs::write(&partial, text).map_err(|e| ExecError::io(partial.display(), e))?;
+        std::fs::rename(&partial, &path).map_err(|e| ExecError::io(path.display(), e))?;
+    }
+    Ok(include)
+}
+
 /// A sanitizer to build and run the unit with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sanitizer {
@@ -75,6 +159,7 @@ pub struct EmulatedGpu {
     threads: u32,
     interleaving: Interleaving,
     optimization: &'static str,
+    include: PathBuf,
 }
 
 impl EmulatedGpu {
@@ -90,6 +175,7 @@ impl EmulatedGpu {
             threads: 1,
             interleaving: Interleaving::InOrder,
             optimization: "-O1",
+            include: PathBuf::from(INCLUDE_DIR),
         }
     }
 
@@ -101,6 +187,14 @@ impl EmulatedGpu {
         if sanitizer == Some(Sanitizer::Thread) && self.threads == 1 {
             self.threads = 4;
         }
+        self
+    }
+
+    /// Compiles against the replacement headers in `dir` instead of this
+    /// source tree's (`dir` as [`install_headers`] returns it).
+    #[must_use]
+    pub fn include_dir(mut self, dir: impl Into<PathBuf>) -> EmulatedGpu {
+        self.include = dir.into();
         self
     }
 
@@ -267,7 +361,7 @@ impl Device for EmulatedGpu {
             self.optimization,
         ])
         .arg("-I")
-        .arg(INCLUDE_DIR);
+        .arg(&self.include);
         if let Some(s) = self.sanitizer {
             cmd.args(s.flags());
         }

@@ -33,20 +33,28 @@
 //! Only `NAME_run` is timed: `NAME_init` (allocations, handles, streams) is
 //! not part of a program's run time.
 //!
-//! The [`loader`] is the only code of the workspace that calls into a
-//! loaded library (`unsafe`): it checks every argument against the unit's
-//! [`Parameter`]s (kind, dtype, element count for the symbols given) before
-//! it passes a pointer.
+//! In process: a [`Session`] opens the same library once, runs `NAME_init`
+//! once per set of symbol values and `NAME_run` on the caller's own
+//! buffers (the Python package's calls, `docs/python.md`).
+//!
+//! The [`loader`] and the [`session`] are the only code of the workspace
+//! that calls into a loaded library (`unsafe`): they check every argument
+//! against the unit's [`Parameter`]s (kind, dtype, element count or shape
+//! and strides for the symbols given) before they pass a pointer.
 
 pub mod child;
 mod emulated;
 pub mod loader;
+pub mod session;
 
 pub use child::Runner;
-pub use emulated::{EmulatedGpu, INCLUDE_DIR, Sanitizer, nvidia_wheels, on_path};
+pub use emulated::{
+    EmulatedGpu, HEADERS, INCLUDE_DIR, Sanitizer, install_headers, nvidia_wheels, on_path,
+};
 use sdfg_codegen::{Parameter, ParameterKind, TranslationUnit};
 use sdfg_sim::ArrayValue;
 use serde::{Deserialize, Serialize};
+pub use session::{Buffer, Session, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;

@@ -357,6 +357,93 @@ impl Loaded {
         unsafe { (self.exit)(handle.as_ptr()) }
     }
 
+    /// The unit this library was compiled from.
+    pub(crate) fn compiled(&self) -> &Compiled {
+        &self.compiled
+    }
+
+    /// Calls `NAME_init_packed` (for [`crate::session`]).
+    ///
+    /// # Safety
+    ///
+    /// `symbols[k]` is the address of init symbol `k`'s value in its
+    /// type's width, alive for the call.
+    pub(crate) unsafe fn init_packed(&self, symbols: *const *mut c_void) -> *mut c_void {
+        // SAFETY: the caller's promise.
+        unsafe { (self.init)(symbols) }
+    }
+
+    /// Calls `NAME_run_packed` (for [`crate::session`]).
+    ///
+    /// # Safety
+    ///
+    /// `state` came from this library's `init` and is alive; `arguments[k]`
+    /// is the address of parameter `k`'s value, each checked against it.
+    pub(crate) unsafe fn run_packed(
+        &self,
+        state: NonNull<c_void>,
+        arguments: *mut *mut c_void,
+    ) -> i32 {
+        // SAFETY: the caller's promise.
+        unsafe { (self.run)(state.as_ptr(), arguments.cast_const()) }
+    }
+
+    /// Calls `NAME_exit` (for [`crate::session`]).
+    ///
+    /// # Safety
+    ///
+    /// `state` came from this library's `init` and is released once.
+    pub(crate) unsafe fn exit_packed(&self, state: NonNull<c_void>) -> i32 {
+        // SAFETY: the caller's promise.
+        unsafe { (self.exit)(state.as_ptr()) }
+    }
+
+    /// `bytes` bytes of the unit's device memory (`NAME_device_alloc`).
+    pub(crate) fn device_alloc(&self, bytes: usize) -> Result<NonNull<c_void>, ExecError> {
+        let device = self.device.ok_or_else(|| ExecError::Missing(format!(
+            "`{}` has no parameter whose home is the device, so its library exports no device memory functions",
+            self.compiled.entry
+        )))?;
+        // SAFETY: `NAME_device_alloc` takes a byte count and returns device
+        // memory of that size, or null.
+        NonNull::new(unsafe { (device.alloc)(bytes) }).ok_or_else(|| ExecError::Device {
+            call: format!("{}_device_alloc", self.compiled.entry),
+            message: format!("no device memory for {bytes} bytes"),
+        })
+    }
+
+    /// Copies `bytes` bytes from `from` to `to` (`NAME_device_copy`), to
+    /// the device or back; returns the runtime's status (1 where the unit
+    /// has no device memory functions).
+    ///
+    /// # Safety
+    ///
+    /// Both hold `bytes` bytes: host memory on one side and memory from
+    /// [`Loaded::device_alloc`] on the other, as `to_device` says.
+    pub(crate) unsafe fn device_copy(
+        &self,
+        to: *mut c_void,
+        from: *const c_void,
+        bytes: usize,
+        to_device: bool,
+    ) -> i32 {
+        let Some(device) = self.device else { return 1 };
+        // SAFETY: the caller's promise.
+        unsafe { (device.copy)(to, from, bytes, c_int::from(to_device)) }
+    }
+
+    /// Releases memory from [`Loaded::device_alloc`].
+    ///
+    /// # Safety
+    ///
+    /// `buffer` came from `device_alloc` and is released once.
+    pub(crate) unsafe fn device_free(&self, buffer: *mut c_void) {
+        if let Some(device) = self.device {
+            // SAFETY: the caller's promise.
+            unsafe { (device.free)(buffer) };
+        }
+    }
+
     /// The emulated runtime's report (JSON), in an emulated build.
     pub fn emulation_report(&self) -> Option<String> {
         let report = self.report?;
@@ -385,7 +472,7 @@ impl Drop for State<'_> {
 
 /// A symbol's value in the width of its dtype (native byte order, as the
 /// program reads it), checked to fit.
-fn symbol_bytes(t: DType, v: i64, name: &str) -> Result<[u8; 8], ExecError> {
+pub(crate) fn symbol_bytes(t: DType, v: i64, name: &str) -> Result<[u8; 8], ExecError> {
     fn narrow<T: TryFrom<i64>, const N: usize>(
         v: i64,
         bytes: impl Fn(T) -> [u8; N],
