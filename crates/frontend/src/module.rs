@@ -22,6 +22,12 @@ pub struct Module {
     pub symbols: BTreeMap<String, DType>,
     /// Names the module gives to `dace` and `numpy` (`dc`, `np`, ...).
     pub(crate) dace_alias: Vec<String>,
+    /// Local names of the Python package `sdfg_offload`, whose `program`
+    /// decorator marks programs as `dace.program` does.
+    offload_alias: Vec<String>,
+    /// Local names of `sdfg_offload.program` itself (`from sdfg_offload
+    /// import program`).
+    program_alias: Vec<String>,
     pub(crate) numpy_alias: Vec<String>,
     pub(crate) programs: BTreeMap<String, ast::StmtFunctionDef>,
     /// Module-level numeric constants (`BET_M = 0.5`): programs read them as
@@ -90,6 +96,8 @@ impl Module {
             source,
             symbols: BTreeMap::new(),
             dace_alias: Vec::new(),
+            offload_alias: Vec::new(),
+            program_alias: Vec::new(),
             numpy_alias: Vec::new(),
             programs: BTreeMap::new(),
             constants: BTreeMap::new(),
@@ -186,6 +194,7 @@ impl Module {
                     let local = alias.asname.as_ref().unwrap_or(&alias.name).id.to_string();
                     match alias.name.id.as_str() {
                         "dace" => self.dace_alias.push(local),
+                        "sdfg_offload" => self.offload_alias.push(local),
                         "numpy" => self.numpy_alias.push(local),
                         _ => {}
                     }
@@ -210,6 +219,22 @@ impl Module {
                             what: "a Python function, not a `@dace.program`".to_owned(),
                         },
                     );
+                }
+                Ok(())
+            }
+            // `from sdfg_offload import program`: its decorator.
+            Stmt::ImportFrom(i)
+                if i.module
+                    .as_ref()
+                    .is_some_and(|m| m.id.as_str() == "sdfg_offload") =>
+            {
+                for alias in &i.names {
+                    let local = alias.asname.as_ref().unwrap_or(&alias.name).id.to_string();
+                    if alias.name.id.as_str() == "program" {
+                        self.program_alias.push(local);
+                    } else {
+                        self.forget(&local, &i);
+                    }
                 }
                 Ok(())
             }
@@ -277,10 +302,18 @@ impl Module {
             && matches!(&*a.value, Expr::Name(n) if self.dace_alias.iter().any(|d| d == n.id.as_str())))
     }
 
+    /// Whether a decorator marks a program: `dace.program` or
+    /// `sdfg_offload.program` (under any local name), called or not.
     fn is_dace_program(&self, e: &Expr) -> bool {
         match e {
             Expr::Call(c) => self.is_dace_program(&c.func),
-            e => self.is_dace_attr(e, "program"),
+            Expr::Name(n) => self.program_alias.iter().any(|p| p == n.id.as_str()),
+            Expr::Attribute(a) if a.attr.id.as_str() == "program" => matches!(
+                &*a.value,
+                Expr::Name(n) if self.dace_alias.iter().chain(&self.offload_alias)
+                    .any(|d| d == n.id.as_str())
+            ),
+            _ => false,
         }
     }
 

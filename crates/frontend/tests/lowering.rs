@@ -1207,6 +1207,28 @@ BENCHMARK = {
     assert_eq!(module("").metadata(), None);
 }
 
+#[test]
+fn the_python_packages_decorator_marks_programs_as_dace_program_does() {
+    let text = "import dace\nimport sdfg_offload\nimport sdfg_offload as so\n\
+                from sdfg_offload import program, program as p, compile\n\
+                N = dace.symbol('N')\n\n\
+                @sdfg_offload.program\ndef a(x: dace.float64[N]):\n    x[:] = 1.0\n\n\
+                @so.program(device='emulated')\ndef b(x: dace.float64[N]):\n    x[:] = 2.0\n\n\
+                @program\ndef c(x: dace.float64[N]):\n    x[:] = 3.0\n\n\
+                @p\ndef d(x: dace.float64[N]):\n    x[:] = 4.0\n\n\
+                @compile\ndef e(x: dace.float64[N]):\n    x[:] = 5.0\n";
+    let m = Module::parse(FILE, text).unwrap();
+    let names: Vec<String> = m.programs().into_iter().map(|p| p.name).collect();
+    assert_eq!(
+        names,
+        ["a", "b", "c", "d"],
+        "`compile` is no decorator of programs"
+    );
+    for n in &names {
+        m.compile(n).unwrap();
+    }
+}
+
 // ---------------------------------------------------------------------------
 // 3: errors, with their positions.
 
