@@ -58,6 +58,7 @@
 
 pub mod clients;
 pub mod corpus;
+pub mod driver;
 pub mod goldens;
 pub mod toolchain;
 

@@ -20,6 +20,18 @@ pub enum CopyKind {
     HostToHost,
 }
 
+impl CopyKind {
+    /// The direction in words (`"host -> device"`), as reports say it.
+    pub fn direction(self) -> &'static str {
+        match self {
+            CopyKind::HostToDevice => "host -> device",
+            CopyKind::DeviceToHost => "device -> host",
+            CopyKind::DeviceToDevice => "device -> device",
+            CopyKind::HostToHost => "host -> host",
+        }
+    }
+}
+
 /// The vendor function a library operation maps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VendorCall {

@@ -299,19 +299,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             no_persistent,
             args_on_device,
         } => {
-            let mut sdfg = load_program(&file, None, &[])?;
-            if args_on_device {
-                sdfg_harness::arguments_on_device(&mut sdfg);
-            }
-            let backend = sdfg_harness::backend(&backend)?;
-            let options = pipeline_options(&host_maps, false, no_persistent);
-            let (sdfg, _) = sdfg_passes::pipeline::run_owned(
-                sdfg,
-                Some(backend.accelerator()),
-                &options,
-                &sdfg_passes::Pass::TO_OFFLOAD,
-            )
-            .map_err(|e| e.to_string())?;
+            let sdfg = load_program(&file, None, &[])?;
+            let options = sdfg_harness::driver::Options {
+                backend,
+                host_maps,
+                persistent: !no_persistent,
+                args_on_device,
+            };
+            let (sdfg, _) =
+                sdfg_harness::driver::offload(sdfg, &options).map_err(|e| e.to_string())?;
             // The output's format follows its file's extension (DaCe's for
             // `.sdfg`), or on standard output the input's: DaCe in, DaCe out.
             let dace = match &out {

@@ -231,12 +231,7 @@ impl fmt::Display for Report {
             }
         }
         for c in &self.copies {
-            let dir = match c.kind {
-                CopyKind::HostToDevice => "host -> device",
-                CopyKind::DeviceToHost => "device -> host",
-                CopyKind::DeviceToDevice => "device -> device",
-                CopyKind::HostToHost => "host -> host",
-            };
+            let dir = c.kind.direction();
             writeln!(
                 f,
                 "  copy {} -> {} ({dir}, {} bytes) at `{}`: {}",
