@@ -28,6 +28,86 @@ mod thread;
 /// every dialect.
 pub const PRELUDE: &str = include_str!("prelude.cpp");
 
+/// The parameters of the entry points of `sdfg`'s unit, in order: its
+/// arguments (containers and symbols, as `sdfg.arguments` lists them),
+/// then its return values (`__return`, `__return_0`, ...). What a caller
+/// passes to the unit, and what a runner that does not emit code (the
+/// simulator behind the Python package's `device="sim"`) takes the same
+/// way. A return value whose shape depends on a symbol that is no argument
+/// is refused: the caller could not allocate it.
+pub fn signature(sdfg: &Sdfg) -> Result<Vec<Parameter>, EmitError> {
+    let mut signature: Vec<Parameter> = Vec::new();
+    let shape_of = |desc: &DataDesc| {
+        if desc.is_scalar() {
+            Vec::new()
+        } else {
+            desc.shape()
+        }
+    };
+    let home = |desc: &DataDesc| desc.storage.side().unwrap_or(Side::Host);
+    let layout_of = |desc: &DataDesc| {
+        desc.layout()
+            .filter(|l| !desc.is_scalar() && !l.is_contiguous())
+            .cloned()
+    };
+    let returns = return_values(sdfg);
+    // Return values follow the arguments, also where the SDFG lists
+    // them among its arguments (DaCe's SDFGs do: `__return` is a
+    // non-transient array there).
+    for a in sdfg.arguments.iter().filter(|a| !returns.contains(a)) {
+        let (kind, shape, side, layout) = match sdfg.containers.get(a) {
+            Some(desc) => (
+                ParameterKind::Container(desc.dtype),
+                shape_of(desc),
+                home(desc),
+                layout_of(desc),
+            ),
+            None => (
+                ParameterKind::Symbol(sdfg.symbols.get(a).copied().unwrap_or(DType::Int64)),
+                Vec::new(),
+                Side::Host,
+                None,
+            ),
+        };
+        signature.push(Parameter {
+            name: a.clone(),
+            kind,
+            shape,
+            home: side,
+            layout,
+        });
+    }
+    let arg_symbols: BTreeSet<String> = signature
+        .iter()
+        .filter(|p| matches!(p.kind, ParameterKind::Symbol(_)))
+        .map(|p| p.name.clone())
+        .collect();
+    for r in returns {
+        let desc = &sdfg.containers[&r];
+        if let Some(s) = desc
+            .free_symbols()
+            .into_iter()
+            .find(|s| !arg_symbols.contains(s))
+        {
+            return Err(unsupported(
+                format!(
+                    "the return value `{r}`, whose shape depends on `{s}`, which is not an argument: the caller cannot allocate it"
+                ),
+                &r,
+                "(signature)",
+            ));
+        }
+        signature.push(Parameter {
+            name: r,
+            kind: ParameterKind::Return(desc.dtype),
+            shape: shape_of(desc),
+            home: home(desc),
+            layout: layout_of(desc),
+        });
+    }
+    Ok(signature)
+}
+
 /// Emits `sdfg` (offloaded for `dialect`'s accelerator) as one translation
 /// unit, after validating it.
 pub fn emit(sdfg: &Sdfg, dialect: &dyn Dialect) -> Result<TranslationUnit, EmitError> {
@@ -486,76 +566,12 @@ impl<'a> Emitter<'a> {
         let p = self.d.api_prefix();
         let state_t = format!("{entry}_state_t");
 
-        // The signature: arguments in order, then the return values.
-        let mut signature: Vec<Parameter> = Vec::new();
-        let shape_of = |desc: &DataDesc| {
-            if desc.is_scalar() {
-                Vec::new()
-            } else {
-                desc.shape()
-            }
-        };
-        let home = |desc: &DataDesc| desc.storage.side().unwrap_or(Side::Host);
-        let layout_of = |desc: &DataDesc| {
-            desc.layout()
-                .filter(|l| !desc.is_scalar() && !l.is_contiguous())
-                .cloned()
-        };
-        let returns = return_values(sdfg);
-        // Return values follow the arguments, also where the SDFG lists
-        // them among its arguments (DaCe's SDFGs do: `__return` is a
-        // non-transient array there).
-        for a in sdfg.arguments.iter().filter(|a| !returns.contains(a)) {
-            let (kind, shape, side, layout) = match sdfg.containers.get(a) {
-                Some(desc) => (
-                    ParameterKind::Container(desc.dtype),
-                    shape_of(desc),
-                    home(desc),
-                    layout_of(desc),
-                ),
-                None => (
-                    ParameterKind::Symbol(sdfg.symbols.get(a).copied().unwrap_or(DType::Int64)),
-                    Vec::new(),
-                    Side::Host,
-                    None,
-                ),
-            };
-            signature.push(Parameter {
-                name: a.clone(),
-                kind,
-                shape,
-                home: side,
-                layout,
-            });
-        }
+        let signature = signature(sdfg)?;
         let arg_symbols: BTreeSet<String> = signature
             .iter()
             .filter(|p| matches!(p.kind, ParameterKind::Symbol(_)))
             .map(|p| p.name.clone())
             .collect();
-        for r in returns {
-            let desc = &sdfg.containers[&r];
-            if let Some(s) = desc
-                .free_symbols()
-                .into_iter()
-                .find(|s| !arg_symbols.contains(s))
-            {
-                return Err(unsupported(
-                    format!(
-                        "the return value `{r}`, whose shape depends on `{s}`, which is not an argument: the caller cannot allocate it"
-                    ),
-                    &r,
-                    "(signature)",
-                ));
-            }
-            signature.push(Parameter {
-                name: r,
-                kind: ParameterKind::Return(desc.dtype),
-                shape: shape_of(desc),
-                home: home(desc),
-                layout: layout_of(desc),
-            });
-        }
         let params: Vec<String> = signature
             .iter()
             .map(|q| match q.kind {

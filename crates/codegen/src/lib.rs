@@ -37,7 +37,7 @@
 pub mod cpp;
 mod emit;
 
-pub use emit::{PRELUDE, emit, emit_validated};
+pub use emit::{PRELUDE, emit, emit_validated, signature};
 use sdfg_passes::Accelerator;
 use thiserror::Error;
 

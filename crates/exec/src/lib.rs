@@ -54,7 +54,7 @@ pub use emulated::{
 use sdfg_codegen::{Parameter, ParameterKind, TranslationUnit};
 use sdfg_sim::ArrayValue;
 use serde::{Deserialize, Serialize};
-pub use session::{Buffer, Session, Value};
+pub use session::{Buffer, Session, SimSession, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;

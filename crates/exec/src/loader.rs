@@ -524,7 +524,7 @@ impl Drop for Staged<'_> {
 }
 
 /// The elements as the program's memory holds them (a `bool` one byte).
-fn host_bytes(elements: &Elements) -> Vec<u8> {
+pub(crate) fn host_bytes(elements: &Elements) -> Vec<u8> {
     let mut copy = elements.clone();
     if let Elements::Bool(b) = &copy {
         return b.iter().map(|x| u8::from(*x)).collect();
@@ -539,7 +539,11 @@ fn host_bytes(elements: &Elements) -> Vec<u8> {
 /// Sets `elements` from the bytes the program left (a `bool` array
 /// checked to hold only 0 and 1: a byte nothing wrote holds the device's
 /// poison).
-fn set_from_bytes(elements: &mut Elements, bytes: &[u8], name: &str) -> Result<(), ExecError> {
+pub(crate) fn set_from_bytes(
+    elements: &mut Elements,
+    bytes: &[u8],
+    name: &str,
+) -> Result<(), ExecError> {
     if let Elements::Bool(b) = elements {
         for (k, (x, byte)) in b.iter_mut().zip(bytes).enumerate() {
             *x = match byte {

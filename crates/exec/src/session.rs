@@ -132,85 +132,22 @@ impl Session {
         self.states.len()
     }
 
-    /// The symbols' values for a call: those `given` by name, and those
-    /// read off the buffers, as DaCe infers them: a dimension whose
-    /// extent (or, for a laid-out parameter, whose stride) is a bare symbol
-    /// binds it to the buffer's. `buffers` has one entry per parameter
-    /// (`None` for symbols and for return values, whose buffers the caller
-    /// makes after this, from [`Session::shape`]). A symbol given twice
-    /// with different values, or one neither given nor inferable, is an
-    /// error naming it.
+    /// The symbols of a call ([`bind`] over this unit's parameters).
     pub fn bind(
         &self,
         buffers: &[Option<&Buffer>],
         given: &BTreeMap<String, i64>,
     ) -> Result<BTreeMap<String, i64>, ExecError> {
-        let parameters = self.parameters();
-        if buffers.len() != parameters.len() {
-            return Err(arity(buffers.len(), parameters.len()));
-        }
-        let mut symbols = given.clone();
-        let mut bind = |name: &str, value: i64, why: String| -> Result<(), ExecError> {
-            match symbols.insert(name.to_owned(), value) {
-                Some(old) if old != value => Err(ExecError::Argument {
-                    parameter: name.to_owned(),
-                    message: format!("{why} gives {value}, but it is {old}"),
-                }),
-                _ => Ok(()),
-            }
-        };
-        for (p, b) in parameters.iter().zip(buffers) {
-            let Some(b) = b else { continue };
-            let (extents, strides) = match &p.layout {
-                Some(l) => (&l.shape, Some(&l.strides)),
-                None => (&p.shape, None),
-            };
-            if b.shape.len() != extents.len() {
-                continue; // said by `check` with the whole shape
-            }
-            for (d, (e, n)) in extents.iter().zip(&b.shape).enumerate() {
-                if let Some(s) = e.is_symbol() {
-                    let n = i64::try_from(*n).unwrap_or(i64::MAX);
-                    bind(s, n, format!("dimension {d} of `{}`", p.name))?;
-                }
-            }
-            for (d, (e, n)) in strides.into_iter().flatten().zip(&b.strides).enumerate() {
-                if let Some(s) = e.is_symbol()
-                    && b.shape.get(d).is_some_and(|n| *n > 1)
-                {
-                    bind(
-                        s,
-                        *n,
-                        format!("the stride of dimension {d} of `{}`", p.name),
-                    )?;
-                }
-            }
-        }
-        if let Some(p) = parameters
-            .iter()
-            .find(|p| matches!(p.kind, ParameterKind::Symbol(_)) && !symbols.contains_key(&p.name))
-        {
-            return Err(ExecError::Argument {
-                parameter: p.name.clone(),
-                message: "this symbol is neither given nor the extent of an argument's dimension"
-                    .to_owned(),
-            });
-        }
-        Ok(symbols)
+        bind(self.parameters(), buffers, given)
     }
 
-    /// The shape of parameter `index` with `symbols` (a return value's, for
-    /// the caller to allocate).
+    /// The shape of parameter `index` with `symbols` ([`shape`]).
     pub fn shape(
         &self,
         index: usize,
         symbols: &BTreeMap<String, i64>,
     ) -> Result<Vec<usize>, ExecError> {
-        let p = self
-            .parameters()
-            .get(index)
-            .ok_or_else(|| arity(index + 1, self.parameters().len()))?;
-        evaluate(&p.name, &p.shape, symbols)
+        shape(self.parameters(), index, symbols)
     }
 
     /// Runs `NAME_run` on `values` (one per parameter, in order), after
@@ -228,40 +165,19 @@ impl Session {
     /// make sure those are the only elements the program touches.)
     pub unsafe fn run(&mut self, values: &[Value]) -> Result<i32, ExecError> {
         let parameters = &self.loaded.compiled().parameters;
-        if values.len() != parameters.len() {
-            return Err(arity(values.len(), parameters.len()));
-        }
-        let symbols: BTreeMap<String, i64> = parameters
-            .iter()
-            .zip(values)
-            .filter_map(|(p, v)| match v {
-                Value::Symbol(x) => Some((p.name.clone(), *x)),
-                Value::Buffer(_) => None,
-            })
-            .collect();
+        let (_, bytes) = checked(parameters, values)?;
         let mut staged: Vec<Staging> = Vec::new();
-        for (k, (p, v)) in parameters.iter().zip(values).enumerate() {
-            match (p.kind, v) {
-                (ParameterKind::Symbol(t), Value::Symbol(x)) => {
-                    symbol_bytes(t, *x, &p.name)?;
-                }
-                (ParameterKind::Container(_) | ParameterKind::Return(_), Value::Buffer(b)) => {
-                    let bytes = check(p, b, &symbols)?;
-                    if p.home == Side::Device && b.side == Side::Host {
-                        staged.push(Staging {
-                            index: k,
-                            host: b.address,
-                            bytes,
-                            device: None,
-                        });
-                    }
-                }
-                (ParameterKind::Symbol(_), Value::Buffer(_)) => {
-                    return Err(argument(&p.name, "an array for a symbol".to_owned()));
-                }
-                (_, Value::Symbol(_)) => {
-                    return Err(argument(&p.name, "a symbol for an array".to_owned()));
-                }
+        for (k, ((p, v), bytes)) in parameters.iter().zip(values).zip(bytes).enumerate() {
+            if let Value::Buffer(b) = v
+                && p.home == Side::Device
+                && b.side == Side::Host
+            {
+                staged.push(Staging {
+                    index: k,
+                    host: b.address,
+                    bytes,
+                    device: None,
+                });
             }
         }
         let key: Vec<i64> = values
@@ -458,6 +374,225 @@ impl Drop for Session {
             // released once; the library outlives this loop.
             unsafe { self.loaded.exit_packed(handle) };
         }
+    }
+}
+
+/// The symbols' values for a call of a unit with `parameters`: those
+/// `given` by name, and those read off the buffers, as DaCe infers them: a
+/// dimension whose extent (or, for a laid-out parameter, whose stride) is a
+/// bare symbol binds it to the buffer's. `buffers` has one entry per
+/// parameter (`None` for symbols and for return values, whose buffers the
+/// caller makes after this, from [`shape`]). A symbol given twice with
+/// different values, or one neither given nor inferable, is an error
+/// naming it.
+pub fn bind(
+    parameters: &[Parameter],
+    buffers: &[Option<&Buffer>],
+    given: &BTreeMap<String, i64>,
+) -> Result<BTreeMap<String, i64>, ExecError> {
+    if buffers.len() != parameters.len() {
+        return Err(arity(buffers.len(), parameters.len()));
+    }
+    let mut symbols = given.clone();
+    let mut bind = |name: &str, value: i64, why: String| -> Result<(), ExecError> {
+        match symbols.insert(name.to_owned(), value) {
+            Some(old) if old != value => Err(ExecError::Argument {
+                parameter: name.to_owned(),
+                message: format!("{why} gives {value}, but it is {old}"),
+            }),
+            _ => Ok(()),
+        }
+    };
+    for (p, b) in parameters.iter().zip(buffers) {
+        let Some(b) = b else { continue };
+        let (extents, strides) = match &p.layout {
+            Some(l) => (&l.shape, Some(&l.strides)),
+            None => (&p.shape, None),
+        };
+        if b.shape.len() != extents.len() {
+            continue; // said by `check` with the whole shape
+        }
+        for (d, (e, n)) in extents.iter().zip(&b.shape).enumerate() {
+            if let Some(s) = e.is_symbol() {
+                let n = i64::try_from(*n).unwrap_or(i64::MAX);
+                bind(s, n, format!("dimension {d} of `{}`", p.name))?;
+            }
+        }
+        for (d, (e, n)) in strides.into_iter().flatten().zip(&b.strides).enumerate() {
+            if let Some(s) = e.is_symbol()
+                && b.shape.get(d).is_some_and(|n| *n > 1)
+            {
+                bind(
+                    s,
+                    *n,
+                    format!("the stride of dimension {d} of `{}`", p.name),
+                )?;
+            }
+        }
+    }
+    if let Some(p) = parameters
+        .iter()
+        .find(|p| matches!(p.kind, ParameterKind::Symbol(_)) && !symbols.contains_key(&p.name))
+    {
+        return Err(ExecError::Argument {
+            parameter: p.name.clone(),
+            message: "this symbol is neither given nor the extent of an argument's dimension"
+                .to_owned(),
+        });
+    }
+    Ok(symbols)
+}
+
+/// The shape of parameter `index` of `parameters` with `symbols` (a return
+/// value's, for the caller to allocate).
+pub fn shape(
+    parameters: &[Parameter],
+    index: usize,
+    symbols: &BTreeMap<String, i64>,
+) -> Result<Vec<usize>, ExecError> {
+    let p = parameters
+        .get(index)
+        .ok_or_else(|| arity(index + 1, parameters.len()))?;
+    evaluate(&p.name, &p.shape, symbols)
+}
+
+/// The values' symbols by name, and each buffer checked against its
+/// parameter ([`check`]): its bytes, per parameter (0 for symbols).
+fn checked(
+    parameters: &[Parameter],
+    values: &[Value],
+) -> Result<(BTreeMap<String, i64>, Vec<usize>), ExecError> {
+    if values.len() != parameters.len() {
+        return Err(arity(values.len(), parameters.len()));
+    }
+    let symbols: BTreeMap<String, i64> = parameters
+        .iter()
+        .zip(values)
+        .filter_map(|(p, v)| match v {
+            Value::Symbol(x) => Some((p.name.clone(), *x)),
+            Value::Buffer(_) => None,
+        })
+        .collect();
+    let mut bytes = Vec::with_capacity(values.len());
+    for (p, v) in parameters.iter().zip(values) {
+        bytes.push(match (p.kind, v) {
+            (ParameterKind::Symbol(t), Value::Symbol(x)) => {
+                symbol_bytes(t, *x, &p.name)?;
+                0
+            }
+            (ParameterKind::Container(_) | ParameterKind::Return(_), Value::Buffer(b)) => {
+                check(p, b, &symbols)?
+            }
+            (ParameterKind::Symbol(_), Value::Buffer(_)) => {
+                return Err(argument(&p.name, "an array for a symbol".to_owned()));
+            }
+            (_, Value::Symbol(_)) => {
+                return Err(argument(&p.name, "a symbol for an array".to_owned()));
+            }
+        });
+    }
+    Ok((symbols, bytes))
+}
+
+/// The SDFG a unit is emitted from, run on the simulator (`sdfg-sim`)
+/// instead of a device, with the unit's own parameters
+/// ([`sdfg_codegen::signature`]): the Python package's `device="sim"`,
+/// which checks a program's answer without any compiler, and faults with
+/// the simulator's messages (an access out of bounds, an uninitialised
+/// read) where the emitted code would compute garbage.
+pub struct SimSession {
+    sdfg: sdfg_ir::ValidSdfg,
+    parameters: Vec<Parameter>,
+    sim_arguments: Vec<String>,
+}
+
+impl SimSession {
+    /// A session running `sdfg` (offloaded, as for emission).
+    pub fn new(sdfg: sdfg_ir::ValidSdfg) -> Result<SimSession, sdfg_codegen::EmitError> {
+        let parameters = sdfg_codegen::signature(&sdfg)?;
+        let sim_arguments = sdfg.arguments.clone();
+        Ok(SimSession {
+            sdfg,
+            parameters,
+            sim_arguments,
+        })
+    }
+
+    /// The parameters, as the unit's entry points would take them.
+    pub fn parameters(&self) -> &[Parameter] {
+        &self.parameters
+    }
+
+    /// Runs the SDFG on `values` (one per parameter, in order, host
+    /// memory only): the buffers are read into the simulator's arrays and
+    /// what it wrote is written back. Returns 0 (the unit's status for
+    /// success); a fault of the simulation is an error.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Session::run`].
+    pub unsafe fn run(&self, values: &[Value]) -> Result<i32, ExecError> {
+        let (symbols, bytes) = checked(&self.parameters, values)?;
+        let shapes = sdfg_sim::argument_shapes(&self.sdfg, &symbols, None).map_err(|e| {
+            ExecError::Device {
+                call: "the simulator".to_owned(),
+                message: e.to_string(),
+            }
+        })?;
+        let mut arguments = sdfg_sim::Arguments {
+            symbols: symbols.clone(),
+            ..Default::default()
+        };
+        for ((p, v), n) in self.parameters.iter().zip(values).zip(&bytes) {
+            let Value::Buffer(b) = v else { continue };
+            if b.side == Side::Device {
+                return Err(argument(
+                    &p.name,
+                    "device memory, but the simulator runs on host memory".to_owned(),
+                ));
+            }
+            if !matches!(p.kind, ParameterKind::Container(_))
+                || !self.sim_arguments.contains(&p.name)
+            {
+                continue;
+            }
+            let Some((dtype, shape)) = shapes.get(&p.name) else {
+                continue;
+            };
+            // SAFETY: the caller's promise: `address` holds `n` bytes
+            // (`check` computed them from the buffer's own description).
+            let memory = unsafe { std::slice::from_raw_parts(b.address as *const u8, *n) };
+            let count = n / dtype.size_bytes() as usize;
+            let mut elements = sdfg_sim::value::Elements::zeros(*dtype, count);
+            crate::loader::set_from_bytes(&mut elements, memory, &p.name)?;
+            arguments.arrays.insert(
+                p.name.clone(),
+                sdfg_sim::ArrayValue::new(shape.clone(), elements),
+            );
+        }
+        let result = sdfg_sim::Simulator::new()
+            .run(self.sdfg.validated(), &arguments)
+            .map_err(|e| ExecError::Device {
+                call: "the simulator".to_owned(),
+                message: e.to_string(),
+            })?;
+        for ((p, v), n) in self.parameters.iter().zip(values).zip(&bytes) {
+            let (Value::Buffer(b), Some(out)) = (v, result.outputs.get(&p.name)) else {
+                continue;
+            };
+            let written = crate::loader::host_bytes(&out.elements);
+            if written.len() != *n {
+                return Err(argument(
+                    &p.name,
+                    format!("the simulator wrote {} bytes for {n}", written.len()),
+                ));
+            }
+            // SAFETY: as above; `written` holds exactly `n` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(written.as_ptr(), b.address as *mut u8, *n);
+            }
+        }
+        Ok(0)
     }
 }
 

@@ -235,3 +235,40 @@ fn device_home_arguments_take_device_memory_without_a_copy() {
         s.device_free(db);
     }
 }
+
+#[test]
+fn the_simulator_runs_the_sdfg_a_unit_is_emitted_from_with_the_units_parameters() {
+    let module = sdfg_frontend::Module::parse("test.py", RETURNS).unwrap();
+    let sdfg = module.compile("f").unwrap();
+    let (mut out, _) =
+        sdfg_passes::offload(&sdfg, &Cuda, &sdfg_passes::Options::default()).unwrap();
+    sdfg_passes::lower_library_nodes(&mut out, &Cuda).unwrap();
+    let unit = sdfg_codegen::emit(&out, &Cuda).unwrap();
+    let sim = sdfg_exec::SimSession::new(sdfg_ir::ValidSdfg::new(out).unwrap()).unwrap();
+    assert_eq!(sim.parameters(), unit.parameters);
+    let mut a: Vec<f64> = (0..6).map(f64::from).collect();
+    let mut r = vec![0.0; 6];
+    let values = [
+        host(&mut a, vec![2, 3]),
+        Value::Symbol(3),
+        Value::Symbol(2),
+        host(&mut r, vec![2, 3]),
+    ];
+    // SAFETY: `a` and `r` hold six elements each and outlive the call.
+    assert_eq!(unsafe { sim.run(&values) }.unwrap(), 0);
+    assert_eq!(r, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let on_device = [
+        Value::Buffer(Buffer::contiguous(
+            a.as_mut_ptr() as usize,
+            DType::Float64,
+            vec![2, 3],
+            Side::Device,
+        )),
+        Value::Symbol(3),
+        Value::Symbol(2),
+        host(&mut r, vec![2, 3]),
+    ];
+    // SAFETY: refused before any access.
+    let e = unsafe { sim.run(&on_device) }.unwrap_err();
+    assert!(e.to_string().contains("argument `A`: device memory"), "{e}");
+}

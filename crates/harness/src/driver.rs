@@ -213,13 +213,14 @@ pub fn python_program(
     })
 }
 
-/// The translation unit of the valid `sdfg` for `options`' backend (a
-/// code-generating one): every pass up to offloading, library lowering,
-/// emission: what `sdfgc compile --emit source` writes.
-pub fn translation_unit(
+/// The valid `sdfg` as a unit of `options`' backend (a code-generating
+/// one) is emitted from: every pass up to offloading, then library
+/// lowering. The simulator runs this SDFG for the Python package's
+/// `device="sim"`.
+pub fn lowered(
     sdfg: Sdfg,
     options: &Options,
-) -> Result<(TranslationUnit, PipelineReport), Error> {
+) -> Result<(ValidSdfg, PipelineReport, &'static sdfg_codegen::Target), Error> {
     let mut passes = Pass::TO_OFFLOAD.to_vec();
     passes.push(Pass::LowerLibrary);
     let (sdfg, report, backend) = run(sdfg, options, &passes)?;
@@ -229,6 +230,17 @@ pub fn translation_unit(
             backend.name()
         )));
     };
+    Ok((sdfg, report, target))
+}
+
+/// The translation unit of the valid `sdfg` for `options`' backend (a
+/// code-generating one): [`lowered`], then emitted: what `sdfgc compile
+/// --emit source` writes.
+pub fn translation_unit(
+    sdfg: Sdfg,
+    options: &Options,
+) -> Result<(TranslationUnit, PipelineReport), Error> {
+    let (sdfg, report, target) = lowered(sdfg, options)?;
     let unit = sdfg_codegen::emit_validated(sdfg.validated(), target.dialect)?;
     Ok((unit, report))
 }
