@@ -152,8 +152,9 @@ class Program:
         self._symbols = {p[0] for p in self._parameters if p[1] == "symbol"}
 
     @property
-    def source(self) -> str:
-        """The emitted CUDA or HIP C++ translation unit."""
+    def source(self) -> Optional[str]:
+        """The emitted CUDA or HIP C++ translation unit (``None`` on the
+        simulator)."""
         return self._native.source
 
     @property
@@ -322,7 +323,9 @@ def compile(
     ``@dace.program`` or :func:`program`.
 
     ``device``: ``"auto"`` (the backend's GPU where there is one, else the
-    emulated GPU), ``"gpu"`` or ``"emulated"``. ``signature`` types
+    emulated GPU), ``"gpu"``, ``"emulated"``, or ``"sim"`` (the simulator
+    runs the SDFG the unit is emitted from: no compiler needed, and a
+    fault names the access). ``signature`` types
     parameters the program leaves unannotated (``{"A": "float64[N, M]"}``).
 
     Example::

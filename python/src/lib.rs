@@ -12,7 +12,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyTuple};
 use sdfg_codegen::{ParameterKind, TranslationUnit};
-use sdfg_exec::{Buffer, Device, EmulatedGpu, ExecError, Session, Value};
+use sdfg_exec::{Buffer, Device, EmulatedGpu, ExecError, Session, SimSession, Value};
 use sdfg_harness::driver::{self, Error, Options};
 use sdfg_ir::{DType, Side};
 use std::collections::BTreeMap;
@@ -140,15 +140,28 @@ fn offload_dace(
 /// A compiled program: the emitted unit, loaded in this process.
 #[pyclass(module = "sdfg_offload._native")]
 struct NativeProgram {
-    /// Locked by each call: a session's states are one program's, and
-    /// Python threads may share the program.
-    session: std::sync::Mutex<Session>,
-    unit: TranslationUnit,
+    engine: Engine,
+    /// The parameters of the entry points, in order.
+    parameters: Vec<sdfg_codegen::Parameter>,
+    /// The unit's entry point (also named for the simulator, which runs the
+    /// SDFG the unit would be emitted from).
+    entry: String,
+    /// The emitted unit, or `None` on the simulator.
+    source: Option<String>,
     /// What positional arguments of a call bind to, in order.
     argument_names: Vec<String>,
     report: String,
     device: String,
-    library: PathBuf,
+    library: Option<PathBuf>,
+}
+
+/// What runs a program.
+enum Engine {
+    /// The unit, compiled and loaded. Locked by each call: a session's
+    /// states are one program's, and Python threads may share the program.
+    Unit(std::sync::Mutex<Session>),
+    /// The simulator, on the SDFG the unit is emitted from.
+    Simulator(SimSession),
 }
 
 /// Where compiled units are kept: `$SDFG_OFFLOAD_CACHE`, else
@@ -217,7 +230,7 @@ fn load(
         }
         other => {
             return Err(Error::Usage(format!(
-                "unknown device `{other}` (known: auto, gpu, emulated)"
+                "unknown device `{other}` (known: auto, gpu, emulated, sim)"
             )));
         }
     };
@@ -280,15 +293,32 @@ fn compile(
             }
             other => return Err(Error::Usage(format!("unknown kind of program `{other}`"))),
         };
+        if device == "sim" {
+            let (sdfg, report, _) = driver::lowered(sdfg, &o)?;
+            let entry = sdfg_codegen::cpp::ident(&sdfg.name);
+            let session = SimSession::new(sdfg)?;
+            return Ok(NativeProgram {
+                parameters: session.parameters().to_vec(),
+                engine: Engine::Simulator(session),
+                entry,
+                source: None,
+                argument_names,
+                report: report.to_string(),
+                device: "the simulator (sdfg-sim)".to_owned(),
+                library: None,
+            });
+        }
         let (unit, report) = driver::translation_unit(sdfg, &o)?;
         let (session, device, library) = load(&unit, &o.backend, &device)?;
         Ok(NativeProgram {
-            session: std::sync::Mutex::new(session),
-            unit,
+            parameters: unit.parameters.clone(),
+            engine: Engine::Unit(std::sync::Mutex::new(session)),
+            entry: unit.entry,
+            source: Some(unit.source),
             argument_names,
             report: report.to_string(),
             device,
-            library,
+            library: Some(library),
         })
     });
     made.map_err(|e| raise(py, e))
@@ -327,8 +357,15 @@ fn lock(session: &std::sync::Mutex<Session>) -> std::sync::MutexGuard<'_, Sessio
 }
 
 impl NativeProgram {
-    fn session(&self) -> std::sync::MutexGuard<'_, Session> {
-        lock(&self.session)
+    /// The unit's session, locked; on the simulator, the error a Python
+    /// caller gets for what only a unit has (device memory).
+    fn session(&self, what: &str) -> Result<std::sync::MutexGuard<'_, Session>, Error> {
+        match &self.engine {
+            Engine::Unit(session) => Ok(lock(session)),
+            Engine::Simulator(_) => Err(Error::Usage(format!(
+                "{what} needs a compiled unit; this program runs on the simulator (device=\"sim\")"
+            ))),
+        }
     }
 }
 
@@ -339,8 +376,7 @@ impl NativeProgram {
     /// `return` and home `host` or `device`.
     #[getter]
     fn parameters(&self) -> Vec<(String, &'static str, &'static str, Vec<String>, String)> {
-        self.session()
-            .parameters()
+        self.parameters
             .iter()
             .map(|p| {
                 let (kind, t) = match p.kind {
@@ -365,16 +401,16 @@ impl NativeProgram {
         self.argument_names.clone()
     }
 
-    /// The emitted translation unit.
+    /// The emitted translation unit (`None` on the simulator).
     #[getter]
-    fn source(&self) -> &str {
-        &self.unit.source
+    fn source(&self) -> Option<&str> {
+        self.source.as_deref()
     }
 
     /// The unit's entry point (`NAME` of `NAME_init`, `NAME_run`, ...).
     #[getter]
     fn entry(&self) -> &str {
-        &self.unit.entry
+        &self.entry
     }
 
     /// The pipeline's report, as `sdfgc compile --emit report` prints it.
@@ -383,22 +419,26 @@ impl NativeProgram {
         &self.report
     }
 
-    /// What runs the unit, in words.
+    /// What runs the program, in words.
     #[getter]
     fn device(&self) -> &str {
         &self.device
     }
 
-    /// The compiled library.
+    /// The compiled library (`None` on the simulator).
     #[getter]
-    fn library(&self) -> String {
-        self.library.display().to_string()
+    fn library(&self) -> Option<String> {
+        self.library.as_ref().map(|l| l.display().to_string())
     }
 
-    /// How many states `NAME_init` made (one per set of symbol values).
+    /// How many states `NAME_init` made (one per set of symbol values; 0
+    /// on the simulator, which keeps none).
     #[getter]
     fn states(&self) -> usize {
-        self.session().states()
+        match &self.engine {
+            Engine::Unit(session) => lock(session).states(),
+            Engine::Simulator(_) => 0,
+        }
     }
 
     /// The symbols of a call: `given` by name, the rest read off the
@@ -409,21 +449,14 @@ impl NativeProgram {
         buffers: Vec<Option<BufferTuple>>,
         given: BTreeMap<String, i64>,
     ) -> PyResult<BTreeMap<String, i64>> {
-        let names: Vec<String> = self
-            .session()
-            .parameters()
-            .iter()
-            .map(|p| p.name.clone())
-            .collect();
         let buffers = buffers
             .into_iter()
-            .zip(&names)
-            .map(|(b, n)| b.map(|b| buffer(n, b)).transpose())
+            .zip(&self.parameters)
+            .map(|(b, p)| b.map(|b| buffer(&p.name, b)).transpose())
             .collect::<Result<Vec<Option<Buffer>>, _>>()
             .map_err(|e| raise(py, e))?;
         let refs: Vec<Option<&Buffer>> = buffers.iter().map(Option::as_ref).collect();
-        self.session()
-            .bind(&refs, &given)
+        sdfg_exec::session::bind(&self.parameters, &refs, &given)
             .map_err(|e| raise(py, Error::Exec(e)))
     }
 
@@ -434,8 +467,7 @@ impl NativeProgram {
         index: usize,
         symbols: BTreeMap<String, i64>,
     ) -> PyResult<Vec<usize>> {
-        self.session()
-            .shape(index, &symbols)
+        sdfg_exec::session::shape(&self.parameters, index, &symbols)
             .map_err(|e| raise(py, Error::Exec(e)))
     }
 
@@ -446,17 +478,14 @@ impl NativeProgram {
     /// from its array's own interface and keeps the arrays alive until
     /// this returns.
     fn run(&self, py: Python<'_>, values: Vec<Bound<'_, PyAny>>) -> PyResult<i32> {
-        let names: Vec<String> = self
-            .session()
-            .parameters()
-            .iter()
-            .map(|p| p.name.clone())
-            .collect();
         let mut converted = Vec::with_capacity(values.len());
-        for (v, n) in values
+        let unnamed = String::new();
+        let names = self
+            .parameters
             .iter()
-            .zip(names.iter().chain(std::iter::repeat(&String::new())))
-        {
+            .map(|p| &p.name)
+            .chain(std::iter::repeat(&unnamed));
+        for (v, n) in values.iter().zip(names) {
             converted.push(if v.is_instance_of::<PyInt>() {
                 Value::Symbol(v.extract::<i64>()?)
             } else if v.is_instance_of::<PyTuple>() {
@@ -471,20 +500,26 @@ impl NativeProgram {
                 ));
             });
         }
-        let session = &self.session;
+        let engine = &self.engine;
         #[allow(unsafe_code)]
         // SAFETY: each buffer was described by its array's own interface
         // (`__array_interface__`, `__cuda_array_interface__`) and the caller
-        // keeps every array alive until this returns; `Session::run`
-        // checks the descriptions against the parameters.
-        let status = py.detach(move || unsafe { lock(session).run(&converted) });
+        // keeps every array alive until this returns; `run` checks the
+        // descriptions against the parameters.
+        let status = py.detach(move || unsafe {
+            match engine {
+                Engine::Unit(session) => lock(session).run(&converted),
+                Engine::Simulator(sim) => sim.run(&converted),
+            }
+        });
         status.map_err(|e| raise(py, Error::Exec(e)))
     }
 
     /// `bytes` bytes of the unit's device memory (for stand-in device
     /// arrays); its address.
     fn device_alloc(&self, py: Python<'_>, bytes: usize) -> PyResult<usize> {
-        self.session()
+        let session = self.session("device memory").map_err(|e| raise(py, e))?;
+        session
             .device_alloc(bytes)
             .map_err(|e| raise(py, Error::Exec(e)))
     }
@@ -500,31 +535,36 @@ impl NativeProgram {
         bytes: usize,
         to_device: bool,
     ) -> PyResult<()> {
+        let session = self.session("device memory").map_err(|e| raise(py, e))?;
         #[allow(unsafe_code)]
         // SAFETY: the caller (`DeviceArray`) passes its own allocation and
         // a host array of the same size, alive for the call.
-        let done = unsafe { self.session().device_copy(device, host, bytes, to_device) };
+        let done = unsafe { session.device_copy(device, host, bytes, to_device) };
         done.map_err(|e| raise(py, Error::Exec(e)))
     }
 
     /// Releases device memory from `device_alloc`.
     fn device_free(&self, device: usize) {
-        #[allow(unsafe_code)]
-        // SAFETY: `DeviceArray` releases its allocation once, when collected.
-        unsafe {
-            self.session().device_free(device);
+        if let Ok(session) = self.session("device memory") {
+            #[allow(unsafe_code)]
+            // SAFETY: `DeviceArray` releases its allocation once, when collected.
+            unsafe {
+                session.device_free(device);
+            }
         }
     }
 
     /// What the emulated GPU counted since the last `reset_counts`, as
-    /// JSON; `None` on a real GPU.
+    /// JSON; `None` on a real GPU and on the simulator.
     fn counts(&self) -> Option<String> {
-        self.session().emulation_report()
+        self.session("counts").ok()?.emulation_report()
     }
 
     /// Zeroes the emulated GPU's counts.
     fn reset_counts(&self) {
-        self.session().reset_counts();
+        if let Ok(session) = self.session("counts") {
+            session.reset_counts();
+        }
     }
 }
 

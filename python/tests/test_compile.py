@@ -49,14 +49,15 @@ def numpy_reference(kernel, out):
     return inputs, outputs
 
 
+@pytest.mark.parametrize("device", ["auto", "sim"])
 @pytest.mark.parametrize("kernel", corpus_kernels(), ids=kernel_id)
-def test_every_corpus_kernel_gives_numpys_answer(kernel, tmp_path):
+def test_every_corpus_kernel_gives_numpys_answer(kernel, device, tmp_path):
     inputs, expected = numpy_reference(kernel, tmp_path)
     bench = reference.read_benchmark(reference.load_module(str(kernel)), str(kernel))
     preset = dict(bench["presets"]["test"])
     scalars = dict(bench.get("scalars", {}))
     scalars.update(preset.pop("scalars", {}))
-    program = sdfg_offload.compile(kernel, device="auto")
+    program = sdfg_offload.compile(kernel, device=device)
     arrays = {name: value.copy() for name, value in inputs.items()}
     symbols = {k: v for k, v in preset.items() if k in program.symbols}
     result = program(**arrays, **scalars, **symbols)
