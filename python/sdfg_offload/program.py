@@ -86,6 +86,20 @@ class DeviceArray:
             self._address = 0
 
 
+#: typestr -> (dtype name, item size, native byte order): NumPy's
+#: ``dtype.name`` costs microseconds, and a call describes every array.
+_TYPES: dict[str, tuple[str, int, bool]] = {}
+
+
+def _type_of(typestr: str) -> tuple[str, int, bool]:
+    known = _TYPES.get(typestr)
+    if known is None:
+        dtype = np.dtype(typestr)
+        known = ("bool" if dtype == np.bool_ else dtype.name, dtype.itemsize, dtype.isnative)
+        _TYPES[typestr] = known
+    return known
+
+
 def _describe(array: Any, parameter: str) -> tuple:
     """The buffer tuple of ``array`` for ``_native``: ``(address, dtype,
     shape, strides in elements, on the device)``, from the array's own
@@ -100,32 +114,28 @@ def _describe(array: Any, parameter: str) -> tuple:
             "(pass a NumPy array, a CuPy array or a scalar)",
             parameter=parameter,
         )
-    dtype = np.dtype(interface["typestr"])
-    if not dtype.isnative:
+    name, itemsize, native = _type_of(interface["typestr"])
+    if not native:
         raise ArgumentError(
-            f"argument `{parameter}`: an array of non-native byte order ({dtype.str})",
+            f"argument `{parameter}`: an array of non-native byte order ({interface['typestr']})",
             parameter=parameter,
         )
-    shape = tuple(int(n) for n in interface["shape"])
+    shape = interface["shape"]
     strides = interface.get("strides")
     if strides is None:
-        elements = []
-        step = 1
-        for n in reversed(shape):
-            elements.append(step)
-            step *= max(n, 1)
-        elements.reverse()
+        elements = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            elements[d] = elements[d + 1] * max(shape[d + 1], 1)
     else:
-        if any(s % dtype.itemsize for s in strides):
+        if any(s % itemsize for s in strides):
             raise ArgumentError(
                 f"argument `{parameter}`: strides {tuple(strides)} are not whole elements",
                 parameter=parameter,
             )
-        elements = [s // dtype.itemsize for s in strides]
-    address = int(interface["data"][0] or 0)
+        elements = [s // itemsize for s in strides]
+    address = interface["data"][0] or 0
     if "offset" in interface:
-        address += int(interface["offset"])
-    name = "bool" if dtype == np.bool_ else dtype.name
+        address += interface["offset"]
     return (address, name, list(shape), elements, device)
 
 
