@@ -316,8 +316,8 @@ def _source_of(program: ProgramLike, name: Optional[str]) -> tuple[str, str, str
 
 
 def compile(
-    program: ProgramLike,
-    program_name: Optional[str] = None,
+    program_or_file: ProgramLike,
+    program: Optional[str] = None,
     backend: str = "cuda",
     device: str = "auto",
     *,
@@ -326,8 +326,8 @@ def compile(
     args_on_device: bool = False,
     signature: Optional[dict[str, str]] = None,
 ) -> Program:
-    """Compiles ``program`` for ``backend`` and loads it: a Python file
-    (``program_name`` picks one of its ``@dace.program``s; default: the only
+    """Compiles ``program_or_file`` for ``backend`` and loads it: a Python
+    file (``program`` picks one of its ``@dace.program``s; default: the only
     one, or the one its ``BENCHMARK`` names), a ``.sdfg``/``.sdfgz`` file or
     ``dace.SDFG``, this project's ``.json``, or a function decorated with
     ``@dace.program`` or :func:`program`.
@@ -343,7 +343,7 @@ def compile(
         gemm = sdfg_offload.compile("corpus/npbench/polybench/gemm.py")
         gemm(1.5, 1.2, C, A, B)
     """
-    kind, text, file, name = _source_of(program, program_name)
+    kind, text, file, name = _source_of(program_or_file, program)
     native = _native.compile(
         kind,
         text,
