@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _native
+from . import _native, dlpack
 from .errors import ArgumentError, ExecutionError, LinAlgError, UsageError
 from .offload import dace_json_text, host_maps_option
 
@@ -55,6 +55,14 @@ class DeviceArray:
             "strides": None,
             "version": 3,
         }
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any):
+        """A DLPack capsule over this memory (device type CUDA), for any
+        DLPack consumer; it keeps this array alive until consumed."""
+        return dlpack.capsule(self._address, self.shape, self.dtype, dlpack.CUDA, self)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (dlpack.CUDA, 0)
 
     def set(self, array: np.ndarray) -> None:
         """Copies ``array`` (of this shape and dtype) to the device."""
@@ -100,20 +108,27 @@ def _type_of(typestr: str) -> tuple[str, int, bool]:
     return known
 
 
-def _describe(array: Any, parameter: str) -> tuple:
+def _describe(array: Any, parameter: str, keep: Optional[list] = None) -> tuple:
     """The buffer tuple of ``array`` for ``_native``: ``(address, dtype,
     shape, strides in elements, on the device)``, from the array's own
-    interface (``__cuda_array_interface__`` first, then NumPy's)."""
+    interface (``__cuda_array_interface__`` first, then NumPy's, then
+    DLPack's, whose capsule goes into ``keep`` to live until the call
+    returns)."""
     interface = getattr(array, "__cuda_array_interface__", None)
     device = interface is not None
     if interface is None:
         interface = getattr(array, "__array_interface__", None)
     if interface is None:
-        raise ArgumentError(
-            f"argument `{parameter}`: a {type(array).__name__}, which is no array "
-            "(pass a NumPy array, a CuPy array or a scalar)",
-            parameter=parameter,
-        )
+        dl = dlpack.interface(array)
+        if dl is None:
+            raise ArgumentError(
+                f"argument `{parameter}`: a {type(array).__name__}, which is no array "
+                "(pass a NumPy array, a CuPy array, a DLPack producer or a scalar)",
+                parameter=parameter,
+            )
+        interface, device, capsule = dl
+        if keep is not None:
+            keep.append(capsule)
     name, itemsize, native = _type_of(interface["typestr"])
     if not native:
         raise ArgumentError(
@@ -238,7 +253,7 @@ class Program:
                 # A scalar: converted to the parameter's type, as DaCe does.
                 value = np.array(value, dtype=dtype)
             keep.append(value)
-            buffers.append(_describe(value, name))
+            buffers.append(_describe(value, name, keep))
         given = {}
         for key in list(named):
             if key in self._symbols:

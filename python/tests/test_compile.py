@@ -126,3 +126,34 @@ def test_device_arrays_are_passed_without_a_copy(tmp_path):
     z = np.zeros(6)
     program(np.arange(6.0), z)
     assert np.array_equal(z, 2.0 * np.arange(6.0))
+
+
+class DlpackOnly:
+    """An array known only by DLPack (as a PyTorch or JAX tensor is)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self._array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_producers_are_taken_without_a_copy_on_the_host_and_the_device(tmp_path):
+    source = write(tmp_path, (
+        "import dace\nN = dace.symbol('N')\n\n"
+        "@dace.program\ndef double(x: dace.float64[N], y: dace.float64[N]):\n    y[:] = 2.0 * x\n"
+    ))
+    host = sdfg_offload.compile(source, device="emulated")
+    y = np.zeros(5)
+    host(DlpackOnly(np.arange(5.0)), DlpackOnly(y))
+    assert np.array_equal(y, 2.0 * np.arange(5.0)), "written in place through DLPack"
+    device = sdfg_offload.compile(source, device="emulated", args_on_device=True)
+    x, out = device.to_device(np.arange(5.0)), device.to_device(np.zeros(5))
+    device.reset_counts()
+    device(DlpackOnly(x), DlpackOnly(out))
+    counts = device.counts()
+    assert counts["host_to_device"]["count"] == 0 and counts["device_to_host"]["count"] == 0, counts
+    assert np.array_equal(out.get(), 2.0 * np.arange(5.0))
