@@ -238,15 +238,41 @@ fn load(
     let dir = cache_dir(unit, &description);
     let library = dir.join(format!("lib{}.so", unit.entry));
     let source = dir.join(&unit.file_name);
+    let cached = sdfg_exec::Compiled {
+        library: library.clone(),
+        entry: unit.entry.clone(),
+        parameters: unit.parameters.clone(),
+    };
     let compiled =
         if library.is_file() && std::fs::read_to_string(&source).is_ok_and(|s| s == unit.source) {
-            sdfg_exec::Compiled {
-                library: library.clone(),
-                entry: unit.entry.clone(),
-                parameters: unit.parameters.clone(),
-            }
+            cached
         } else {
-            chosen.compile(unit, &dir)?
+            // Compiled beside and renamed into place: another process
+            // compiling the same unit at the same time finds either nothing or
+            // the whole directory, never a library being written.
+            let partial = dir.with_extension(format!("partial-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&partial);
+            chosen.compile(unit, &partial)?;
+            match std::fs::rename(&partial, &dir) {
+                Ok(()) => cached,
+                // Another process renamed its copy first: the same unit.
+                Err(_) if library.is_file() => {
+                    let _ = std::fs::remove_dir_all(&partial);
+                    cached
+                }
+                // A directory without the library (left by a process that was
+                // killed): replaced.
+                Err(_) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    std::fs::rename(&partial, &dir).map_err(|e| {
+                        Error::Exec(ExecError::Io {
+                            what: format!("moving the compiled unit into `{}`", dir.display()),
+                            message: e.to_string(),
+                        })
+                    })?;
+                    cached
+                }
+            }
         };
     let session = Session::open(&compiled)?;
     Ok((session, description, compiled.library))
