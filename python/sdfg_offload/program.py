@@ -35,8 +35,9 @@ class DeviceArray:
     CuPy's does.
 
     Made by :meth:`Program.to_device` or returned by a program whose
-    return values live on the device; it belongs to that program's
-    runtime.
+    return values live on the device; like a CuPy array, it is device
+    memory for every program of the process (the emulated GPU is one per
+    process, as a GPU's context is).
     """
 
     def __init__(self, program: "Program", shape: Sequence[int], dtype: Any) -> None:

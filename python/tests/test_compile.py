@@ -157,3 +157,20 @@ def test_dlpack_producers_are_taken_without_a_copy_on_the_host_and_the_device(tm
     counts = device.counts()
     assert counts["host_to_device"]["count"] == 0 and counts["device_to_host"]["count"] == 0, counts
     assert np.array_equal(out.get(), 2.0 * np.arange(5.0))
+
+
+def test_programs_of_one_process_share_one_device(tmp_path):
+    # As programs share one device context on a GPU, every emulated unit in
+    # a process shares one emulated GPU: a device array made for one
+    # program is device memory for another.
+    make = lambda name, body: sdfg_offload.compile(write(tmp_path / name, (  # noqa: E731
+        "import dace\nN = dace.symbol('N')\n\n"
+        f"@dace.program\ndef f(x: dace.float64[N], y: dace.float64[N]):\n    {body}\n"
+    )), device="emulated", args_on_device=True)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    double, increment = make("a", "y[:] = 2.0 * x"), make("b", "y[:] = x + 1.0")
+    x, y, z = double.to_device(np.arange(4.0)), double.to_device(np.zeros(4)), double.to_device(np.zeros(4))
+    double(x, y)
+    increment(y, z)
+    assert np.array_equal(z.get(), 2.0 * np.arange(4.0) + 1.0)

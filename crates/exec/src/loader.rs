@@ -55,8 +55,17 @@ pub struct Loaded {
     report: Option<ReportFn>,
     reset: Option<ResetFn>,
     device: Option<DeviceMemory>,
-    // Dropped last: the function pointers above point into it.
-    _library: libloading::Library,
+    // Never closed: the function pointers above point into it, and a unit
+    // once loaded stays loaded for the life of the process, as CPython
+    // never unloads an extension module. The emulated runtime's state is
+    // C++ inline variables, which GCC makes unique across every library
+    // of the process (one emulated GPU for all units, like one device
+    // context), registering its destructors in the library that loaded
+    // first and its SIGSEGV handler in each: unloading a unit would free
+    // state the others still use (a use after free in the Python
+    // package's process, found by its tests) and leave the fault handler
+    // pointing at unmapped code.
+    _library: std::mem::ManuallyDrop<libloading::Library>,
 }
 
 /// The state `NAME_init` made, released by [`Loaded::exit`].
@@ -132,7 +141,7 @@ impl Loaded {
             report,
             reset,
             device,
-            _library: library,
+            _library: std::mem::ManuallyDrop::new(library),
         })
     }
 
