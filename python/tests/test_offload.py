@@ -86,3 +86,32 @@ def test_offload_takes_a_path_text_and_a_dict_alike(dace_sdfgs):
     by_text, _ = sdfg_offload.offload_json(text)
     by_dict, _ = sdfg_offload.offload_json(json.loads(text))
     assert by_path == by_str_path == by_text == by_dict
+
+
+def test_dace_builds_the_offloaded_sdfg_with_nvcc(dace_sdfgs, tmp_path):
+    """DaCe compiles the offloaded SDFG (jacobi_2d) into a library with a
+    real CUDA toolkit (nvcc from NVIDIA's PyPI wheels; no GPU needed to
+    build): `SDFG_CUDA_TOOLKIT` names its root (`.ci/run` installs it)."""
+    import os
+    import sys
+
+    toolkit = os.environ.get("SDFG_CUDA_TOOLKIT")
+    if not toolkit:
+        if os.environ.get("CI"):
+            pytest.fail("SDFG_CUDA_TOOLKIT is not set (.ci/run installs nvcc)")
+        pytest.skip("no CUDA toolkit: set SDFG_CUDA_TOOLKIT to one (docs/python.md)")
+    script = f"""
+import warnings; warnings.simplefilter("ignore")
+import dace, sdfg_offload
+dace.Config.set("compiler", "cuda", "backend", value="cuda")
+dace.Config.set("compiler", "cuda", "cuda_arch", value="80")
+dace.Config.set("default_build_folder", value={str(tmp_path / ".dacecache")!r})
+sdfg = dace.SDFG.from_file({str(dace_sdfg(dace_sdfgs, CORPUS / "polybench/jacobi_2d.py"))!r})
+sdfg_offload.OffloadToAccelerator(backend="cuda").apply_pass(sdfg, {{}})
+print("built", sdfg.compile().filename)
+"""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([os.path.join(toolkit, "bin"), os.path.dirname(sys.executable), env["PATH"]])
+    env["CUDAToolkit_ROOT"] = toolkit
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0 and "built " in out.stdout, out.stdout[-2000:] + out.stderr[-4000:]
