@@ -120,6 +120,25 @@ def test_arguments_that_do_not_fit_are_type_errors_naming_the_parameter():
         assert e.value.parameter == parameter, (e.value.parameter, message)
 
 
+def test_a_runtime_call_that_fails_is_an_execution_error(tmp_path):
+    # The emulated GPU's first device allocation fails (in a process of its
+    # own: the emulated GPU is one per process).
+    program = _write("double.py", (
+        "import dace\nN = dace.symbol('N')\n\n@dace.program\n"
+        "def double(x: dace.float64[N], y: dace.float64[N]):\n    y[:] = 2.0 * x\n"
+    ))
+    code = (
+        "import numpy as np, sdfg_offload\n"
+        f"p = sdfg_offload.compile({program!r}, device='emulated')\n"
+        "try:\n    p(np.ones(3), np.zeros(3))\n"
+        "except sdfg_offload.errors.ExecutionError as e:\n    print('raised:', e)\n"
+    )
+    env = dict(os.environ, SDFG_EMULATION_FAIL_ALLOCATION="1")
+    out = subprocess.run([os.sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert "raised: " in out.stdout and "_init` failed" in out.stdout, out.stdout + out.stderr
+    assert "cudaMalloc" in out.stderr and "out of memory" in out.stderr, out.stderr
+
+
 def test_a_failed_factorization_is_numpys_lin_alg_error():
     program = sdfg_offload.compile(CORPUS / "polybench/cholesky2.py", device="emulated")
     not_positive_definite = -np.eye(4)
