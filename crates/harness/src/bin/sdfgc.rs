@@ -213,24 +213,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// The pipeline's options for `--host-maps`, `--verbose` and
-/// `--no-persistent`, shared by
-/// `compile` and `offload`.
-fn pipeline_options(
-    host_maps: &str,
-    verbose: bool,
-    no_persistent: bool,
-) -> sdfg_passes::PipelineOptions {
-    sdfg_passes::PipelineOptions {
-        offload: sdfg_passes::Options {
-            host_maps: sdfg_harness::parse_host_maps(host_maps),
-            verbose,
-            no_persistent,
-        },
-        ..Default::default()
-    }
-}
-
 /// The SDFG of `file`: loaded and validated where it is SDFG JSON (a
 /// `.json` file), else lowered from the Python program `program` (default:
 /// the file's only program, or the one its `BENCHMARK` names).
@@ -372,7 +354,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 sdfg_harness::arguments_on_device(&mut sdfg);
             }
             let backend = backend.map(|b| sdfg_harness::backend(&b)).transpose()?;
-            let mut options = pipeline_options(&host_maps, verbose, no_persistent);
+            let mut options = sdfg_harness::driver::pipeline_options(
+                &sdfg_harness::driver::Options {
+                    backend: String::new(),
+                    host_maps,
+                    persistent: !no_persistent,
+                    args_on_device,
+                },
+                verbose,
+            );
             if no_loop_to_map {
                 options = options.without(sdfg_passes::Pass::LoopToMap);
             }
