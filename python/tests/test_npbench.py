@@ -10,11 +10,12 @@ import sys
 
 import pytest
 
+from conftest import require_dace
 from mini_npbench import BENCHMARKS, make_checkout
 from sdfg_offload import npbench
 
 # The benchmarks' `*_dace.py` files import DaCe, as NPBench's do.
-pytest.importorskip("dace")
+require_dace()
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 import sdfg_offload
-from conftest import CORPUS, corpus_kernels, dace_sdfg, kernel_id
+from conftest import CORPUS, corpus_kernels, dace_sdfg, kernel_id, require_dace
 
-dace = pytest.importorskip("dace")
+dace = require_dace()
 
 VARIANTS = [("", False), ("gpu-storage", True)]
 
