@@ -90,7 +90,7 @@ pub use node::{
     AccessNode, Connector, Edge, EdgeId, HostCallback, LibraryNode, LibraryOp, Map, MapEntry,
     MapExit, NestedSdfg, Node, NodeId, Tasklet, VIEW_CONNECTOR,
 };
-pub use placement::{Lifetime, Schedule, Side, Storage};
+pub use placement::{Lifetime, MemoryModel, Schedule, Side, Storage};
 pub use quote::quote;
 pub use sdfg::Sdfg;
 pub use state::{ScopeTree, State};

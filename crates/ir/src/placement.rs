@@ -129,6 +129,50 @@ impl fmt::Display for Storage {
     }
 }
 
+/// Which memory code on each side may touch directly: the rule the
+/// validator and the simulator check an offloaded SDFG against.
+///
+/// The default is two separate memories (a discrete GPU): host code touches
+/// host storage, device code device storage, and data crosses by copies.
+/// An accelerator that shares memory with the host answers otherwise
+/// through `Accelerator::can_access`; the offload pass places no twins and
+/// no copies where it does, and records the answers here, in the SDFG, so
+/// that the SDFG stays valid, and simulates, for the machine it was
+/// offloaded for. Shared memory and registers are never reachable from
+/// the other side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MemoryModel {
+    /// Device code may touch host memory (pageable and pinned): a GPU that
+    /// shares the CPU's page tables (HMM, Grace Hopper's address
+    /// translation, an APU such as MI300A).
+    #[serde(default)]
+    pub device_touches_host: bool,
+    /// Host code may touch device global memory (managed memory, a
+    /// host-mapped device heap).
+    #[serde(default)]
+    pub host_touches_device: bool,
+}
+
+impl MemoryModel {
+    /// Whether code running on `side` may read or write `storage`.
+    pub fn accessible(self, storage: Storage, side: Side) -> bool {
+        storage.accessible_from(side)
+            || match (storage, side) {
+                (Storage::Default | Storage::Host | Storage::HostPinned, Side::Device) => {
+                    self.device_touches_host
+                }
+                (Storage::DeviceGlobal, Side::Host) => self.host_touches_device,
+                _ => false,
+            }
+    }
+
+    /// Whether this is the default model of separate memories (which the
+    /// SDFG's JSON leaves out).
+    pub fn is_separate(&self) -> bool {
+        *self == MemoryModel::default()
+    }
+}
+
 /// How the iterations of a map (or the work of a library node) are executed.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,

@@ -4,6 +4,7 @@ use crate::control::{BlockKind, ControlBlock, Region};
 use crate::data::DataDesc;
 use crate::dtype::DType;
 use crate::node::Node;
+use crate::placement::MemoryModel;
 use crate::state::State;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,6 +28,11 @@ pub struct Sdfg {
     pub arguments: Vec<String>,
     /// The program.
     pub body: Region,
+    /// Which memory host and device code may touch directly (separate
+    /// memories unless the offload pass was told otherwise by its
+    /// accelerator). An SDFG nested in another follows its root's.
+    #[serde(default, skip_serializing_if = "MemoryModel::is_separate")]
+    pub memory: MemoryModel,
 }
 
 /// The path of labels from the SDFG's root region to a block, for messages.
@@ -48,6 +54,7 @@ impl Sdfg {
             containers: BTreeMap::new(),
             arguments: Vec::new(),
             body: Region::default(),
+            memory: MemoryModel::default(),
         }
     }
 

@@ -25,7 +25,6 @@
 //! the SDFG valid (`sdfg_ir::validate`) and serializable, and running it
 //! again changes nothing.
 
-pub mod accelerator;
 mod accumulators;
 pub mod copies;
 pub mod dependence;
@@ -41,8 +40,11 @@ pub mod offload;
 pub mod pipeline;
 pub mod sink_loop;
 
-pub use accelerator::{Accelerator, CopyKind, VendorCall};
 pub use library::{LibraryError, lower_library_nodes};
 pub use loop_to_map::{LoopReport, loop_to_map};
 pub use offload::{HostMaps, OffloadError, Options, Report, offload};
 pub use pipeline::{Pass, PipelineError, PipelineOptions, PipelineReport};
+/// The accelerator description lives below the passes (`sdfg-accelerator`), so
+/// that the simulator and the emitters see it without the pass crate.
+pub use sdfg_accelerator as accelerator;
+pub use sdfg_accelerator::{Accelerator, CopyKind, VendorCall};

@@ -8,8 +8,8 @@
 //! libraries, so every library operation takes its pure expansion (in the
 //! simulator: its reference semantics).
 
+use sdfg_accelerator::{Accelerator, VendorCall};
 use sdfg_ir::LibraryOp;
-use sdfg_passes::accelerator::{Accelerator, VendorCall};
 
 /// The simulated accelerator.
 #[derive(Clone, Copy, Debug, Default)]

@@ -193,7 +193,7 @@ fn read_unlogged(
     at: &dyn Fn() -> Location,
 ) -> Result<Value, SimError> {
     let a = &mem.allocations[alloc];
-    if !a.register && a.space != side {
+    if !a.register && !mem.reaches(a, side) {
         return Err(SimError::Fault {
             side,
             container: name.to_owned(),
@@ -250,15 +250,15 @@ fn write_element(
         }
         None => value,
     };
-    let a = &mut mem.allocations[alloc];
-    if !a.register && a.space != side {
+    if !mem.allocations[alloc].register && !mem.reaches(&mem.allocations[alloc], side) {
         return Err(SimError::Fault {
             side,
             container: name.to_owned(),
-            space: a.space,
+            space: mem.allocations[alloc].space,
             at: at(),
         });
     }
+    let a = &mut mem.allocations[alloc];
     let len = a.elements.len();
     let i = usize::try_from(addr)
         .ok()
@@ -1344,7 +1344,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         if side == Side::Device {
             for (alloc, name) in [(src, src_name), (dst, dst_name)] {
                 let a = &self.mem.allocations[alloc];
-                if !a.register && a.space != Side::Device {
+                if !a.register && !self.mem.reaches(a, Side::Device) {
                     return Err(SimError::Fault {
                         side,
                         container: name.clone(),
@@ -1478,7 +1478,7 @@ impl<'s, 'c> Machine<'s, 'c> {
         let (alloc, addrs, shape) = self.region(env, o.container, &o.subset, at)?;
         let name = &env.info.container_names[o.container];
         let a = &self.mem.allocations[alloc];
-        if !a.register && a.space != side {
+        if !a.register && !self.mem.reaches(a, side) {
             return Err(SimError::Fault {
                 side,
                 container: name.clone(),

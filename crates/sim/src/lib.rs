@@ -397,6 +397,7 @@ impl Simulator {
     pub fn run(&self, sdfg: Validated<'_>, args: &Arguments) -> Result<RunResult, SimError> {
         let sdfg = sdfg.sdfg();
         let mut machine = exec::Machine::new(&self.callbacks, self.max_memory);
+        machine.mem.model = sdfg.memory;
         machine.check_races = self.check_races;
         machine.step_limit = self.step_limit;
         let mut env = machine.env(sdfg, sdfg.name.clone(), Side::Host);

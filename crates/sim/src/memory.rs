@@ -81,6 +81,9 @@ pub struct Memory {
     pub limit: Option<u64>,
     /// The bytes allocated so far (allocations are never freed).
     pub used: u64,
+    /// Which memory each side may touch: the run's root SDFG's model,
+    /// as the accelerator it was offloaded for answered.
+    pub model: sdfg_ir::MemoryModel,
 }
 
 /// How two threads of one kernel met at an element.
@@ -170,6 +173,18 @@ impl Memory {
             limit,
             ..Memory::default()
         }
+    }
+
+    /// Whether code on `side` may touch `a` (registers aside, which the
+    /// callers check where they can occur): memory of its own side, or the
+    /// other side's global memory where the memory model allows it.
+    pub fn reaches(&self, a: &Allocation, side: Side) -> bool {
+        a.space == side
+            || (!a.shared
+                && match side {
+                    Side::Device => self.model.device_touches_host,
+                    Side::Host => self.model.host_touches_device,
+                })
     }
 
     /// Records an access of element `i` of `alloc` by the running thread

@@ -241,7 +241,7 @@ fn address(f: &mut Frame<'_>, k: usize, idx: &[ExprFn]) -> Result<i64, CodeFault
 
 fn check_space(f: &Frame<'_>, k: usize) -> Result<(), CodeFault> {
     let alloc = &f.mem.allocations[f.ptrs[k].alloc];
-    if alloc.space != f.side {
+    if !f.mem.reaches(alloc, f.side) {
         return Err(CodeFault::Space(k));
     }
     Ok(())

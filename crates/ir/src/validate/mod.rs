@@ -161,6 +161,7 @@ pub fn validate(sdfg: &Sdfg) -> Result<Validated<'_>, ValidationErrors> {
         root: true,
         grid: false,
         decided: sdfg.schedules_decided(),
+        memory: sdfg.memory,
         errors: &mut errors,
     }
     .run();
@@ -196,6 +197,8 @@ struct Validator<'a, 'e> {
     /// device yet and host code touching device storage is data the offload
     /// pass must stage, not an error.
     decided: bool,
+    /// The root SDFG's memory model: which storage each side may touch.
+    memory: crate::MemoryModel,
     errors: &'e mut Vec<ValidationError>,
 }
 
@@ -658,13 +661,13 @@ impl<'a> Validator<'a, '_> {
         }
     }
 
-    /// Whether code on `side` may touch `storage`: always where it is
-    /// accessible; host code touching device global memory also where
+    /// Whether code on `side` may touch `storage`: always where the
+    /// SDFG's memory model makes it accessible; host code touching device global memory also where
     /// schedules are not decided yet (data already on the GPU, which the
     /// offload pass stages). Shared memory and registers exist only inside
     /// kernels, decided or not.
     fn reachable(&self, storage: Storage, side: Side) -> bool {
-        storage.accessible_from(side)
+        self.memory.accessible(storage, side)
             || (side == Side::Host && !self.decided && storage == Storage::DeviceGlobal)
     }
 
@@ -1214,6 +1217,7 @@ impl<'a> Validator<'a, '_> {
             root: false,
             grid: persistent,
             decided: self.decided,
+            memory: self.memory,
             errors: &mut *self.errors,
         };
         nested.run();

@@ -73,6 +73,15 @@ pub(crate) fn place(
     }
     let given = sdfg.containers.clone();
     let global = acc.global_storage();
+    // What the accelerator lets each side touch decides where twins go;
+    // the SDFG records it, so that it validates (and simulates) under the
+    // memory of the machine it is offloaded for.
+    // (The model is `Accelerator::can_access` asked once per storage kind;
+    // placing by it keeps every in-place use one the validator accepts.)
+    let memory = sdfg_accelerator::memory_model(acc);
+    sdfg.memory = memory;
+    let host_reaches = |storage: Storage| memory.accessible(storage, Side::Host);
+    let device_reaches = |storage: Storage| memory.accessible(storage, Side::Device);
     let params = map_params(sdfg);
     let host_too = |x: &str| usage.host_read.contains(x) || usage.host_used.contains(x);
     // Containers whose home is the device already (DaCe's `GPU_Global`
@@ -93,8 +102,15 @@ pub(crate) fn place(
                 location: sdfg.name.clone(),
             });
         }
-        if !host_too(&x) {
-            if used.contains(&x) {
+        if !host_too(&x) || host_reaches(desc.storage) {
+            if host_too(&x) {
+                report.placements.push(Placement {
+                    container: x.clone(),
+                    twin: None,
+                    storage: desc.storage,
+                    reason: "its home is the device, and host code may touch device memory on this accelerator".to_owned(),
+                });
+            } else if used.contains(&x) {
                 report.placements.push(Placement {
                     container: x.clone(),
                     twin: None,
@@ -133,6 +149,19 @@ pub(crate) fn place(
         };
         if !desc.is_view() && desc.storage == Storage::DeviceGlobal {
             continue; // placed above
+        }
+        if device_reaches(desc.storage) && (!desc.transient || host_too(x)) {
+            // Kernels touch it where it is: no twin, and no copy ever.
+            report.placements.push(Placement {
+                container: x.clone(),
+                twin: None,
+                storage: desc.storage,
+                reason: format!(
+                    "device code may touch {} memory on this accelerator: used in place",
+                    desc.storage
+                ),
+            });
+            continue;
         }
         if desc.is_view() {
             if host_too(x) {
@@ -238,29 +267,40 @@ pub(crate) fn place(
     if twins.is_empty() && renames.is_empty() && host_twins.is_empty() {
         return Ok(());
     }
-    let mut pairs: BTreeMap<String, Pair> = twins
+    let mut pairs: BTreeMap<String, Pair> = BTreeMap::new();
+    let sides = twins
         .iter()
-        .map(|(x, t)| {
-            (
-                x.clone(),
-                Pair {
-                    host: x.clone(),
-                    device: t.clone(),
-                    home: Side::Host,
-                },
-            )
-        })
-        .collect();
-    pairs.extend(host_twins.iter().map(|(x, t)| {
-        (
+        .map(|(x, t)| (x, x, t, Side::Host))
+        .chain(host_twins.iter().map(|(x, t)| (x, t, x, Side::Device)));
+    for (x, host, device, home) in sides {
+        let storage = |name: &str| {
+            sdfg.containers
+                .get(name)
+                .map_or(Storage::Default, |d| d.storage)
+        };
+        let (h, d) = (storage(host), storage(device));
+        // How each direction is issued, asked once per pair: a pair the
+        // accelerator cannot copy is refused here, naming the container.
+        let (Some(to_device), Some(to_host)) = (acc.copy(h, d), acc.copy(d, h)) else {
+            return Err(OffloadError::Unsupported {
+                what: format!(
+                    "copies of `{x}` between {h} and {d} memory, which the `{}` accelerator cannot copy",
+                    acc.name()
+                ),
+                location: sdfg.name.clone(),
+            });
+        };
+        pairs.insert(
             x.clone(),
             Pair {
-                host: t.clone(),
-                device: x.clone(),
-                home: Side::Device,
+                host: host.clone(),
+                device: device.clone(),
+                home,
+                to_device,
+                to_host,
             },
-        )
-    }));
+        );
+    }
     // A signature container starts, and ends, where its home is; a
     // transient holds nothing yet.
     let env: Env = pairs
@@ -319,6 +359,10 @@ struct Pair {
     host: String,
     device: String,
     home: Side,
+    /// How a copy to the device twin is issued ([`Accelerator::copy`]).
+    to_device: CopyKind,
+    /// How a copy back to the host is issued.
+    to_host: CopyKind,
 }
 
 /// Which sides hold the current value of a container with a twin.
@@ -816,16 +860,8 @@ impl Walk<'_> {
                 continue;
             };
             let (from, to, kind) = match r.to {
-                Side::Device => (
-                    pair.host.clone(),
-                    pair.device.clone(),
-                    CopyKind::HostToDevice,
-                ),
-                Side::Host => (
-                    pair.device.clone(),
-                    pair.host.clone(),
-                    CopyKind::DeviceToHost,
-                ),
+                Side::Device => (pair.host.clone(), pair.device.clone(), pair.to_device),
+                Side::Host => (pair.device.clone(), pair.host.clone(), pair.to_host),
             };
             self.report.copies.push(CopyRecord {
                 from: from.clone(),
