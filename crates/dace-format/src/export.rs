@@ -80,6 +80,13 @@ pub enum ExportError {
 
 /// Writes `sdfg` as the JSON value of a DaCe `.sdfg` file.
 pub fn export(sdfg: &Sdfg) -> Result<Value, ExportError> {
+    if !sdfg.memory.is_separate() {
+        return Err(ExportError::Unsupported {
+            at: format!("SDFG `{}`", sdfg.name),
+            what: "an SDFG placed for shared host and device memory".to_owned(),
+            why: "DaCe's storage types assume separate memories, and its validator rejects GPU code touching host storage".to_owned(),
+        });
+    }
     // Connectors bound to windows, restated as DaCe 2.0 binds them.
     let widened =
         crate::windows::whole_connectors(sdfg).map_err(|why| ExportError::Unsupported {

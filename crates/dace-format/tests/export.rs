@@ -238,3 +238,16 @@ fn a_reshape_copy_waives_daces_element_count_check_and_only_it() {
     assert_eq!(memlet("A")["allow_oob"], Value::Bool(true));
     assert!(memlet("B").get("allow_oob").is_none(), "{:?}", memlet("B"));
 }
+
+#[test]
+fn an_sdfg_placed_for_shared_memory_is_refused_naming_the_sdfg() {
+    let mut sdfg = examples::axpy().unwrap();
+    sdfg.memory.device_touches_host = true;
+    let Err(ExportError::Unsupported { at, what, .. }) = export::export(&sdfg) else {
+        panic!("exported an SDFG DaCe would misread");
+    };
+    assert!(
+        at.contains(&sdfg.name) && what.contains("shared"),
+        "{at}: {what}"
+    );
+}
