@@ -31,8 +31,10 @@ const DRIVERS: [(&str, &[&str]); 2] = [
     ("fortran", &["fortran.py"]),
 ];
 
-/// The backends every case runs for.
-const BACKENDS: [&str; 2] = ["cuda", "hip"];
+/// The backends every case runs for: every linked code target.
+fn all_backends() -> Vec<&'static str> {
+    sdfg_codegen::targets().iter().map(|t| t.name).collect()
+}
 
 /// The Python with GT4Py and DaCe: `$SDFG_CLIENTS_PYTHON`, else
 /// `target/gt4py-venv/bin/python`.
@@ -70,20 +72,22 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
             "--variant" => variants.push(value()?),
             "--cases" => cases_dir = PathBuf::from(value()?),
             "--json" => json = Some(PathBuf::from(value()?)),
-            // Only these backends (default: every one of `BACKENDS`).
+            // Only these backends (default: every linked one).
             "--backend" => {
                 let name = value()?;
-                let known = BACKENDS
-                    .iter()
-                    .find(|b| **b == name)
-                    .ok_or_else(|| format!("`--backend {name}`: not one of {BACKENDS:?}"))?;
+                let known = all_backends()
+                    .into_iter()
+                    .find(|b| *b == name)
+                    .ok_or_else(|| {
+                        format!("`--backend {name}`: not one of {:?}", all_backends())
+                    })?;
                 backends.push(known);
             }
             other => return Err(format!("unknown option `{other}`")),
         }
     }
     if backends.is_empty() {
-        backends = BACKENDS.to_vec();
+        backends = all_backends();
     }
     let python = clients_python(root);
     let has_tools = std::process::Command::new(&python)
@@ -141,7 +145,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
     }
     // An export of an earlier run is no export of this one.
     for c in &cases {
-        for b in BACKENDS {
+        for b in all_backends() {
             let _ = std::fs::remove_file(c.offloaded_file(b));
         }
     }

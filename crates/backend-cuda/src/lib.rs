@@ -7,6 +7,7 @@
 //! its `runtime` module runs emitted units on a real NVIDIA GPU (cudarc,
 //! `nvcc`; `docs/gpu.md`).
 
+pub mod check;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 

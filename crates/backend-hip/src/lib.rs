@@ -8,6 +8,7 @@
 //! its `runtime` module runs emitted units on a real AMD GPU (hip-sys,
 //! `hipcc`; `docs/gpu.md`).
 
+pub mod check;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 

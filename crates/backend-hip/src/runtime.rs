@@ -18,7 +18,8 @@
 use hip_sys::hiprt::{self, hipError_t};
 use sdfg_codegen::TranslationUnit;
 use sdfg_exec::{
-    Argument, Compiled, Device, ExecError, Execution, RunTimer, Runner, TimerFactory, Timing,
+    Argument, Compiled, Device, ExecError, Execution, GpuRuntime, RunTimer, Runner, RuntimeOptions,
+    TimerFactory, Timing,
 };
 use std::ffi::{CStr, OsString, c_char, c_int};
 use std::path::{Path, PathBuf};
@@ -404,6 +405,24 @@ fn make_timer() -> Result<Box<dyn RunTimer>, ExecError> {
 
 inventory::submit! {
     TimerFactory { name: TIMER, make: make_timer }
+}
+
+/// Opens the first GPU for the registry ([`sdfg_exec::gpu_runtime`]).
+fn open_registered(o: &RuntimeOptions) -> Result<Box<dyn Device + Sync>, String> {
+    HipGpu::open(&o.runner)
+        .map(|g| Box::new(g.timing(o.warmup, o.runs).timeout(o.timeout)) as Box<_>)
+        .map_err(|e| e.to_string())
+}
+
+/// Lists the GPUs for the registry.
+fn detect_registered() -> Result<Vec<String>, String> {
+    detect()
+        .map(|d| d.iter().map(ToString::to_string).collect())
+        .map_err(|e| e.to_string())
+}
+
+inventory::submit! {
+    GpuRuntime { backend: "hip", open: open_registered, detect: detect_registered }
 }
 
 #[cfg(test)]

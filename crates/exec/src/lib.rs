@@ -45,12 +45,14 @@
 pub mod child;
 mod emulated;
 pub mod loader;
+pub mod registry;
 pub mod session;
 
 pub use child::Runner;
 pub use emulated::{
     EmulatedGpu, HEADERS, INCLUDE_DIR, Sanitizer, install_headers, nvidia_wheels, on_path,
 };
+pub use registry::{Check, GpuRuntime, RuntimeOptions, Toolchain, gpu_runtime, toolchain};
 use sdfg_codegen::{Parameter, ParameterKind, TranslationUnit};
 use sdfg_sim::ArrayValue;
 use serde::{Deserialize, Serialize};

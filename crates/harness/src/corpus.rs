@@ -27,7 +27,8 @@
 //! The code stages (`--backend cuda|hip`): **lower** expands library nodes
 //! (or keeps them for vendor calls) and simulates the result on the device
 //! against the host run; **emit** writes the translation unit; **cc**
-//! compiles it with the real compilers ([`crate::toolchain`]); **exec**
+//! compiles it with the real compilers (the backend's registered
+//! [`sdfg_exec::Toolchain`]); **exec**
 //! compiles and runs it on [`RunOptions::device`] (the emulated GPU:
 //! `docs/emulation.md`) with the inputs the initializer made, compares every
 //! output (arguments the program writes and return values) with NumPy
@@ -819,17 +820,17 @@ fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
             std::fs::create_dir_all(&dir).map_err(|e| fail(&e))?;
             let path = dir.join(&unit.file_name);
             std::fs::write(&path, &unit.source).map_err(|e| fail(&e))?;
-            let check = match target.name {
-                "hip" => crate::toolchain::check_hip(&path, tools),
-                "cuda" => crate::toolchain::check_cuda(&path, tools),
-                other => crate::toolchain::Check::Missing(format!(
-                    "no compile check is known for the `{other}` backend"
+            let check = match sdfg_exec::toolchain(target.name) {
+                Some(t) => (t.check)(&path, tools),
+                None => sdfg_exec::Check::Missing(format!(
+                    "the `{}` backend registered no compile check",
+                    target.name
                 )),
             };
             match check {
-                crate::toolchain::Check::Passed => Ok(()),
-                crate::toolchain::Check::Failed(why) => Err(Verdict::Fail(why)),
-                crate::toolchain::Check::Missing(why) => Err(Verdict::Skip(why)),
+                sdfg_exec::Check::Passed => Ok(()),
+                sdfg_exec::Check::Failed(why) => Err(Verdict::Fail(why)),
+                sdfg_exec::Check::Missing(why) => Err(Verdict::Skip(why)),
             }
         });
         // Compiles the unit for `device`, runs it with the initializer's

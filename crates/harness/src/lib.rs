@@ -6,7 +6,7 @@
 //! any code target linked through the `cuda` / `hip` features), runs the
 //! corpus ([`corpus`]: every kernel through parse, compile, validate, JSON
 //! round trip, simulation, offload, and for code backends lowering,
-//! emission, real compilers ([`toolchain`]) and execution of the emitted
+//! emission, real compilers (each backend's registered [`sdfg_exec::Toolchain`]) and execution of the emitted
 //! code on a `sdfg_exec::Device`, and comparison with NumPy, one report row
 //! per kernel), and keeps the golden sources ([`goldens`]).
 //!
@@ -60,7 +60,6 @@ pub mod clients;
 pub mod corpus;
 pub mod driver;
 pub mod goldens;
-pub mod toolchain;
 
 use sdfg_ir::Sdfg;
 use std::path::{Path, PathBuf};
@@ -302,9 +301,6 @@ use sdfg_backend_cuda as _;
 #[cfg(feature = "hip")]
 use sdfg_backend_hip as _;
 
-/// The GPU backends this project has, whether or not they are linked in.
-pub const GPU_BACKENDS: [&str; 2] = ["cuda", "hip"];
-
 /// A backend named by `--backend`.
 #[derive(Clone, Copy)]
 pub enum Backend {
@@ -333,9 +329,9 @@ impl Backend {
 }
 
 /// The backend named by `--backend`: `sim`, or any linked code target
-/// (found through the `sdfg-codegen` registry, not a list here). A GPU
-/// backend whose cargo feature is off says so, as Cranelift's ISA lookup
-/// does for a target it was built without.
+/// (found through the `sdfg-codegen` registry, not a list here). A backend
+/// whose crate is not linked (its cargo feature off) is unknown, and the
+/// message says that backends are cargo features.
 pub fn backend(name: &str) -> Result<Backend, String> {
     if name == "sim" {
         return Ok(Backend::Sim);
@@ -343,15 +339,10 @@ pub fn backend(name: &str) -> Result<Backend, String> {
     if let Some(t) = sdfg_codegen::target(name) {
         return Ok(Backend::Code(t));
     }
-    if GPU_BACKENDS.contains(&name) {
-        return Err(format!(
-            "support for the `{name}` backend is disabled: this build lacks the `{name}` cargo feature"
-        ));
-    }
     let mut known = vec!["sim"];
     known.extend(sdfg_codegen::targets().iter().map(|t| t.name));
     Err(format!(
-        "unknown backend `{name}` (known: {})",
+        "unknown backend `{name}` (linked: {}; each GPU backend is a cargo feature of this build, off when its crate is not linked)",
         known.join(", ")
     ))
 }
@@ -361,53 +352,40 @@ pub fn backend(name: &str) -> Result<Backend, String> {
 /// xtask`'s and `sdfgc`'s do), one untimed and `repeat` timed calls of
 /// `NAME_run`, and `timeout` per program; or why there is none, in one line:
 /// the runtime's reason ("no CUDA device (driver not found ...)"), or that
-/// this build lacks the runtime's feature.
+/// this build links no runtime for the backend (found through the
+/// `sdfg-exec` registry, which each backend crate's `runtime` feature
+/// fills).
 pub fn gpu(
     backend: Backend,
     runner: &Path,
     repeat: u32,
     timeout: std::time::Duration,
 ) -> Result<Box<dyn sdfg_exec::Device + Sync>, String> {
-    let _ = (runner, repeat, timeout);
-    match backend.name() {
-        #[cfg(feature = "cuda-runtime")]
-        "cuda" => sdfg_backend_cuda::runtime::CudaGpu::open(runner)
-            .map(|g| Box::new(g.timing(1, repeat).timeout(timeout)) as Box<_>)
-            .map_err(|e| e.to_string()),
-        #[cfg(not(feature = "cuda-runtime"))]
-        "cuda" => Err(
-            "the CUDA runtime is not built in (the harness's `cuda-runtime` feature is off)"
-                .to_owned(),
-        ),
-        #[cfg(feature = "hip-runtime")]
-        "hip" => sdfg_backend_hip::runtime::HipGpu::open(runner)
-            .map(|g| Box::new(g.timing(1, repeat).timeout(timeout)) as Box<_>)
-            .map_err(|e| e.to_string()),
-        #[cfg(not(feature = "hip-runtime"))]
-        "hip" => Err(
-            "the HIP runtime is not built in (build with `--features hip-runtime`, which links libamdhip64: Debian's libamdhip64-dev)"
-                .to_owned(),
-        ),
-        other => Err(format!("the `{other}` backend has no GPU")),
-    }
+    let runtime = registered_runtime(backend)?;
+    (runtime.open)(&sdfg_exec::RuntimeOptions {
+        runner: runner.to_path_buf(),
+        warmup: 1,
+        runs: repeat,
+        timeout,
+    })
 }
 
 /// Every GPU of `backend` the runtime finds on this machine, one line each,
 /// or why there are none (as [`gpu`] says it).
 pub fn gpu_devices(backend: Backend) -> Result<Vec<String>, String> {
-    fn lines<T: std::fmt::Display, E: std::fmt::Display>(
-        found: Result<Vec<T>, E>,
-    ) -> Result<Vec<String>, String> {
-        found
-            .map(|d| d.iter().map(ToString::to_string).collect())
-            .map_err(|e| e.to_string())
-    }
-    match backend.name() {
-        #[cfg(feature = "cuda-runtime")]
-        "cuda" => lines(sdfg_backend_cuda::runtime::detect()),
-        #[cfg(feature = "hip-runtime")]
-        "hip" => lines(sdfg_backend_hip::runtime::detect()),
-        _ => gpu(backend, Path::new(""), 1, std::time::Duration::ZERO).map(|g| vec![g.describe()]),
+    (registered_runtime(backend)?.detect)()
+}
+
+/// The runtime `backend`'s crate registered, or why there is none.
+fn registered_runtime(backend: Backend) -> Result<&'static sdfg_exec::GpuRuntime, String> {
+    match backend {
+        Backend::Sim => Err("the `sim` backend has no GPU".to_owned()),
+        Backend::Code(t) => sdfg_exec::gpu_runtime(t.name).ok_or_else(|| {
+            format!(
+                "the `{0}` runtime is not built in (build with the `{0}-runtime` feature; `docs/gpu.md`)",
+                t.name
+            )
+        }),
     }
 }
 
@@ -442,25 +420,27 @@ mod backend_tests {
     use super::*;
 
     /// Built with `--no-default-features`, the GPU backends are not linked:
-    /// asking for one says that its support is disabled (CI runs this).
+    /// asking for one says it is unknown and that backends are cargo
+    /// features (CI runs this).
     #[cfg(not(feature = "cuda"))]
     #[test]
-    fn a_backend_whose_feature_is_off_says_support_is_disabled() {
+    fn a_backend_whose_feature_is_off_is_unknown_and_features_are_named() {
         let Err(e) = backend("cuda") else {
             panic!("the cuda backend is linked without its feature")
         };
-        assert!(
-            e.contains("support for the `cuda` backend is disabled"),
-            "{e}"
-        );
-        assert!(e.contains("`cuda` cargo feature"), "{e}");
+        assert!(e.contains("unknown backend `cuda`"), "{e}");
+        assert!(e.contains("cargo feature"), "{e}");
     }
 
     #[cfg(all(feature = "cuda", feature = "hip"))]
     #[test]
     fn linked_backends_are_found_through_the_registry() {
-        for name in GPU_BACKENDS {
+        for name in ["cuda", "hip"] {
             let b = backend(name).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                sdfg_exec::toolchain(name).is_some(),
+                "`{name}` registered no compile check"
+            );
             assert_eq!(b.name(), name);
             assert_eq!(b.accelerator().name(), name);
         }

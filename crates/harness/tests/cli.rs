@@ -461,7 +461,7 @@ fn broken_sources_never_pass_the_compile_checks() {
     // Where the compilers are installed (CI installs them) a broken source
     // must fail; where they are not, the check says which tool is missing.
     // It never passes.
-    use sdfg_harness::toolchain::{Check, check_cuda, check_hip};
+    use sdfg_exec::Check;
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = std::env::temp_dir().join(format!("sdfg-broken-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -491,11 +491,9 @@ fn broken_sources_never_pass_the_compile_checks() {
             assert_ne!(broken, good);
             let path = dir.join(format!("broken{k}.{ext}"));
             std::fs::write(&path, broken).unwrap();
-            let check = if backend == "hip" {
-                check_hip(&path, &root.join("corpus/tools"))
-            } else {
-                check_cuda(&path, &root.join("corpus/tools"))
-            };
+            let toolchain = sdfg_exec::toolchain(backend)
+                .unwrap_or_else(|| panic!("`{backend}` registered no compile check"));
+            let check = (toolchain.check)(&path, &root.join("corpus/tools"));
             assert!(
                 matches!(check, Check::Failed(_) | Check::Missing(_)),
                 "{backend}: a broken source passed"
