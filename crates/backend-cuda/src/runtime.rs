@@ -2,7 +2,8 @@
 //!
 //! [`CudaGpu`] is one more [`Device`] beside the emulated GPU: the same
 //! entry points (`NAME_init`, `NAME_run`, `NAME_exit`), the same loader and
-//! the same child process ([`Runner`]), with three differences:
+//! the same child process, with three differences, which [`Nvidia`]
+//! supplies to the runtime CUDA and HIP share ([`VendorGpu`]):
 //!
 //! - the unit is compiled by `nvcc` for the detected device's architecture
 //!   (`-arch=sm_XY`) into a shared library linked with cuBLAS and cuSOLVER
@@ -24,10 +25,8 @@
 
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError, sys};
 use sdfg_codegen::TranslationUnit;
-use sdfg_exec::{
-    Argument, Compiled, Device, ExecError, Execution, GpuRuntime, RunTimer, Runner, RuntimeOptions,
-    TimerFactory, Timing,
-};
+use sdfg_exec::vendor::{Vendor, VendorGpu};
+use sdfg_exec::{Device, ExecError, GpuRuntime, RunTimer, RuntimeOptions, TimerFactory};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -311,57 +310,30 @@ pub fn nvcc_arguments(
     args
 }
 
-/// A real NVIDIA GPU as a [`Device`].
+/// What CUDA supplies to the shared [`VendorGpu`]: the detected device and
+/// the toolkit that compiles for it.
 #[derive(Clone, Debug)]
-pub struct CudaGpu {
-    device: DeviceInfo,
-    toolkit: Toolkit,
-    runner: Runner,
-    timing: Timing,
-}
-
-impl CudaGpu {
-    /// The first GPU [`detect`] finds, with the [`Toolkit`] found on the
-    /// machine; its programs run in `runner` (a binary that passes its
-    /// arguments to `sdfg_exec::child::dispatch` and links this crate with
-    /// the `runtime` feature, so that the child has the `cuda` timer).
-    pub fn open(runner: impl Into<PathBuf>) -> Result<CudaGpu, CudaError> {
-        let device = detect()?.remove(0);
-        let toolkit = Toolkit::find()?;
-        Ok(CudaGpu {
-            device,
-            toolkit,
-            runner: Runner::new(runner),
-            timing: Timing {
-                warmup: 1,
-                runs: 10,
-                timer: Some(TIMER),
-            },
-        })
-    }
-
+pub struct Nvidia {
     /// The device programs run on.
-    pub fn device(&self) -> &DeviceInfo {
-        &self.device
-    }
-
-    /// Calls `NAME_run` `warmup` times untimed, then `runs` times timed.
-    #[must_use]
-    pub fn timing(mut self, warmup: u32, runs: u32) -> CudaGpu {
-        self.timing.warmup = warmup;
-        self.timing.runs = runs.max(1);
-        self
-    }
-
-    /// Stops a program that runs longer than `timeout`.
-    #[must_use]
-    pub fn timeout(mut self, timeout: std::time::Duration) -> CudaGpu {
-        self.runner.timeout = timeout;
-        self
-    }
+    pub device: DeviceInfo,
+    /// The compiler and the vendor libraries' directories.
+    pub toolkit: Toolkit,
 }
 
-impl Device for CudaGpu {
+/// A real NVIDIA GPU as a [`Device`].
+pub type CudaGpu = VendorGpu<Nvidia>;
+
+/// The first GPU [`detect`] finds, with the [`Toolkit`] found on the
+/// machine; its programs run in `runner` (a binary that passes its
+/// arguments to `sdfg_exec::child::dispatch` and links this crate with the
+/// `runtime` feature, so that the child has the `cuda` timer).
+pub fn open(runner: impl Into<PathBuf>) -> Result<CudaGpu, CudaError> {
+    let device = detect()?.remove(0);
+    let toolkit = Toolkit::find()?;
+    Ok(VendorGpu::new(Nvidia { device, toolkit }, runner))
+}
+
+impl Vendor for Nvidia {
     fn describe(&self) -> String {
         format!(
             "{} with {} (-arch={})",
@@ -371,38 +343,30 @@ impl Device for CudaGpu {
         )
     }
 
-    fn compile(&self, unit: &TranslationUnit, dir: &Path) -> Result<Compiled, ExecError> {
-        let (source, library) = sdfg_exec::write_source(unit, dir)?;
-        let arch = self.device.arch();
-        let args = nvcc_arguments(
-            &self.toolkit,
-            &arch,
-            &source,
-            &library,
-            &vendor_libraries(&unit.source),
-        );
-        sdfg_exec::run_compiler(
-            Command::new(&self.toolkit.nvcc).args(&args),
-            &format!("nvcc (-arch={arch})"),
-            &source,
-        )?;
-        Ok(Compiled {
-            library,
-            entry: unit.entry.clone(),
-            parameters: unit.parameters.clone(),
-        })
+    fn timer(&self) -> &'static str {
+        TIMER
     }
 
-    fn execute(
+    fn visible_device(&self) -> (&'static str, String) {
+        ("CUDA_VISIBLE_DEVICES", self.device.ordinal.to_string())
+    }
+
+    fn compile_command(
         &self,
-        compiled: &Compiled,
-        arguments: &mut [Argument],
-    ) -> Result<Execution, ExecError> {
-        let env = vec![(
-            "CUDA_VISIBLE_DEVICES".to_owned(),
-            self.device.ordinal.to_string(),
-        )];
-        self.runner.execute(compiled, arguments, &self.timing, &env)
+        unit: &TranslationUnit,
+        source: &Path,
+        library: &Path,
+    ) -> (Command, String) {
+        let arch = self.device.arch();
+        let mut cmd = Command::new(&self.toolkit.nvcc);
+        cmd.args(nvcc_arguments(
+            &self.toolkit,
+            &arch,
+            source,
+            library,
+            &vendor_libraries(&unit.source),
+        ));
+        (cmd, format!("nvcc (-arch={arch})"))
     }
 }
 
@@ -461,7 +425,7 @@ inventory::submit! {
 
 /// Opens the first GPU for the registry ([`sdfg_exec::gpu_runtime`]).
 fn open_registered(o: &RuntimeOptions) -> Result<Box<dyn Device + Sync>, String> {
-    CudaGpu::open(&o.runner)
+    open(&o.runner)
         .map(|g| Box::new(g.timing(o.warmup, o.runs).timeout(o.timeout)) as Box<_>)
         .map_err(|e| e.to_string())
 }
@@ -602,7 +566,7 @@ mod tests {
                 assert!(!text.contains('\n'), "{text}");
                 if !driver_present() {
                     assert!(matches!(e, CudaError::NoDriver));
-                    assert!(CudaGpu::open("runner").is_err());
+                    assert!(open("runner").is_err());
                     assert!(make_timer().is_err());
                 }
             }

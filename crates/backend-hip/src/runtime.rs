@@ -17,10 +17,8 @@
 
 use hip_sys::hiprt::{self, hipError_t};
 use sdfg_codegen::TranslationUnit;
-use sdfg_exec::{
-    Argument, Compiled, Device, ExecError, Execution, GpuRuntime, RunTimer, Runner, RuntimeOptions,
-    TimerFactory, Timing,
-};
+use sdfg_exec::vendor::{Vendor, VendorGpu};
+use sdfg_exec::{Device, ExecError, GpuRuntime, RunTimer, RuntimeOptions, TimerFactory};
 use std::ffi::{CStr, OsString, c_char, c_int};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -236,57 +234,30 @@ pub fn hipcc_arguments(
     args
 }
 
-/// A real AMD GPU as a [`Device`].
+/// What HIP supplies to the shared [`VendorGpu`]: the detected device and
+/// the `hipcc` that compiles for it.
 #[derive(Clone, Debug)]
-pub struct HipGpu {
-    device: DeviceInfo,
-    hipcc: PathBuf,
-    runner: Runner,
-    timing: Timing,
-}
-
-impl HipGpu {
-    /// The first GPU [`detect`] finds, with the `hipcc` [`find_hipcc`]
-    /// finds; its programs run in `runner` (a binary that passes its
-    /// arguments to `sdfg_exec::child::dispatch` and links this crate with
-    /// the `runtime` feature, so that the child has the `hip` timer).
-    pub fn open(runner: impl Into<PathBuf>) -> Result<HipGpu, HipError> {
-        let device = detect()?.remove(0);
-        let hipcc = find_hipcc()?;
-        Ok(HipGpu {
-            device,
-            hipcc,
-            runner: Runner::new(runner),
-            timing: Timing {
-                warmup: 1,
-                runs: 10,
-                timer: Some(TIMER),
-            },
-        })
-    }
-
+pub struct Amd {
     /// The device programs run on.
-    pub fn device(&self) -> &DeviceInfo {
-        &self.device
-    }
-
-    /// Calls `NAME_run` `warmup` times untimed, then `runs` times timed.
-    #[must_use]
-    pub fn timing(mut self, warmup: u32, runs: u32) -> HipGpu {
-        self.timing.warmup = warmup;
-        self.timing.runs = runs.max(1);
-        self
-    }
-
-    /// Stops a program that runs longer than `timeout`.
-    #[must_use]
-    pub fn timeout(mut self, timeout: std::time::Duration) -> HipGpu {
-        self.runner.timeout = timeout;
-        self
-    }
+    pub device: DeviceInfo,
+    /// The compiler.
+    pub hipcc: PathBuf,
 }
 
-impl Device for HipGpu {
+/// A real AMD GPU as a [`Device`].
+pub type HipGpu = VendorGpu<Amd>;
+
+/// The first GPU [`detect`] finds, with the `hipcc` [`find_hipcc`] finds;
+/// its programs run in `runner` (a binary that passes its arguments to
+/// `sdfg_exec::child::dispatch` and links this crate with the `runtime`
+/// feature, so that the child has the `hip` timer).
+pub fn open(runner: impl Into<PathBuf>) -> Result<HipGpu, HipError> {
+    let device = detect()?.remove(0);
+    let hipcc = find_hipcc()?;
+    Ok(VendorGpu::new(Amd { device, hipcc }, runner))
+}
+
+impl Vendor for Amd {
     fn describe(&self) -> String {
         format!(
             "{} with {} (--offload-arch={})",
@@ -296,38 +267,31 @@ impl Device for HipGpu {
         )
     }
 
-    fn compile(&self, unit: &TranslationUnit, dir: &Path) -> Result<Compiled, ExecError> {
-        let (source, library) = sdfg_exec::write_source(unit, dir)?;
-        let args = hipcc_arguments(
-            self.device.arch(),
-            &source,
-            &library,
-            &vendor_libraries(&unit.source),
-        );
-        sdfg_exec::run_compiler(
-            Command::new(&self.hipcc)
-                .env("HIP_PLATFORM", "amd")
-                .args(&args),
-            &format!("hipcc (--offload-arch={})", self.device.arch()),
-            &source,
-        )?;
-        Ok(Compiled {
-            library,
-            entry: unit.entry.clone(),
-            parameters: unit.parameters.clone(),
-        })
+    fn timer(&self) -> &'static str {
+        TIMER
     }
 
-    fn execute(
+    fn visible_device(&self) -> (&'static str, String) {
+        ("HIP_VISIBLE_DEVICES", self.device.ordinal.to_string())
+    }
+
+    fn compile_command(
         &self,
-        compiled: &Compiled,
-        arguments: &mut [Argument],
-    ) -> Result<Execution, ExecError> {
-        let env = vec![(
-            "HIP_VISIBLE_DEVICES".to_owned(),
-            self.device.ordinal.to_string(),
-        )];
-        self.runner.execute(compiled, arguments, &self.timing, &env)
+        unit: &TranslationUnit,
+        source: &Path,
+        library: &Path,
+    ) -> (Command, String) {
+        let mut cmd = Command::new(&self.hipcc);
+        cmd.env("HIP_PLATFORM", "amd").args(hipcc_arguments(
+            self.device.arch(),
+            source,
+            library,
+            &vendor_libraries(&unit.source),
+        ));
+        (
+            cmd,
+            format!("hipcc (--offload-arch={})", self.device.arch()),
+        )
     }
 }
 
@@ -409,7 +373,7 @@ inventory::submit! {
 
 /// Opens the first GPU for the registry ([`sdfg_exec::gpu_runtime`]).
 fn open_registered(o: &RuntimeOptions) -> Result<Box<dyn Device + Sync>, String> {
-    HipGpu::open(&o.runner)
+    open(&o.runner)
         .map(|g| Box::new(g.timing(o.warmup, o.runs).timeout(o.timeout)) as Box<_>)
         .map_err(|e| e.to_string())
 }
@@ -518,7 +482,7 @@ mod tests {
                     "{text}"
                 );
                 assert!(!text.contains('\n'), "{text}");
-                assert!(HipGpu::open("runner").is_err());
+                assert!(open("runner").is_err());
                 let timer = sdfg_exec::make_timer(Some(TIMER))
                     .err()
                     .map(|e| e.to_string());

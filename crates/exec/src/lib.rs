@@ -47,6 +47,7 @@ mod emulated;
 pub mod loader;
 pub mod registry;
 pub mod session;
+pub mod vendor;
 
 pub use child::Runner;
 pub use emulated::{
