@@ -11,7 +11,9 @@ pub mod check;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 
-use sdfg_codegen::{Blas, Dialect, Solver, Target};
+use sdfg_codegen::{
+    Blas, Dialect, DialectIncludes, DialectKernel, DialectMemory, DialectSync, Solver, Target,
+};
 use sdfg_ir::LibraryOp;
 use sdfg_passes::{Accelerator, VendorCall};
 
@@ -63,16 +65,36 @@ impl Accelerator for Cuda {
 }
 
 impl Dialect for Cuda {
-    fn runtime_header(&self) -> &'static str {
-        "cuda_runtime.h"
+    fn source_extension(&self) -> &'static str {
+        "cu"
     }
+}
 
+impl DialectKernel for Cuda {
+    fn shuffle_down(&self) -> &'static str {
+        "__shfl_down_sync(0xffffffffu, v, d)"
+    }
+}
+
+impl DialectMemory for Cuda {
     fn api_prefix(&self) -> &'static str {
         "cuda"
     }
 
-    fn source_extension(&self) -> &'static str {
-        "cu"
+    fn multiprocessor_count_attribute(&self) -> &'static str {
+        "cudaDevAttrMultiProcessorCount"
+    }
+}
+
+impl DialectSync for Cuda {}
+
+impl DialectIncludes for Cuda {
+    fn runtime_header(&self) -> &'static str {
+        "cuda_runtime.h"
+    }
+
+    fn cooperative_groups_header(&self) -> &'static str {
+        "cooperative_groups.h"
     }
 
     fn blas(&self) -> Blas {
@@ -81,18 +103,6 @@ impl Dialect for Cuda {
             prefix: "cublas",
             constants: "CUBLAS",
         }
-    }
-
-    fn cooperative_groups_header(&self) -> &'static str {
-        "cooperative_groups.h"
-    }
-
-    fn multiprocessor_count_attribute(&self) -> &'static str {
-        "cudaDevAttrMultiProcessorCount"
-    }
-
-    fn shuffle_down(&self) -> &'static str {
-        "__shfl_down_sync(0xffffffffu, v, d)"
     }
 
     fn solver(&self) -> Solver {

@@ -12,7 +12,9 @@ pub mod check;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 
-use sdfg_codegen::{Blas, Dialect, Solver, Target};
+use sdfg_codegen::{
+    Blas, Dialect, DialectIncludes, DialectKernel, DialectMemory, DialectSync, Solver, Target,
+};
 use sdfg_ir::LibraryOp;
 use sdfg_passes::{Accelerator, VendorCall};
 
@@ -64,16 +66,36 @@ impl Accelerator for Hip {
 }
 
 impl Dialect for Hip {
-    fn runtime_header(&self) -> &'static str {
-        "hip/hip_runtime.h"
+    fn source_extension(&self) -> &'static str {
+        "hip"
     }
+}
 
+impl DialectKernel for Hip {
+    fn shuffle_down(&self) -> &'static str {
+        "__shfl_down(v, d)"
+    }
+}
+
+impl DialectMemory for Hip {
     fn api_prefix(&self) -> &'static str {
         "hip"
     }
 
-    fn source_extension(&self) -> &'static str {
-        "hip"
+    fn multiprocessor_count_attribute(&self) -> &'static str {
+        "hipDeviceAttributeMultiprocessorCount"
+    }
+}
+
+impl DialectSync for Hip {}
+
+impl DialectIncludes for Hip {
+    fn runtime_header(&self) -> &'static str {
+        "hip/hip_runtime.h"
+    }
+
+    fn cooperative_groups_header(&self) -> &'static str {
+        "hip/hip_cooperative_groups.h"
     }
 
     fn blas(&self) -> Blas {
@@ -82,18 +104,6 @@ impl Dialect for Hip {
             prefix: "hipblas",
             constants: "HIPBLAS",
         }
-    }
-
-    fn cooperative_groups_header(&self) -> &'static str {
-        "hip/hip_cooperative_groups.h"
-    }
-
-    fn multiprocessor_count_attribute(&self) -> &'static str {
-        "hipDeviceAttributeMultiprocessorCount"
-    }
-
-    fn shuffle_down(&self) -> &'static str {
-        "__shfl_down(v, d)"
     }
 
     fn solver(&self) -> Solver {

@@ -295,8 +295,9 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The runtime API's `name` ([`DialectMemory::api`](crate::DialectMemory::api)).
     fn api(&self, name: &str) -> String {
-        format!("{}{name}", self.d.api_prefix())
+        self.d.api(name)
     }
 
     fn desc(&self, x: &str) -> Option<&'a DataDesc> {

@@ -35,39 +35,31 @@
 //! nodes, nested SDFGs and host callbacks.
 
 pub mod cpp;
+pub mod dialect;
 mod emit;
 
+pub use dialect::{
+    Axis, DialectIncludes, DialectKernel, DialectMemory, DialectSync, LaunchGrid, LaunchPlan,
+    PitchedCopy,
+};
 pub use emit::{PRELUDE, emit, emit_validated, signature};
 use sdfg_passes::Accelerator;
 use thiserror::Error;
 
-/// What a GPU programming dialect supplies to the shared emitter.
-pub trait Dialect: Accelerator + Sync {
-    /// The runtime header (`"cuda_runtime.h"`).
-    fn runtime_header(&self) -> &'static str;
-    /// The prefix of runtime API names and types (`"cuda"`: `cudaMalloc`,
-    /// `cudaStream_t`, `cudaMemcpyHostToDevice`).
-    fn api_prefix(&self) -> &'static str;
+/// What a GPU programming dialect supplies to the shared emitter: the
+/// four parts of [`dialect`] (kernel syntax, the host's runtime API,
+/// barriers and atomics, includes and vendor libraries) and the extension
+/// of its source files.
+///
+/// Made of parts, as cubecl's C++ dialects are, so that each part's
+/// provided methods can write the CUDA-family form once: CUDA and HIP
+/// implement little more than their names, and a dialect of another
+/// family overrides the part where it differs.
+pub trait Dialect:
+    Accelerator + DialectKernel + DialectMemory + DialectSync + DialectIncludes + Sync
+{
     /// The extension of an emitted source file, without the dot (`"cu"`).
     fn source_extension(&self) -> &'static str;
-    /// The BLAS library device-wide GEMM, GEMV and DOT calls go to.
-    fn blas(&self) -> Blas;
-    /// The dense solver library device-wide Cholesky factorizations and
-    /// linear solves go to.
-    fn solver(&self) -> Solver;
-    /// The dialect's warp shuffle "down" of a value `v` by `d` lanes, over a
-    /// whole warp, as a C++ expression in `v` and `d`: the building block of
-    /// the prelude's block reductions (CUDA's `__shfl_down_sync` takes a lane
-    /// mask, HIP's `__shfl_down` does not).
-    fn shuffle_down(&self) -> &'static str;
-    /// The header of the dialect's cooperative groups, whose
-    /// `cooperative_groups::this_grid().sync()` is the grid-wide barrier
-    /// of persistent kernels ([`sdfg_ir::Schedule::DevicePersistent`]).
-    fn cooperative_groups_header(&self) -> &'static str;
-    /// The device attribute giving the number of multiprocessors (compute
-    /// units), which with the occupancy API sizes a persistent kernel's
-    /// grid to what can be resident at once (`cudaDevAttrMultiProcessorCount`).
-    fn multiprocessor_count_attribute(&self) -> &'static str;
 }
 
 /// Names of a dense solver with cuSOLVER's `Dn` API shape (cuSOLVER,
@@ -161,6 +153,23 @@ pub struct TranslationUnit {
     /// grid-wide barriers, which is why the corpus runs such a unit under
     /// adversarial interleavings of its threads as well.
     pub cooperative: bool,
+    /// What the unit links beyond the runtime, in this order and each
+    /// once: the vendor libraries its calls go to, so that runtimes and the
+    /// emulation need not search the source for `#include` lines to know
+    /// what to link or provide.
+    pub libraries: Vec<VendorLibrary>,
+}
+
+/// A vendor library a translation unit calls, beyond the runtime
+/// ([`TranslationUnit::libraries`]); the dialect names it
+/// ([`DialectIncludes::blas`], [`DialectIncludes::solver`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum VendorLibrary {
+    /// The BLAS ([`Blas`]): device-wide GEMM, GEMV and DOT.
+    Blas,
+    /// The dense solver ([`Solver`]): Cholesky factorizations and linear
+    /// solves.
+    Solver,
 }
 
 impl TranslationUnit {

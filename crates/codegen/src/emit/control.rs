@@ -12,6 +12,7 @@ use super::{Ctx, Emitter, for_header, unsupported};
 use crate::EmitError;
 use crate::cpp::{ctype, ident};
 use sdfg_ir::{BlockKind, Node, NodeId, Region, ScopeTree, State, Storage, VIEW_CONNECTOR};
+use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -279,8 +280,11 @@ impl Emitter<'_> {
                     if view_edge || state.node(src).and_then(Node::as_access).is_none() {
                         continue;
                     }
-                    if let Some(m) = &e.memlet {
-                        d2h |= self.copy(label, state, src, n, m, indent, out)?;
+                    if let Some(m) = &e.memlet
+                        && let Some(plan) = self.plan_copy(label, state, src, n, m)?
+                    {
+                        d2h |= plan.kind == CopyKind::DeviceToHost;
+                        self.copy(&plan, indent, out);
                     }
                 }
                 Ok(d2h)

@@ -4,12 +4,20 @@
 //! scope (a tile staged into shared memory, a result written back).
 //!
 //! Separate because copies have their own geometry (runs, pitches,
-//! coalesced dimensions) that neither kernels nor control flow share.
+//! coalesced dimensions) that neither kernels nor control flow share, and
+//! because a top-level copy is decided from the IR first, into a
+//! [`CopyPlan`] (containers, direction, geometry), and printed after: the
+//! state asks the plan, not the printed call, whether the host must wait
+//! for a copy back.
 
 use super::{Emitter, unsupported};
 use crate::EmitError;
 use crate::cpp::{ctype, ident};
-use sdfg_ir::{DataDesc, Memlet, Node, NodeId, Side, State, Subset, SymExpr, VIEW_CONNECTOR};
+use crate::dialect::PitchedCopy;
+use sdfg_ir::{
+    DType, DataDesc, Memlet, Node, NodeId, Side, State, Subset, SymExpr, VIEW_CONNECTOR,
+};
+use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -27,26 +35,69 @@ fn contiguous_run(extents: &[(SymExpr, SymExpr)]) -> Option<SymExpr> {
     Some(run)
 }
 
+/// A copy between two access nodes at a state's top level, decided from
+/// the IR: what it copies, between which memories, and in what geometry.
+/// [`Emitter::copy`] prints it; the state asks it, not the printed call,
+/// whether the host must wait for a copy back.
+pub(super) struct CopyPlan {
+    /// The source container (IR name).
+    pub(super) src: String,
+    /// The destination container (IR name).
+    pub(super) dst: String,
+    /// Between which memories it copies.
+    pub(super) kind: CopyKind,
+    /// The element type.
+    pub(super) dtype: DType,
+    /// The element offset of the first source element (C++).
+    pub(super) src_offset: String,
+    /// The element offset of the first destination element (C++).
+    pub(super) dst_offset: String,
+    /// How the elements lie.
+    pub(super) shape: CopyShape,
+}
+
+/// How the elements of a [`CopyPlan`] lie on both sides.
+pub(super) enum CopyShape {
+    /// Both sides one run of consecutive elements, of this many: one call,
+    /// whatever the shapes (a reshape).
+    Run(SymExpr),
+    /// Rows of `row` consecutive elements (C++), the innermost dimensions
+    /// coalesced: `rows` of them a pitched copy, each point of `loops`
+    /// (outermost first) one copy.
+    Pitched {
+        /// The outer dimensions, each a loop of copies.
+        loops: Vec<CopyDim>,
+        /// The dimension a pitched copy covers, if any is left.
+        rows: Option<CopyDim>,
+        /// The elements of one row.
+        row: String,
+    },
+}
+
+/// One dimension of a copy (C++ expressions): its count, and the element
+/// strides between consecutive points on each side.
+pub(super) struct CopyDim {
+    count: String,
+    src_stride: String,
+    dst_stride: String,
+}
+
 impl Emitter<'_> {
-    /// A copy between two access nodes, as one, two-dimensional or nested
-    /// two-dimensional runtime copies; returns whether it is device to host.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn copy(
+    /// The copy a memlet between two access nodes at a state's top level
+    /// stands for (`None`: an edge between other nodes).
+    pub(super) fn plan_copy(
         &self,
         label: &str,
         state: &State,
         src: NodeId,
         dst: NodeId,
         m: &Memlet,
-        indent: usize,
-        out: &mut String,
-    ) -> Result<bool, EmitError> {
-        let pad = "  ".repeat(indent);
+    ) -> Result<Option<CopyPlan>, EmitError> {
         let (Some(a), Some(b)) = (
             state.node(src).and_then(Node::as_access),
             state.node(dst).and_then(Node::as_access),
         ) else {
-            return Ok(false);
+            return Ok(None);
         };
         let (sa, sb) = m.copy_subsets(a, &self.shape(if m.data == a { b } else { a }));
         let (sa, sb) = (&sa, &sb);
@@ -57,16 +108,23 @@ impl Emitter<'_> {
         };
         let side = |d: &DataDesc| d.storage.side().unwrap_or(Side::Host);
         let kind = match (side(da), side(db)) {
-            (Side::Host, Side::Device) => "MemcpyHostToDevice",
-            (Side::Device, Side::Host) => "MemcpyDeviceToHost",
-            (Side::Device, Side::Device) => "MemcpyDeviceToDevice",
-            (Side::Host, Side::Host) => "MemcpyHostToHost",
+            (Side::Host, Side::Device) => CopyKind::HostToDevice,
+            (Side::Device, Side::Host) => CopyKind::DeviceToHost,
+            (Side::Device, Side::Device) => CopyKind::DeviceToDevice,
+            (Side::Host, Side::Host) => CopyKind::HostToHost,
         };
         let mut used = BTreeSet::new();
         let (oa, dims_a) = self.subset_geometry(a, sa, &mut used);
         let (ob, dims_b) = self.subset_geometry(b, sb, &mut used);
-        let t = ctype(da.dtype);
-        let api = self.api("MemcpyAsync");
+        let plan = |shape| CopyPlan {
+            src: a.to_owned(),
+            dst: b.to_owned(),
+            kind,
+            dtype: da.dtype,
+            src_offset: oa.clone(),
+            dst_offset: ob.clone(),
+            shape,
+        };
         let (ext_a, ext_b) = (self.subset_extents(a, sa), self.subset_extents(b, sb));
         // Both sides one run of consecutive elements, each coalesced on its
         // own (a reshape: `(R, M)` into `(R * M,)`): one call, whatever the
@@ -74,16 +132,7 @@ impl Emitter<'_> {
         if let (Some(run), Some(other)) = (contiguous_run(&ext_a), contiguous_run(&ext_b))
             && run.joined_powers() == other.joined_powers()
         {
-            let mut p = self.sym();
-            let count = p.expr(&run);
-            let kind = self.api(kind);
-            let _ = writeln!(
-                out,
-                "{pad}SDFG_CHECK({api}({} + ({ob}), {} + ({oa}), sizeof({t}) * {count}, {kind}, stream));",
-                ident(b),
-                ident(a)
-            );
-            return Ok(kind.ends_with("DeviceToHost"));
+            return Ok(Some(plan(CopyShape::Run(run))));
         }
         if dims_a.len() != dims_b.len() {
             return Err(unsupported(
@@ -96,60 +145,90 @@ impl Emitter<'_> {
         // run: a dimension whose stride is the elements of the run so far,
         // on both sides, decided on the canonical symbolic forms (a whole
         // array of any rank is one copy).
-        let mut dims: Vec<(String, String, String)> = dims_a
+        let mut dims: Vec<CopyDim> = dims_a
             .into_iter()
             .zip(dims_b)
-            .map(|((c, s1), (_, s2))| (c, s1, s2))
+            .map(|((count, src_stride), (_, dst_stride))| CopyDim {
+                count,
+                src_stride,
+                dst_stride,
+            })
             .collect();
         let (mut ext_a, mut ext_b) = (ext_a, ext_b);
-        let mut run = "1LL".to_owned();
+        let mut row = "1LL".to_owned();
         let mut run_elements = SymExpr::int(1);
-        while let (Some((c, _, _)), Some((count_a, stride_a)), Some((count_b, stride_b))) =
-            (dims.last().cloned(), ext_a.last(), ext_b.last())
+        while let (Some(d), Some((count_a, stride_a)), Some((count_b, stride_b))) =
+            (dims.last(), ext_a.last(), ext_b.last())
         {
             if !(*stride_a == run_elements && *stride_b == run_elements && count_a == count_b) {
                 break;
             }
             run_elements = &run_elements * count_a;
-            run = format!("{run} * {c}");
+            row = format!("{row} * {}", d.count);
             dims.pop();
             ext_a.pop();
             ext_b.pop();
         }
-        let api2 = self.api("Memcpy2DAsync");
-        let kind = self.api(kind);
-        let mut loops = String::new();
+        let rows = dims.pop();
+        Ok(Some(plan(CopyShape::Pitched {
+            loops: dims,
+            rows,
+            row,
+        })))
+    }
+
+    /// Prints `plan` as one, two-dimensional or nested two-dimensional
+    /// runtime copies, queued on the stream.
+    pub(super) fn copy(&self, plan: &CopyPlan, indent: usize, out: &mut String) {
+        let pad = "  ".repeat(indent);
+        let t = ctype(plan.dtype);
+        let (a, b) = (ident(&plan.src), ident(&plan.dst));
+        let (oa, ob) = (&plan.src_offset, &plan.dst_offset);
+        let (loops, rows, row) = match &plan.shape {
+            CopyShape::Run(run) => {
+                let count = self.sym().expr(run);
+                let call = self.d.copy_async(
+                    &format!("{b} + ({ob})"),
+                    &format!("{a} + ({oa})"),
+                    &format!("sizeof({t}) * {count}"),
+                    plan.kind,
+                    "stream",
+                );
+                let _ = writeln!(out, "{pad}SDFG_CHECK({call});");
+                return;
+            }
+            CopyShape::Pitched { loops, rows, row } => (loops, rows, row),
+        };
         let mut close = String::new();
         let (mut off_a, mut off_b) = (format!("({oa})"), format!("({ob})"));
-        let height = dims.pop();
-        for (k, (c, s1, s2)) in dims.iter().enumerate() {
+        for (k, d) in loops.iter().enumerate() {
             let v = format!("sdfg_c{k}");
-            let _ = writeln!(loops, "{pad}for (int64_t {v} = 0; {v} < {c}; ++{v}) {{");
+            let _ = writeln!(
+                out,
+                "{pad}for (int64_t {v} = 0; {v} < {c}; ++{v}) {{",
+                c = d.count
+            );
             close.push_str(&format!("{pad}}}\n"));
-            off_a = format!("{off_a} + {v} * {s1}");
-            off_b = format!("{off_b} + {v} * {s2}");
+            off_a = format!("{off_a} + {v} * {}", d.src_stride);
+            off_b = format!("{off_b} + {v} * {}", d.dst_stride);
         }
-        out.push_str(&loops);
-        match height {
-            None => {
-                let _ = writeln!(
-                    out,
-                    "{pad}SDFG_CHECK({api}({} + {off_b}, {} + {off_a}, sizeof({t}) * ({run}), {kind}, stream));",
-                    ident(b),
-                    ident(a)
-                );
-            }
-            Some((c, s1, s2)) => {
-                let _ = writeln!(
-                    out,
-                    "{pad}SDFG_CHECK({api2}({} + {off_b}, sizeof({t}) * {s2}, {} + {off_a}, sizeof({t}) * {s1}, sizeof({t}) * ({run}), {c}, {kind}, stream));",
-                    ident(b),
-                    ident(a)
-                );
-            }
-        }
+        let (dst, src) = (format!("{b} + {off_b}"), format!("{a} + {off_a}"));
+        let width = format!("sizeof({t}) * ({row})");
+        let call = match rows {
+            None => self.d.copy_async(&dst, &src, &width, plan.kind, "stream"),
+            Some(d) => self.d.copy_2d_async(&PitchedCopy {
+                dst: &dst,
+                dst_pitch: &format!("sizeof({t}) * {}", d.dst_stride),
+                src: &src,
+                src_pitch: &format!("sizeof({t}) * {}", d.src_stride),
+                width: &width,
+                height: &d.count,
+                kind: plan.kind,
+                stream: "stream",
+            }),
+        };
+        let _ = writeln!(out, "{pad}SDFG_CHECK({call});");
         out.push_str(&close);
-        Ok(kind.ends_with("DeviceToHost"))
     }
 
     /// A copy inside a scope, element by element, from `a[sa]` to `b[sb]`.

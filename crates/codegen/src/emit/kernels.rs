@@ -5,12 +5,15 @@
 //!
 //! Separate because a kernel is the boundary between host and device: its
 //! body is emitted into the unit's kernels and its launch into the host
-//! code.
+//! code. The launch is decided first, into a [`LaunchPlan`] (kernel, grid,
+//! block, shared bytes, cooperative or not, arguments), and printed by
+//! one function through the dialect ([`crate::DialectMemory::launch`]).
 
 use super::reductions::GRID_REDUCTION_BLOCKS;
 use super::{Ctx, Emitter, decompose, unsupported};
 use crate::EmitError;
 use crate::cpp::{ctype, ident};
+use crate::dialect::{Axis, LaunchGrid, LaunchPlan};
 use sdfg_ir::{Node, NodeId, Range, Schedule, ScopeTree, State, Storage, SymExpr};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -142,7 +145,6 @@ impl Emitter<'_> {
             return Ok(BTreeSet::new());
         };
         let map = m.map.clone();
-        let pad = "  ".repeat(indent);
         let mut name = format!("{}_k{}", ident(&map.label), self.kernels.len());
         name.retain(|c| c.is_ascii_alphanumeric() || c == '_');
         let blocks_only = self.has_thread_block_map(state, tree, entry);
@@ -165,20 +167,26 @@ impl Emitter<'_> {
             .collect();
         let mut index = String::new();
         let dims = map.params.len();
-        let thread = |axis: &str| {
+        let d = self.d;
+        let thread = |axis: Axis| {
             if spread.is_some() {
                 // The one point, in every block: the blocks share the
                 // thread-block map's iterations instead.
                 ("(int64_t)0".to_owned(), "(int64_t)1".to_owned())
             } else if blocks_only {
                 (
-                    format!("(int64_t)blockIdx.{axis}"),
-                    format!("(int64_t)gridDim.{axis}"),
+                    format!("(int64_t){}", d.block_index(axis)),
+                    format!("(int64_t){}", d.grid_size(axis)),
                 )
             } else {
                 (
-                    format!("(int64_t)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}"),
-                    format!("(int64_t)gridDim.{axis} * blockDim.{axis}"),
+                    format!(
+                        "(int64_t){} * {} + {}",
+                        d.block_index(axis),
+                        d.block_size(axis),
+                        d.thread_index(axis)
+                    ),
+                    format!("(int64_t){} * {}", d.grid_size(axis), d.block_size(axis)),
                 )
             }
         };
@@ -206,7 +214,7 @@ impl Emitter<'_> {
             self.persistent_index(&mut p, &map, label, &mut index)?;
         } else {
             for (a, group) in groups.iter().enumerate() {
-                let axis = ["x", "y", "z"][axes - 1 - a];
+                let axis = Axis::ALL[axes - 1 - a];
                 let (first, stride) = thread(axis);
                 let pad = "  ".repeat(depth);
                 if let [k] = group[..] {
@@ -281,6 +289,8 @@ impl Emitter<'_> {
         // (C++ type, parameter name, the host's launch argument) of each
         // kernel parameter.
         let mut params: Vec<(String, String, String)> = Vec::new();
+        let space = self.d.pointer_address_space();
+        let restrict = |t: &str| format!("{space}{t}* {}", d.restrict_qualifier());
         for x in &containers {
             let Some(desc) = self.desc(x) else { continue };
             let t = ctype(desc.dtype);
@@ -300,9 +310,9 @@ impl Emitter<'_> {
                                 )
                             })?;
                     let shared = if desc.storage == Storage::DeviceShared {
-                        "__shared__ "
+                        format!("{} ", self.d.shared_qualifier())
                     } else {
-                        ""
+                        String::new()
                     };
                     let _ = writeln!(
                         locals,
@@ -319,7 +329,7 @@ impl Emitter<'_> {
                             && tree.parent(*id).is_some()
                     });
                     if !inside {
-                        params.push((format!("{t}* __restrict__"), ident(x), ident(x)));
+                        params.push((restrict(t), ident(x), ident(x)));
                     }
                 }
                 _ if desc.is_scalar() && desc.storage.side() != Some(sdfg_ir::Side::Device) => {
@@ -334,19 +344,19 @@ impl Emitter<'_> {
                 // A persistent kernel's threads read what others wrote
                 // before a barrier: no `__restrict__`, which lets a
                 // compiler read through the non-coherent read-only cache.
-                _ if persistent => params.push((format!("{t}*"), ident(x), ident(x))),
-                _ => params.push((format!("{t}* __restrict__"), ident(x), ident(x))),
+                _ if persistent => params.push((format!("{space}{t}*"), ident(x), ident(x))),
+                _ => params.push((restrict(t), ident(x), ident(x))),
             }
         }
         if let Some(g) = &spread {
             let t = ctype(g.dtype);
             params.push((
-                format!("{t}* __restrict__"),
+                restrict(t),
                 "sdfg_parts".to_owned(),
                 format!("{name}_parts"),
             ));
             params.push((
-                "unsigned int*".to_owned(),
+                format!("{space}unsigned int*"),
                 "sdfg_tickets".to_owned(),
                 format!("{name}_tickets"),
             ));
@@ -373,7 +383,8 @@ impl Emitter<'_> {
             params.push((ctype(t).to_owned(), ident(s), ident(s)));
         }
         let decl = format!(
-            "__global__ void {name}({})",
+            "{} void {name}({})",
+            self.d.kernel_qualifier(),
             params
                 .iter()
                 .map(|(t, n, _)| format!("{t} {n}"))
@@ -386,10 +397,11 @@ impl Emitter<'_> {
         self.kernels.push((decl, body));
         self.kernel_names.push(name.clone());
 
+        let arguments: Vec<String> = params.into_iter().map(|(_, _, a)| a).collect();
         if persistent {
             self.cooperative = true;
-            let args: String = params.iter().map(|(_, _, a)| format!(", {a}")).collect();
-            self.persistent_launch(&name, &args, indent, out);
+            let plan = self.persistent_launch(&name, arguments);
+            self.launch(&plan, indent, out);
             let mut launch_used: BTreeSet<String> = symbols.into_iter().collect();
             launch_used.retain(|s| !map.params.contains(s));
             return Ok(launch_used);
@@ -466,29 +478,24 @@ impl Emitter<'_> {
                 .collect();
             (g, b[..axes].iter().map(u32::to_string).collect())
         };
-        let nonempty: Vec<String> = counts.iter().map(|c| format!("{c} > 0")).collect();
-        let _ = writeln!(out, "{pad}if ({}) {{", nonempty.join(" && "));
-        let _ = writeln!(
-            out,
-            "{pad}  dim3 sdfg_grid({});\n{pad}  dim3 sdfg_block({});",
-            grid.iter()
-                .enumerate()
-                .map(|(axis, g)| format!("(unsigned)sdfg::imin({g}, {}LL)", limits[axis]))
-                .collect::<Vec<_>>()
-                .join(", "),
-            blockdim.join(", ")
-        );
-        let args: String = params.iter().map(|(_, _, a)| format!(", {a}")).collect();
-        if blocks_only {
+        let plan = LaunchPlan {
+            kernel: name,
+            grid: LaunchGrid::Blocks(
+                grid.iter()
+                    .enumerate()
+                    .map(|(axis, g)| format!("(unsigned)sdfg::imin({g}, {}LL)", limits[axis]))
+                    .collect(),
+            ),
+            block: blockdim,
+            shared_bytes: "0".to_owned(),
+            cooperative: false,
             // Its threads wait for each other: a runtime that runs threads
             // itself (the emulated GPU) needs to know before the launch.
-            let _ = writeln!(out, "{pad}  SDFG_SYNCHRONIZING({name});");
-        }
-        let _ = writeln!(
-            out,
-            "{pad}  SDFG_KERNEL({name}, sdfg_grid, sdfg_block, 0{args});"
-        );
-        let _ = writeln!(out, "{pad}}}");
+            synchronizing: blocks_only,
+            arguments,
+            guard: counts.iter().map(|c| format!("{c} > 0")).collect(),
+        };
+        self.launch(&plan, indent, out);
         let mut launch_used: BTreeSet<String> = symbols.into_iter().collect();
         launch_used.extend(symbols_used_by_grid);
         launch_used.retain(|s| !map.params.contains(s));
@@ -525,5 +532,11 @@ impl Emitter<'_> {
             matches!(n, Node::MapEntry(m) if m.map.schedule == Schedule::DeviceThreadBlock)
                 && tree.ancestors(id).contains(&entry)
         })
+    }
+
+    /// Prints the launch `plan` decided, in the dialect's form: the one
+    /// place kernel launches are printed.
+    pub(super) fn launch(&self, plan: &LaunchPlan, indent: usize, out: &mut String) {
+        out.push_str(&self.d.launch(plan, &"  ".repeat(indent)));
     }
 }

@@ -22,6 +22,7 @@
 use super::{Ctx, Emitter, decompose, unsupported};
 use crate::EmitError;
 use crate::cpp::{self, SymPrinter, ctype, ident};
+use crate::dialect::{Axis, LaunchGrid, LaunchPlan};
 use sdfg_ir::{BlockKind, Node, NodeId, Region, Schedule, ScopeTree, State};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -55,41 +56,35 @@ impl Emitter<'_> {
                 p.expr(&r.begin)
             );
         }
+        let d = self.d;
         let _ = writeln!(
             out,
-            "  const int64_t sdfg_rank = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n  \
-             const int64_t sdfg_threads = (int64_t)gridDim.x * blockDim.x;"
+            "  const int64_t sdfg_rank = (int64_t){} * {} + {};\n  \
+             const int64_t sdfg_threads = (int64_t){} * {};",
+            d.block_index(Axis::X),
+            d.block_size(Axis::X),
+            d.thread_index(Axis::X),
+            d.grid_size(Axis::X),
+            d.block_size(Axis::X)
         );
         Ok(())
     }
 
-    /// The host's launch of persistent kernel `name` with the arguments
-    /// `args` (each with a leading comma): as many blocks as can be
-    /// resident at once, and cooperative, so that its grid may wait for
-    /// itself.
-    pub(super) fn persistent_launch(
-        &self,
-        name: &str,
-        args: &str,
-        indent: usize,
-        out: &mut String,
-    ) {
-        let pad = "  ".repeat(indent);
+    /// The host's launch of persistent kernel `name` with `arguments`:
+    /// as many blocks of the default block size as can be resident at
+    /// once, and cooperative, so that its grid may wait for itself.
+    pub(super) fn persistent_launch(&self, name: &str, arguments: Vec<String>) -> LaunchPlan {
         let threads: u32 = self.d.default_block().iter().product();
-        let p = self.d.api_prefix();
-        let _ = writeln!(
-            out,
-            "{pad}{{\n\
-             {pad}  int sdfg_device = 0, sdfg_units = 0, sdfg_resident = 0;\n\
-             {pad}  SDFG_CHECK({p}GetDevice(&sdfg_device));\n\
-             {pad}  SDFG_CHECK({p}DeviceGetAttribute(&sdfg_units, {attr}, sdfg_device));\n\
-             {pad}  SDFG_CHECK({p}OccupancyMaxActiveBlocksPerMultiprocessor(&sdfg_resident, (const void*){name}, {threads}, 0));\n\
-             {pad}  dim3 sdfg_grid((unsigned)sdfg::imax(1, (int64_t)sdfg_units * sdfg_resident));\n\
-             {pad}  dim3 sdfg_block({threads});\n\
-             {pad}  SDFG_COOPERATIVE_KERNEL({name}, sdfg_grid, sdfg_block, 0{args});\n\
-             {pad}}}",
-            attr = self.d.multiprocessor_count_attribute(),
-        );
+        LaunchPlan {
+            kernel: name.to_owned(),
+            grid: LaunchGrid::Resident,
+            block: vec![threads.to_string()],
+            shared_bytes: "0".to_owned(),
+            cooperative: true,
+            synchronizing: false,
+            arguments,
+            guard: Vec::new(),
+        }
     }
 
     /// A state of a persistent kernel's body, its top-level nodes in
@@ -294,11 +289,12 @@ impl Emitter<'_> {
                 cpp::literal(&w.identity(desc.dtype))
             );
             let (offset, _) = self.subset_geometry(data, &m.subset, &mut used);
+            let target = format!("{}[{offset}]", ident(data));
             let _ = writeln!(
                 combine,
-                "{lpad}sdfg::{}(&{}[{offset}], {partial});",
-                cpp::atomic_update(*w),
-                ident(data)
+                "{lpad}{};",
+                self.d
+                    .atomic_update(cpp::atomic_update(*w), &target, &partial)
             );
             self.partials.insert(data.clone(), partial);
         }

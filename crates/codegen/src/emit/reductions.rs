@@ -10,6 +10,7 @@
 use super::{Ctx, Emitter, decompose, unsupported};
 use crate::EmitError;
 use crate::cpp::{self, ctype, ident};
+use crate::dialect::Axis;
 use sdfg_ir::{DType, Node, NodeId, Range, Schedule, ScopeTree, State, Storage, SymExpr, Wcr};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -201,13 +202,23 @@ impl Emitter<'_> {
             );
         }
         let spread = self.spread == Some(entry);
+        let d = self.d;
         let (first, stride) = if spread {
             (
-                "(int64_t)blockIdx.x * blockDim.x + threadIdx.x",
-                "(int64_t)gridDim.x * blockDim.x",
+                format!(
+                    "(int64_t){} * {} + {}",
+                    d.block_index(Axis::X),
+                    d.block_size(Axis::X),
+                    d.thread_index(Axis::X)
+                ),
+                format!(
+                    "(int64_t){} * {}",
+                    d.grid_size(Axis::X),
+                    d.block_size(Axis::X)
+                ),
             )
         } else {
-            ("threadIdx.x", "blockDim.x")
+            (d.thread_index(Axis::X), d.block_size(Axis::X))
         };
         let _ = writeln!(
             out,
@@ -252,7 +263,7 @@ impl Emitter<'_> {
                 );
             }
         }
-        let _ = writeln!(out, "{pad}__syncthreads();");
+        let _ = writeln!(out, "{pad}{};", self.d.block_barrier());
         for param in &m.map.params {
             used.remove(param);
         }

@@ -8,6 +8,7 @@
 use super::{Ctx, Emitter};
 use crate::EmitError;
 use crate::cpp::{self, PointerCoeffs, TaskletPrinter, ctype, ident};
+use crate::dialect::Axis;
 use sdfg_ir::code::Binding;
 use sdfg_ir::{Memlet, Node, NodeId, State, Storage};
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,10 +41,11 @@ impl Emitter<'_> {
                 })
             });
         if leader {
-            let _ = writeln!(
-                out,
-                "{pad}if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)"
-            );
+            let first: Vec<String> = Axis::ALL
+                .iter()
+                .map(|&a| format!("{} == 0", self.d.thread_index(a)))
+                .collect();
+            let _ = writeln!(out, "{pad}if ({})", first.join(" && "));
         }
         let _ = writeln!(out, "{pad}{{  // tasklet {}", t.label);
         let inner = "  ".repeat(indent + 1);
@@ -152,7 +154,10 @@ impl Emitter<'_> {
                     format!("{p} = {};", cpp::combine(w, p, &v))
                 }
                 Some(w) if self.shared_update(&m.data, ctx) => {
-                    format!("sdfg::{}(&{target}, {v});", cpp::atomic_update(w))
+                    format!(
+                        "{};",
+                        self.d.atomic_update(cpp::atomic_update(w), &target, &v)
+                    )
                 }
                 Some(w) => format!("{target} = {};", cpp::combine(w, &target, &v)),
             };

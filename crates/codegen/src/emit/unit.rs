@@ -13,7 +13,7 @@
 use super::reductions::GRID_REDUCTION_BLOCKS;
 use super::{Emitter, PRELUDE, signature, unsupported};
 use crate::cpp::{ctype, ident};
-use crate::{EmitError, Parameter, ParameterKind, TranslationUnit};
+use crate::{EmitError, Parameter, ParameterKind, TranslationUnit, VendorLibrary};
 use sdfg_ir::{BlockKind, Side, Storage};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -32,7 +32,6 @@ impl Emitter<'_> {
         let e = &mut self;
         let entry = ident(&sdfg.name);
         let host = e.host_code(&entry)?;
-        let p = dialect.api_prefix();
         let mut src = String::new();
         let _ = writeln!(
             src,
@@ -43,9 +42,19 @@ impl Emitter<'_> {
         );
         let _ = writeln!(src, "#include <{}>", dialect.runtime_header());
         if e.cooperative {
+            // The offload pass makes persistent kernels only for an
+            // accelerator with a grid-wide barrier; a dialect without one
+            // cannot print it.
+            let sync = dialect.grid_sync().ok_or_else(|| {
+                unsupported(
+                    "a persistent kernel: the dialect has no grid-wide barrier",
+                    &sdfg.name,
+                    "(unit)",
+                )
+            })?;
             let _ = writeln!(
                 src,
-                "#include <{}>\n#define SDFG_GRID_SYNC() cooperative_groups::this_grid().sync()",
+                "#include <{}>\n#define SDFG_GRID_SYNC() {sync}",
                 dialect.cooperative_groups_header()
             );
         }
@@ -77,65 +86,7 @@ impl Emitter<'_> {
             );
         }
         let _ = writeln!(src, "#if !defined(__CUDACC_RTC__)");
-        let _ = writeln!(
-            src,
-            "#define SDFG_CHECK(call) do {{ {p}Error_t sdfg_e = (call); if (sdfg_e != {p}Success) {{ \
-             std::fprintf(stderr, \"{entry}: %s failed: %s\\n\", #call, {p}GetErrorString(sdfg_e)); return 1; }} }} while (0)"
-        );
-        // Launches pass their arguments converted to the kernel's parameter
-        // types; a runtime that executes kernels itself (the emulated GPU)
-        // defines SDFG_LAUNCH before this point and launches them typed.
-        let _ = writeln!(
-            src,
-            "#if !defined(SDFG_LAUNCH)\n#include <tuple>\n#include <utility>\nnamespace sdfg {{\n\
-             template <class... P, class... A>\n\
-             inline {p}Error_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, {p}Stream_t stream, A&&... args) {{\n  \
-             std::tuple<P...> typed(std::forward<A>(args)...);\n  \
-             return std::apply([&](P&... p) {{ void* ptrs[] = {{(void*)&p..., nullptr}}; \
-             return {p}LaunchKernel((const void*)kernel, grid, block, ptrs, shared, stream); }}, typed);\n\
-             }}\n}}  // namespace sdfg\n\
-             #define SDFG_LAUNCH(kernel, grid, block, shared, stream, ...) sdfg::launch(kernel, grid, block, shared, stream, ##__VA_ARGS__)\n\
-             #endif"
-        );
-        if e.cooperative {
-            // A persistent kernel's launch: cooperative, so that its grid may
-            // wait for itself; a runtime that executes kernels itself defines
-            // SDFG_LAUNCH_COOPERATIVE before this point.
-            let _ = writeln!(
-                src,
-                "#if !defined(SDFG_LAUNCH_COOPERATIVE)\n#include <tuple>\n#include <utility>\nnamespace sdfg {{\n\
-                 template <class... P, class... A>\n\
-                 inline {p}Error_t launch_cooperative(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, {p}Stream_t stream, A&&... args) {{\n  \
-                 std::tuple<P...> typed(std::forward<A>(args)...);\n  \
-                 return std::apply([&](P&... p) {{ void* ptrs[] = {{(void*)&p..., nullptr}}; \
-                 return {p}LaunchCooperativeKernel((const void*)kernel, grid, block, ptrs, shared, stream); }}, typed);\n\
-                 }}\n}}  // namespace sdfg\n\
-                 #define SDFG_LAUNCH_COOPERATIVE(kernel, grid, block, shared, stream, ...) sdfg::launch_cooperative(kernel, grid, block, shared, stream, ##__VA_ARGS__)\n\
-                 #endif"
-            );
-            let _ = writeln!(
-                src,
-                "#define SDFG_COOPERATIVE_KERNEL(kernel, grid, block, shared, ...) do {{ \
-                 SDFG_CHECK(SDFG_LAUNCH_COOPERATIVE(kernel, grid, block, shared, stream, ##__VA_ARGS__)); \
-                 {p}Error_t sdfg_l = {p}GetLastError(); if (sdfg_l != {p}Success) {{ \
-                 std::fprintf(stderr, \"{entry}: kernel %s: %s\\n\", #kernel, {p}GetErrorString(sdfg_l)); return 1; }} }} while (0)"
-            );
-        }
-        // A kernel whose threads synchronize is declared so before its launch;
-        // only a runtime that runs the threads itself needs to know.
-        let _ = writeln!(
-            src,
-            "#if !defined(SDFG_SYNCHRONIZING)\n#define SDFG_SYNCHRONIZING(kernel) ((void)0)\n#endif"
-        );
-        // Every launch is followed by a check that names the kernel, so that a
-        // launch error is never reported under the next runtime call.
-        let _ = writeln!(
-            src,
-            "#define SDFG_KERNEL(kernel, grid, block, shared, ...) do {{ \
-             SDFG_CHECK(SDFG_LAUNCH(kernel, grid, block, shared, stream, ##__VA_ARGS__)); \
-             {p}Error_t sdfg_l = {p}GetLastError(); if (sdfg_l != {p}Success) {{ \
-             std::fprintf(stderr, \"{entry}: kernel %s: %s\\n\", #kernel, {p}GetErrorString(sdfg_l)); return 1; }} }} while (0)"
-        );
+        src.push_str(&dialect.launch_support(&entry, e.cooperative));
         if e.blas_used {
             let b = dialect.blas();
             let _ = writeln!(
@@ -166,6 +117,13 @@ impl Emitter<'_> {
             parameters: std::mem::take(&mut e.signature),
             factorizations: e.factorizations.len(),
             cooperative: e.cooperative,
+            libraries: [
+                (e.blas_used, VendorLibrary::Blas),
+                (e.solver_used, VendorLibrary::Solver),
+            ]
+            .into_iter()
+            .filter_map(|(used, library)| used.then_some(library))
+            .collect(),
         })
     }
 
