@@ -305,28 +305,39 @@ pub trait DialectMemory {
     }
 
     /// The statements of `plan`'s launch, each line starting with `pad`,
-    /// inside a block (`if` its guard) that scopes the grid and block:
-    /// the grid and block as `dim3`, the resident grid through the
-    /// occupancy API, and the checked launch macro.
+    /// inside a block (`if` its guard) that scopes the grid and block.
     fn launch(&self, plan: &LaunchPlan, pad: &str) -> String {
-        let p = self.api_prefix();
-        let name = &plan.kernel;
-        let mut out = if plan.guard.is_empty() {
+        let open = if plan.guard.is_empty() {
             format!("{pad}{{\n")
         } else {
             format!("{pad}if ({}) {{\n", plan.guard.join(" && "))
         };
+        format!(
+            "{open}{}{pad}}}\n",
+            self.launch_statements(plan, &format!("{pad}  "))
+        )
+    }
+
+    /// The statements of `plan`'s launch without a block around them (its
+    /// guard ignored), each line starting with `pad`, for code that scopes
+    /// them itself: the grid and block as `dim3` (a resident grid through
+    /// the occupancy API), the kernel declared synchronizing where it is,
+    /// and the checked launch macro.
+    fn launch_statements(&self, plan: &LaunchPlan, pad: &str) -> String {
+        let p = self.api_prefix();
+        let name = &plan.kernel;
+        let mut out = String::new();
         match &plan.grid {
             LaunchGrid::Blocks(blocks) => {
-                out.push_str(&format!("{pad}  dim3 sdfg_grid({});\n", blocks.join(", ")));
+                out.push_str(&format!("{pad}dim3 sdfg_grid({});\n", blocks.join(", ")));
             }
             LaunchGrid::Resident => {
                 out.push_str(&format!(
-                    "{pad}  int sdfg_device = 0, sdfg_units = 0, sdfg_resident = 0;\n\
-                     {pad}  SDFG_CHECK({p}GetDevice(&sdfg_device));\n\
-                     {pad}  SDFG_CHECK({p}DeviceGetAttribute(&sdfg_units, {attr}, sdfg_device));\n\
-                     {pad}  SDFG_CHECK({p}OccupancyMaxActiveBlocksPerMultiprocessor(&sdfg_resident, (const void*){name}, {threads}, {shared}));\n\
-                     {pad}  dim3 sdfg_grid((unsigned)sdfg::imax(1, (int64_t)sdfg_units * sdfg_resident));\n",
+                    "{pad}int sdfg_device = 0, sdfg_units = 0, sdfg_resident = 0;\n\
+                     {pad}SDFG_CHECK({p}GetDevice(&sdfg_device));\n\
+                     {pad}SDFG_CHECK({p}DeviceGetAttribute(&sdfg_units, {attr}, sdfg_device));\n\
+                     {pad}SDFG_CHECK({p}OccupancyMaxActiveBlocksPerMultiprocessor(&sdfg_resident, (const void*){name}, {threads}, {shared}));\n\
+                     {pad}dim3 sdfg_grid((unsigned)sdfg::imax(1, (int64_t)sdfg_units * sdfg_resident));\n",
                     attr = self.multiprocessor_count_attribute(),
                     threads = plan.block.join(" * "),
                     shared = plan.shared_bytes,
@@ -334,11 +345,11 @@ pub trait DialectMemory {
             }
         }
         out.push_str(&format!(
-            "{pad}  dim3 sdfg_block({});\n",
+            "{pad}dim3 sdfg_block({});\n",
             plan.block.join(", ")
         ));
         if plan.synchronizing {
-            out.push_str(&format!("{pad}  SDFG_SYNCHRONIZING({name});\n"));
+            out.push_str(&format!("{pad}SDFG_SYNCHRONIZING({name});\n"));
         }
         let launch = if plan.cooperative {
             "SDFG_COOPERATIVE_KERNEL"
@@ -347,7 +358,7 @@ pub trait DialectMemory {
         };
         let args: String = plan.arguments.iter().map(|a| format!(", {a}")).collect();
         out.push_str(&format!(
-            "{pad}  {launch}({name}, sdfg_grid, sdfg_block, {}{args});\n{pad}}}\n",
+            "{pad}{launch}({name}, sdfg_grid, sdfg_block, {}{args});\n",
             plan.shared_bytes
         ));
         out

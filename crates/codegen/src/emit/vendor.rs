@@ -10,7 +10,9 @@
 use super::{Emitter, unsupported};
 use crate::EmitError;
 use crate::cpp::{self, ctype, ident};
+use crate::dialect::{LaunchGrid, LaunchPlan, PitchedCopy};
 use sdfg_ir::{DType, LibraryOp, Memlet, Node, NodeId, Side, State};
+use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -80,7 +82,20 @@ impl Emitter<'_> {
         // empty matrices.
         let ld = |e: &str| format!("(int)sdfg::imax(1, {e})");
         // The runtime calls the solver calls are wrapped in.
-        let (m2d, d2d) = (self.api("Memcpy2DAsync"), self.api("MemcpyDeviceToDevice"));
+        let dialect = self.d;
+        // A pitched copy of `sdfg_n` rows within device memory.
+        let copy_rows = |dst: &str, dst_pitch: &str, src: &str, src_pitch: &str, width: &str| {
+            dialect.copy_2d_async(&PitchedCopy {
+                dst,
+                dst_pitch,
+                src,
+                src_pitch,
+                width,
+                height: "sdfg_n",
+                kind: CopyKind::DeviceToDevice,
+                stream: "stream",
+            })
+        };
         let grow = self.workspace_growth(&format!("{pad}  "));
         let call = match &l.op {
             LibraryOp::Gemm {
@@ -162,6 +177,13 @@ impl Emitter<'_> {
                 // BLAS returns at once when A is empty, leaving y as it was;
                 // the product's meaning over an empty inner dimension is
                 // y = beta y, which a prelude kernel computes.
+                let scale = self.prelude_launch(
+                    format!("sdfg::scale<{ty}>"),
+                    &["sdfg_len"],
+                    &[256],
+                    &["sdfg_y", "sdfg_len", "sdfg_inc", "sdfg_beta"],
+                    &format!("{pad}    "),
+                );
                 format!(
                     "{{\n{pad}  const {ty} sdfg_alpha = {al}, sdfg_beta = {be};\n\
                      {pad}  if ({cols} > 0 && {rows} > 0) {{\n\
@@ -169,9 +191,7 @@ impl Emitter<'_> {
                      {pad}  }} else if ({ylen} > 0) {{\n\
                      {pad}    {ty}* sdfg_y = {y};\n\
                      {pad}    int64_t sdfg_len = {ylen}, sdfg_inc = {incy};\n\
-                     {pad}    dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_len + 255, 256), 65535));\n\
-                     {pad}    dim3 sdfg_block(256);\n\
-                     {pad}    SDFG_KERNEL(sdfg::scale<{ty}>, sdfg_grid, sdfg_block, 0, sdfg_y, sdfg_len, sdfg_inc, sdfg_beta);\n\
+                     {scale}\
                      {pad}  }}\n{pad}}}",
                     xl = letter(t)?,
                     al = scalar(alpha),
@@ -217,10 +237,24 @@ impl Emitter<'_> {
                     "the Cholesky factorization (potrf) of `{source}` (node `{}`) failed: the matrix is not positive definite",
                     l.label
                 ));
+                let copy = copy_rows(
+                    "sdfg_b",
+                    &format!("sizeof({ty}) * sdfg_ldb"),
+                    "sdfg_a",
+                    &format!("sizeof({ty}) * sdfg_lda"),
+                    &format!("sizeof({ty}) * sdfg_n"),
+                );
+                let zero = self.prelude_launch(
+                    format!("sdfg::zero_triangle<{ty}>"),
+                    &["sdfg_n", "sdfg_n"],
+                    &[32, 8],
+                    &["sdfg_b", "sdfg_n", "sdfg_ldb", "sdfg_upper"],
+                    &format!("{pad}    "),
+                );
                 format!(
                     "{{\n{pad}  {ty}* sdfg_a = {a};\n{pad}  {ty}* sdfg_b = {bm};\n{pad}  int64_t sdfg_n = {nrows}, sdfg_lda = {lda}, sdfg_ldb = {ldb};\n\
                      {pad}  // potrf works in place: factor a copy of `_a` in `_b`.\n\
-                     {pad}  if (sdfg_b != sdfg_a && sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_b, sizeof({ty}) * sdfg_ldb, sdfg_a, sizeof({ty}) * sdfg_lda, sizeof({ty}) * sdfg_n, sdfg_n, {d2d}, stream));\n\
+                     {pad}  if (sdfg_b != sdfg_a && sdfg_n > 0) SDFG_CHECK({copy});\n\
                      {pad}  int sdfg_lwork = 0;\n\
                      {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf_bufferSize(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg::imax(1, sdfg_ldb), &sdfg_lwork));\n\
                      {pad}  size_t sdfg_need = sizeof({ty}) * (size_t)sdfg_lwork;\n\
@@ -230,9 +264,7 @@ impl Emitter<'_> {
                      {pad}  // The other triangle is zero, as in np.linalg.cholesky.\n\
                      {pad}  int sdfg_upper = {zero_upper};\n\
                      {pad}  if (sdfg_n > 0) {{\n\
-                     {pad}    dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_n + 31, 32), 65535), (unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_n + 7, 8), 65535));\n\
-                     {pad}    dim3 sdfg_block(32, 8);\n\
-                     {pad}    SDFG_KERNEL(sdfg::zero_triangle<{ty}>, sdfg_grid, sdfg_block, 0, sdfg_b, sdfg_n, sdfg_ldb, sdfg_upper);\n\
+                     {zero}\
                      {pad}  }}\n{pad}}}"
                 )
             }
@@ -278,21 +310,38 @@ impl Emitter<'_> {
                                  lds: &str,
                                  rows: &str,
                                  cols: &str| {
+                    let launch = self.prelude_launch(
+                        format!("sdfg::transpose<{ty}>"),
+                        &["sdfg_cols", "sdfg_rows"],
+                        &[32, 8],
+                        &[
+                            dst,
+                            "sdfg_ldd",
+                            "sdfg_src",
+                            "sdfg_lds",
+                            "sdfg_rows",
+                            "sdfg_cols",
+                        ],
+                        &format!("{pad}    "),
+                    );
                     format!(
                         "{pad}  if ({rows} > 0 && {cols} > 0) {{\n\
                          {pad}    int64_t sdfg_rows = {rows}, sdfg_cols = {cols}, sdfg_ldd = {ldd}, sdfg_lds = {lds};\n\
                          {pad}    const {ty}* sdfg_src = {src};\n\
-                         {pad}    dim3 sdfg_grid((unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_cols + 31, 32), 65535), (unsigned)sdfg::imin(sdfg::ifloordiv(sdfg_rows + 7, 8), 65535));\n\
-                         {pad}    dim3 sdfg_block(32, 8);\n\
-                         {pad}    SDFG_KERNEL(sdfg::transpose<{ty}>, sdfg_grid, sdfg_block, 0, {dst}, sdfg_ldd, sdfg_src, sdfg_lds, sdfg_rows, sdfg_cols);\n\
+                         {launch}\
                          {pad}  }}\n"
                     )
                 };
                 // A strided vector copied (element strides as named).
                 let column = |dst: &str, dstride: &str, src: &str, sstride: &str| {
-                    format!(
-                        "{pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}({dst}, sizeof({ty}) * {dstride}, {src}, sizeof({ty}) * {sstride}, sizeof({ty}), sdfg_n, {d2d}, stream));\n"
-                    )
+                    let copy = copy_rows(
+                        dst,
+                        &format!("sizeof({ty}) * {dstride}"),
+                        src,
+                        &format!("sizeof({ty}) * {sstride}"),
+                        &format!("sizeof({ty})"),
+                    );
+                    format!("{pad}  if (sdfg_n > 0) SDFG_CHECK({copy});\n")
                 };
                 let (to_rhs, from_rhs) = if matrix {
                     (
@@ -309,6 +358,13 @@ impl Emitter<'_> {
                         column("sdfg_x", "sdfg_ldx", "sdfg_rhs", "1"),
                     )
                 };
+                let copy_lu = copy_rows(
+                    "sdfg_lu",
+                    &format!("sizeof({ty}) * sdfg_n"),
+                    "sdfg_a",
+                    &format!("sizeof({ty}) * sdfg_lda"),
+                    &format!("sizeof({ty}) * sdfg_n"),
+                );
                 format!(
                     "{{\n{pad}  {ty}* sdfg_a = {a};\n{pad}  {ty}* sdfg_b = {bm};\n{pad}  {ty}* sdfg_x = {xm};\n\
                      {pad}  int64_t sdfg_n = {nrows}, sdfg_m = {nrhs}, sdfg_lda = {lda}, sdfg_ldb = {ldb}, sdfg_ldx = {ldx};\n\
@@ -323,7 +379,7 @@ impl Emitter<'_> {
                      {pad}  {ty}* sdfg_lu = sdfg_scratch + sdfg_lwork;\n\
                      {pad}  {ty}* sdfg_rhs = sdfg_lu + sdfg_n * sdfg_n;\n\
                      {pad}  int* sdfg_pivots = (int*)(sdfg_rhs + sdfg_n * sdfg_m);\n\
-                     {pad}  if (sdfg_n > 0) SDFG_CHECK({m2d}(sdfg_lu, sizeof({ty}) * sdfg_n, sdfg_a, sizeof({ty}) * sdfg_lda, sizeof({ty}) * sdfg_n, sdfg_n, {d2d}, stream));\n\
+                     {pad}  if (sdfg_n > 0) SDFG_CHECK({copy_lu});\n\
                      {to_rhs}\
                      {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_lu, sdfg_ldn, ({vt}*)sdfg_scratch, sdfg_pivots, sdfg_info));\n\
                      {pad}  SDFG_KERNEL(sdfg::note_failure, dim3(1), dim3(1), 0, sdfg_info, sdfg_failed, {site});\n\
@@ -373,5 +429,41 @@ impl Emitter<'_> {
     pub(super) fn factorization_site(&mut self, message: String) -> usize {
         self.factorizations.push(message);
         self.factorizations.len()
+    }
+
+    /// The launch of the prelude's kernel `kernel` (a helper of a vendor
+    /// call: scaling, zeroing a triangle, transposing) on blocks of `block`
+    /// threads covering `extents` (C++, fastest axis first) with
+    /// `arguments`, each line starting with `pad`.
+    fn prelude_launch(
+        &self,
+        kernel: String,
+        extents: &[&str],
+        block: &[u32],
+        arguments: &[&str],
+        pad: &str,
+    ) -> String {
+        let plan = LaunchPlan {
+            kernel,
+            grid: LaunchGrid::Blocks(
+                extents
+                    .iter()
+                    .zip(block)
+                    .map(|(e, b)| {
+                        format!(
+                            "(unsigned)sdfg::imin(sdfg::ifloordiv({e} + {}, {b}), 65535)",
+                            b - 1
+                        )
+                    })
+                    .collect(),
+            ),
+            block: block.iter().map(u32::to_string).collect(),
+            shared_bytes: "0".to_owned(),
+            cooperative: false,
+            synchronizing: false,
+            arguments: arguments.iter().map(|a| (*a).to_owned()).collect(),
+            guard: Vec::new(),
+        };
+        self.d.launch_statements(&plan, pad)
     }
 }
