@@ -121,6 +121,16 @@ pub trait DialectKernel {
     fn shuffle_down(&self) -> &'static str;
 }
 
+/// Memory the host allocates through the runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memory {
+    /// Device memory (`cudaMalloc`).
+    Device,
+    /// Page-locked host memory, which copies read and write
+    /// asynchronously (`cudaMallocHost`).
+    PinnedHost,
+}
+
 /// One pitched two-dimensional copy: `height` rows of `width` bytes,
 /// consecutive rows `dst_pitch` and `src_pitch` bytes apart, each a C++
 /// expression.
@@ -210,6 +220,55 @@ pub trait DialectMemory {
     /// CUDA family names its functions, types and constants alike.
     fn api(&self, name: &str) -> String {
         format!("{}{name}", self.api_prefix())
+    }
+
+    /// The type of the unit's stream, which orders its copies, kernels and
+    /// vendor calls (`"cudaStream_t"`).
+    fn stream_type(&self) -> String {
+        self.api("Stream_t")
+    }
+
+    /// The type of the event a state records after its copies back to the
+    /// host, to wait for them (`"cudaEvent_t"`).
+    fn event_type(&self) -> String {
+        self.api("Event_t")
+    }
+
+    /// The call that allocates `bytes` of `memory` into the pointer at
+    /// `address` (a `void**` expression), without its check.
+    fn allocate(&self, memory: Memory, address: &str, bytes: &str) -> String {
+        let f = match memory {
+            Memory::Device => "Malloc",
+            Memory::PinnedHost => "MallocHost",
+        };
+        format!("{}({address}, {bytes})", self.api(f))
+    }
+
+    /// The call that releases `pointer`, allocated as `memory`, without
+    /// its check.
+    fn release(&self, memory: Memory, pointer: &str) -> String {
+        let f = match memory {
+            Memory::Device => "Free",
+            Memory::PinnedHost => "FreeHost",
+        };
+        format!("{}({pointer})", self.api(f))
+    }
+
+    /// The call that waits for everything queued on `stream`, without its
+    /// check.
+    fn synchronize(&self, stream: &str) -> String {
+        format!("{}({stream})", self.api("StreamSynchronize"))
+    }
+
+    /// The call that records `event` after what is queued on `stream` so
+    /// far, without its check.
+    fn record_event(&self, event: &str, stream: &str) -> String {
+        format!("{}({event}, {stream})", self.api("EventRecord"))
+    }
+
+    /// The call that waits for `event`, without its check.
+    fn wait_event(&self, event: &str) -> String {
+        format!("{}({event})", self.api("EventSynchronize"))
     }
 
     /// The runtime's constant for a copy of `kind`

@@ -40,7 +40,7 @@ mod emit;
 
 pub use dialect::{
     Axis, DialectIncludes, DialectKernel, DialectMemory, DialectSync, LaunchGrid, LaunchPlan,
-    PitchedCopy,
+    Memory, PitchedCopy,
 };
 pub use emit::{PRELUDE, emit, emit_validated, signature};
 use sdfg_passes::Accelerator;

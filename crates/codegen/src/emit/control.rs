@@ -9,8 +9,8 @@
 //! dispatches a state's top-level nodes to them.
 
 use super::{Ctx, Emitter, for_header, unsupported};
-use crate::EmitError;
 use crate::cpp::{ctype, ident};
+use crate::{EmitError, Memory};
 use sdfg_ir::{BlockKind, Node, NodeId, Region, ScopeTree, State, Storage, VIEW_CONNECTOR};
 use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
@@ -59,8 +59,8 @@ impl Emitter<'_> {
                 BlockKind::Return => {
                     let _ = writeln!(
                         out,
-                        "{pad}SDFG_CHECK({}(stream));\n{pad}return 0;",
-                        self.api("StreamSynchronize")
+                        "{pad}SDFG_CHECK({});\n{pad}return 0;",
+                        self.d.synchronize("stream")
                     );
                 }
             }
@@ -125,11 +125,7 @@ impl Emitter<'_> {
             })
         });
         if pinned {
-            let _ = writeln!(
-                out,
-                "{pad}SDFG_CHECK({}(stream));",
-                self.api("StreamSynchronize")
-            );
+            let _ = writeln!(out, "{pad}SDFG_CHECK({});", self.d.synchronize("stream"));
         }
         // The host's symbols are in scope: what the views read needs no
         // passing.
@@ -143,9 +139,9 @@ impl Emitter<'_> {
             // done: an event after them, waited for.
             let _ = writeln!(
                 out,
-                "{pad}SDFG_CHECK({}(sdfg_copied, stream));\n{pad}SDFG_CHECK({}(sdfg_copied));",
-                self.api("EventRecord"),
-                self.api("EventSynchronize")
+                "{pad}SDFG_CHECK({});\n{pad}SDFG_CHECK({});",
+                self.d.record_event("sdfg_copied", "stream"),
+                self.d.wait_event("sdfg_copied")
             );
         }
         Ok(())
@@ -181,18 +177,22 @@ impl Emitter<'_> {
             out,
             "{pad}  {t}* sdfg_old = {name};\n{pad}  {name} = nullptr;\n{pad}  {cap} = 0;"
         );
-        let device_api = match desc.storage {
-            Storage::DeviceGlobal => Some(("Free", "Malloc")),
-            Storage::HostPinned => Some(("FreeHost", "MallocHost")),
+        let memory = match desc.storage {
+            Storage::DeviceGlobal => Some(Memory::Device),
+            Storage::HostPinned => Some(Memory::PinnedHost),
             _ => None,
         };
-        match device_api {
-            Some((free, malloc)) => {
+        match memory {
+            Some(memory) => {
                 let _ = writeln!(
                     out,
-                    "{pad}  if (sdfg_old) SDFG_CHECK({}(sdfg_old));\n{pad}  SDFG_CHECK({}((void**)&{name}, sizeof({t}) * (size_t)sdfg::imax({n}, 1)));",
-                    self.api(free),
-                    self.api(malloc)
+                    "{pad}  if (sdfg_old) SDFG_CHECK({});\n{pad}  SDFG_CHECK({});",
+                    self.d.release(memory, "sdfg_old"),
+                    self.d.allocate(
+                        memory,
+                        &format!("(void**)&{name}"),
+                        &format!("sizeof({t}) * (size_t)sdfg::imax({n}, 1)")
+                    )
                 );
             }
             None => {
@@ -304,9 +304,9 @@ impl Emitter<'_> {
                     // before it (GT4Py's timers): that work ends first.
                     let _ = writeln!(
                         out,
-                        "{}SDFG_CHECK({}(stream));",
+                        "{}SDFG_CHECK({});",
                         "  ".repeat(indent),
-                        self.api("StreamSynchronize")
+                        self.d.synchronize("stream")
                     );
                 }
                 self.tasklet(

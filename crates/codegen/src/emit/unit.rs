@@ -13,8 +13,9 @@
 use super::reductions::GRID_REDUCTION_BLOCKS;
 use super::{Emitter, PRELUDE, signature, unsupported};
 use crate::cpp::{ctype, ident};
-use crate::{EmitError, Parameter, ParameterKind, TranslationUnit, VendorLibrary};
+use crate::{EmitError, Memory, Parameter, ParameterKind, TranslationUnit, VendorLibrary};
 use sdfg_ir::{BlockKind, Side, Storage};
+use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -177,8 +178,8 @@ impl Emitter<'_> {
         let _ = writeln!(
             members,
             "  {} stream;\n  {} sdfg_copied;",
-            self.api("Stream_t"),
-            self.api("Event_t")
+            self.d.stream_type(),
+            self.d.event_type()
         );
         let _ = writeln!(
             setup,
@@ -198,8 +199,8 @@ impl Emitter<'_> {
         let _ = writeln!(
             prologue,
             "  {} stream = sdfg_h->stream;\n  {} sdfg_copied = sdfg_h->sdfg_copied;\n  (void)sdfg_copied;",
-            self.api("Stream_t"),
-            self.api("Event_t")
+            self.d.stream_type(),
+            self.d.event_type()
         );
         for (x, desc) in &sdfg.containers {
             if !desc.transient || desc.is_view() || x.starts_with("__return") {
@@ -222,16 +223,17 @@ impl Emitter<'_> {
             let t = ctype(desc.dtype);
             let name = ident(x);
             let _ = writeln!(members, "  {t}* {name};");
-            releases.push(match desc.storage {
-                Storage::DeviceGlobal => format!(
-                    "  if (sdfg_h->{name}) SDFG_RELEASE({}(sdfg_h->{name}));",
-                    self.api("Free")
+            let memory = match desc.storage {
+                Storage::DeviceGlobal => Some(Memory::Device),
+                Storage::HostPinned => Some(Memory::PinnedHost),
+                _ => None,
+            };
+            releases.push(match memory {
+                Some(memory) => format!(
+                    "  if (sdfg_h->{name}) SDFG_RELEASE({});",
+                    self.d.release(memory, &format!("sdfg_h->{name}"))
                 ),
-                Storage::HostPinned => format!(
-                    "  if (sdfg_h->{name}) SDFG_RELEASE({}(sdfg_h->{name}));",
-                    self.api("FreeHost")
-                ),
-                _ => format!("  std::free(sdfg_h->{name});"),
+                None => format!("  std::free(sdfg_h->{name});"),
             });
             let loop_invariant = desc.free_symbols().iter().all(|s| arg_symbols.contains(s));
             if !loop_invariant {
@@ -249,17 +251,17 @@ impl Emitter<'_> {
             let mut printer = self.sym();
             let n = printer.expr(&count);
             setup_used.extend(printer.used);
-            let _ = match desc.storage {
-                Storage::DeviceGlobal | Storage::HostPinned => writeln!(
+            let _ = match memory {
+                Some(memory) => writeln!(
                     setup,
-                    "  SDFG_CHECK({}((void**)&sdfg_h->{name}, sizeof({t}) * (size_t)sdfg::imax({n}, 1)));",
-                    self.api(if desc.storage == Storage::DeviceGlobal {
-                        "Malloc"
-                    } else {
-                        "MallocHost"
-                    })
+                    "  SDFG_CHECK({});",
+                    self.d.allocate(
+                        memory,
+                        &format!("(void**)&sdfg_h->{name}"),
+                        &format!("sizeof({t}) * (size_t)sdfg::imax({n}, 1)")
+                    )
                 ),
-                _ => writeln!(
+                None => writeln!(
                     setup,
                     "  sdfg_h->{name} = ({t}*)std::calloc((size_t)sdfg::imax({n}, 1), sizeof({t}));\n  \
                      if (!sdfg_h->{name}) {{ std::fprintf(stderr, \"{entry}_init: out of host memory for `{x}`\\n\"); return 1; }}"
@@ -296,7 +298,6 @@ impl Emitter<'_> {
         }
         if self.solver_used {
             let sv = self.d.solver();
-            let malloc = self.api("Malloc");
             let _ = writeln!(
                 members,
                 "  {p}Handle_t sdfg_solver;\n  void* sdfg_work;\n  size_t sdfg_work_cap;\n  int* sdfg_info;\n  int* sdfg_failed;",
@@ -307,14 +308,22 @@ impl Emitter<'_> {
                 "  SDFG_SOLVER_CHECK({p}Create(&sdfg_h->sdfg_solver));\n  SDFG_SOLVER_CHECK({p}SetStream(sdfg_h->sdfg_solver, sdfg_h->stream));\n  \
                  // `info` of the last factorization, and the first failure of a run\n  \
                  // (call site, info), both on the device.\n  \
-                 SDFG_CHECK({malloc}((void**)&sdfg_h->sdfg_info, sizeof(int)));\n  \
-                 SDFG_CHECK({malloc}((void**)&sdfg_h->sdfg_failed, 2 * sizeof(int)));",
-                p = sv.prefix
+                 SDFG_CHECK({info});\n  \
+                 SDFG_CHECK({failed});",
+                p = sv.prefix,
+                info = self
+                    .d
+                    .allocate(Memory::Device, "(void**)&sdfg_h->sdfg_info", "sizeof(int)"),
+                failed = self.d.allocate(
+                    Memory::Device,
+                    "(void**)&sdfg_h->sdfg_failed",
+                    "2 * sizeof(int)"
+                ),
             );
             for member in ["sdfg_work", "sdfg_info", "sdfg_failed"] {
                 releases.push(format!(
-                    "  if (sdfg_h->{member}) SDFG_RELEASE({}(sdfg_h->{member}));",
-                    self.api("Free")
+                    "  if (sdfg_h->{member}) SDFG_RELEASE({});",
+                    self.d.release(Memory::Device, &format!("sdfg_h->{member}"))
                 ));
             }
             releases.push(format!(
@@ -339,16 +348,25 @@ impl Emitter<'_> {
                 setup,
                 "  // The block partials and ticket counter of `{kernel}`'s grid reduction\n  \
                  // (the last block resets the counter for the next launch).\n  \
-                 SDFG_CHECK({malloc}((void**)&sdfg_h->{parts}, sizeof({t}) * {GRID_REDUCTION_BLOCKS}));\n  \
-                 SDFG_CHECK({malloc}((void**)&sdfg_h->{tickets}, sizeof(unsigned int)));\n  \
+                 SDFG_CHECK({parts_alloc});\n  \
+                 SDFG_CHECK({tickets_alloc});\n  \
                  SDFG_CHECK({memset}(sdfg_h->{tickets}, 0, sizeof(unsigned int), sdfg_h->stream));",
-                malloc = self.api("Malloc"),
+                parts_alloc = self.d.allocate(
+                    Memory::Device,
+                    &format!("(void**)&sdfg_h->{parts}"),
+                    &format!("sizeof({t}) * {GRID_REDUCTION_BLOCKS}")
+                ),
+                tickets_alloc = self.d.allocate(
+                    Memory::Device,
+                    &format!("(void**)&sdfg_h->{tickets}"),
+                    "sizeof(unsigned int)"
+                ),
                 memset = self.api("MemsetAsync")
             );
             for member in [&parts, &tickets] {
                 releases.push(format!(
-                    "  if (sdfg_h->{member}) SDFG_RELEASE({}(sdfg_h->{member}));",
-                    self.api("Free")
+                    "  if (sdfg_h->{member}) SDFG_RELEASE({});",
+                    self.d.release(Memory::Device, &format!("sdfg_h->{member}"))
                 ));
             }
             let _ = writeln!(
@@ -428,8 +446,8 @@ impl Emitter<'_> {
         } else {
             let _ = writeln!(
                 out,
-                "  SDFG_CHECK({}(stream));\n  return 0;\n}}\n",
-                self.api("StreamSynchronize")
+                "  SDFG_CHECK({});\n  return 0;\n}}\n",
+                self.d.synchronize("stream")
             );
         }
         // Run: the symbols must be those init allocated for.
@@ -461,17 +479,22 @@ impl Emitter<'_> {
                 "  if (sdfg_status != 0) return sdfg_status;\n  \
                  static const char* const sdfg_sites[] = {{{}}};\n  \
                  int sdfg_failed[2] = {{0, 0}};\n  \
-                 {{\n    {}Stream_t stream = sdfg_h->stream;\n    \
-                 SDFG_CHECK({}(sdfg_failed, sdfg_h->sdfg_failed, sizeof(sdfg_failed), {}, stream));\n    \
-                 SDFG_CHECK({}(stream));\n  }}\n  \
+                 {{\n    {} stream = sdfg_h->stream;\n    \
+                 SDFG_CHECK({});\n    \
+                 SDFG_CHECK({});\n  }}\n  \
                  if (sdfg_failed[0] > 0 && sdfg_failed[0] <= {}) {{\n    \
                  std::fprintf(stderr, \"{entry}: %s (info = %d)\\n\", sdfg_sites[sdfg_failed[0]], sdfg_failed[1]);\n    \
                  return {};\n  }}",
                 sites.join(", "),
-                p,
-                self.api("MemcpyAsync"),
-                self.api("MemcpyDeviceToHost"),
-                self.api("StreamSynchronize"),
+                self.d.stream_type(),
+                self.d.copy_async(
+                    "sdfg_failed",
+                    "sdfg_h->sdfg_failed",
+                    "sizeof(sdfg_failed)",
+                    CopyKind::DeviceToHost,
+                    "stream"
+                ),
+                self.d.synchronize("stream"),
                 self.factorizations.len(),
                 crate::status::LINALG_ERROR
             );

@@ -8,9 +8,9 @@
 //! creates only where a call needs them.
 
 use super::{Emitter, unsupported};
-use crate::EmitError;
 use crate::cpp::{self, ctype, ident};
 use crate::dialect::{LaunchGrid, LaunchPlan, PitchedCopy};
+use crate::{EmitError, Memory};
 use sdfg_ir::{DType, LibraryOp, Memlet, Node, NodeId, Side, State};
 use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
@@ -415,12 +415,12 @@ impl Emitter<'_> {
              {pad}  void* sdfg_old = sdfg_work;\n\
              {pad}  sdfg_work = nullptr;\n\
              {pad}  sdfg_work_cap = 0;\n\
-             {pad}  if (sdfg_old) SDFG_CHECK({}(sdfg_old));\n\
-             {pad}  SDFG_CHECK({}(&sdfg_work, sdfg_need));\n\
+             {pad}  if (sdfg_old) SDFG_CHECK({});\n\
+             {pad}  SDFG_CHECK({});\n\
              {pad}  sdfg_work_cap = sdfg_need;\n\
              {pad}}}\n",
-            self.api("Free"),
-            self.api("Malloc")
+            self.d.release(Memory::Device, "sdfg_old"),
+            self.d.allocate(Memory::Device, "&sdfg_work", "sdfg_need")
         )
     }
 
