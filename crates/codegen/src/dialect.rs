@@ -363,6 +363,14 @@ pub trait DialectMemory {
         src
     }
 
+    /// The checked launch of `kernel` on one block of one thread with
+    /// `arguments`, as one statement (without its semicolon): the prelude's
+    /// bookkeeping kernels, which run where the stream has reached them.
+    fn single_thread_launch(&self, kernel: &str, arguments: &[&str]) -> String {
+        let args: String = arguments.iter().map(|a| format!(", {a}")).collect();
+        format!("SDFG_KERNEL({kernel}, dim3(1), dim3(1), 0{args})")
+    }
+
     /// The statements of `plan`'s launch, each line starting with `pad`,
     /// inside a block (`if` its guard) that scopes the grid and block.
     fn launch(&self, plan: &LaunchPlan, pad: &str) -> String {

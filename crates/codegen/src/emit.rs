@@ -9,6 +9,24 @@
 //! Transients are allocated once, by init, where their size depends only on
 //! argument symbols, and through a grow-only buffer kept in the state
 //! otherwise, so no loop allocates device memory on every iteration.
+//!
+//! The emitter decides on the IR and prints last, through the dialect's
+//! parts ([`crate::dialect`]); its methods live in one module per kind of
+//! code they emit:
+//!
+//! - `unit`: the translation unit's layout and its entry points;
+//! - `control`: host control flow, states, host nodes, views;
+//! - `copies`: copies, top-level ones planned first (`CopyPlan`);
+//! - `kernels`: kernels, their launches (`LaunchPlan`), map loops and
+//!   scope bodies;
+//! - `tasklets`: tasklets, wherever they run;
+//! - `reductions`: block and grid reductions, racing updates;
+//! - `vendor`: vendor BLAS and solver calls, their workspace;
+//! - `persistent`: persistent kernels and their grid barriers;
+//! - `thread`: nested SDFGs run by one thread of a kernel.
+//!
+//! This module keeps the [`Emitter`] and what they share: the public
+//! functions, geometry of subsets, and loop headers.
 
 use crate::cpp::{SymPrinter, ident};
 use crate::{Dialect, EmitError, Parameter, ParameterKind, TranslationUnit};

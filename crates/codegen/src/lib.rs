@@ -3,7 +3,9 @@
 //! CUDA and HIP C++ differ in little more than names (`cudaMalloc` and
 //! `hipMalloc`, the runtime header, the vendor libraries), so, as in
 //! cubecl, one emitter writes the translation unit and a [`Dialect`]
-//! supplies what differs. Backend crates implement [`Dialect`] (which
+//! supplies what differs, in parts ([`dialect`]: kernel syntax, the host's
+//! runtime API, barriers and atomics, includes and vendor libraries) whose
+//! provided methods write the CUDA-family form. Backend crates implement [`Dialect`] (which
 //! extends the offload pass's [`Accelerator`]) and register it as a
 //! [`Target`]; `sdfgc` and the harness find every linked target by name
 //! through [`targets`], with no central list to edit.

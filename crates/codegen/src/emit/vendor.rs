@@ -237,6 +237,11 @@ impl Emitter<'_> {
                     "the Cholesky factorization (potrf) of `{source}` (node `{}`) failed: the matrix is not positive definite",
                     l.label
                 ));
+                let site = site.to_string();
+                let note = self.d.single_thread_launch(
+                    "sdfg::note_failure",
+                    &["sdfg_info", "sdfg_failed", &site],
+                );
                 let copy = copy_rows(
                     "sdfg_b",
                     &format!("sizeof({ty}) * sdfg_ldb"),
@@ -260,7 +265,7 @@ impl Emitter<'_> {
                      {pad}  size_t sdfg_need = sizeof({ty}) * (size_t)sdfg_lwork;\n\
                      {grow}\
                      {pad}  SDFG_SOLVER_CHECK({sp}{x}potrf(sdfg_solver, {fill}, (int)sdfg_n, sdfg_b, (int)sdfg::imax(1, sdfg_ldb), ({ty}*)sdfg_work, sdfg_lwork, sdfg_info));\n\
-                     {pad}  SDFG_KERNEL(sdfg::note_failure, dim3(1), dim3(1), 0, sdfg_info, sdfg_failed, {site});\n\
+                     {pad}  {note};\n\
                      {pad}  // The other triangle is zero, as in np.linalg.cholesky.\n\
                      {pad}  int sdfg_upper = {zero_upper};\n\
                      {pad}  if (sdfg_n > 0) {{\n\
@@ -298,6 +303,11 @@ impl Emitter<'_> {
                     "the LU factorization (getrf) of `{source}` for the solve `{}` failed: the matrix is singular",
                     l.label
                 ));
+                let site = site.to_string();
+                let note = self.d.single_thread_launch(
+                    "sdfg::note_failure",
+                    &["sdfg_info", "sdfg_failed", &site],
+                );
                 // Row-major A is column-major A^T: getrf factors A^T, and
                 // getrs with the transpose solves A X = B. The right-hand
                 // sides must be column-major: a vector is; a matrix is
@@ -382,7 +392,7 @@ impl Emitter<'_> {
                      {pad}  if (sdfg_n > 0) SDFG_CHECK({copy_lu});\n\
                      {to_rhs}\
                      {pad}  SDFG_SOLVER_CHECK({sp}{x}getrf(sdfg_solver, (int)sdfg_n, (int)sdfg_n, ({vt}*)sdfg_lu, sdfg_ldn, ({vt}*)sdfg_scratch, sdfg_pivots, sdfg_info));\n\
-                     {pad}  SDFG_KERNEL(sdfg::note_failure, dim3(1), dim3(1), 0, sdfg_info, sdfg_failed, {site});\n\
+                     {pad}  {note};\n\
                      {pad}  SDFG_SOLVER_CHECK({sp}{x}getrs(sdfg_solver, {op_t}, (int)sdfg_n, (int)sdfg_m, ({vt}*)sdfg_lu, sdfg_ldn, sdfg_pivots, ({vt}*)sdfg_rhs, sdfg_ldn, sdfg_info));\n\
                      {from_rhs}\
                      {pad}}}"
