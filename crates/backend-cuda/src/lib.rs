@@ -11,11 +11,11 @@ pub mod check;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 
+use sdfg_accelerator::{Accelerator, VendorCall};
 use sdfg_codegen::{
     Blas, Dialect, DialectIncludes, DialectKernel, DialectMemory, DialectSync, Solver, Target,
 };
 use sdfg_ir::LibraryOp;
-use sdfg_passes::{Accelerator, VendorCall};
 
 /// An NVIDIA GPU programmed in CUDA C++.
 #[derive(Clone, Copy, Debug, Default)]

@@ -12,11 +12,11 @@ pub mod check;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 
+use sdfg_accelerator::{Accelerator, VendorCall};
 use sdfg_codegen::{
     Blas, Dialect, DialectIncludes, DialectKernel, DialectMemory, DialectSync, Solver, Target,
 };
 use sdfg_ir::LibraryOp;
-use sdfg_passes::{Accelerator, VendorCall};
 
 /// An AMD GPU programmed in HIP C++.
 #[derive(Clone, Copy, Debug, Default)]

@@ -23,7 +23,7 @@
 //! provided methods instead of the emitter learning about it.
 
 use crate::{Blas, Solver};
-use sdfg_passes::CopyKind;
+use sdfg_accelerator::CopyKind;
 
 /// One axis of a grid or of a block, as the index builtins name them.
 ///

@@ -45,7 +45,7 @@ pub use dialect::{
     Memory, PitchedCopy,
 };
 pub use emit::{PRELUDE, emit, emit_validated, signature};
-use sdfg_passes::Accelerator;
+use sdfg_accelerator::Accelerator;
 use thiserror::Error;
 
 /// What a GPU programming dialect supplies to the shared emitter: the

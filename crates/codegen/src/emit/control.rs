@@ -11,8 +11,8 @@
 use super::{Ctx, Emitter, for_header, unsupported};
 use crate::cpp::{ctype, ident};
 use crate::{EmitError, Memory};
+use sdfg_accelerator::CopyKind;
 use sdfg_ir::{BlockKind, Node, NodeId, Region, ScopeTree, State, Storage, VIEW_CONNECTOR};
-use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

@@ -14,10 +14,10 @@ use super::{Emitter, unsupported};
 use crate::EmitError;
 use crate::cpp::{ctype, ident};
 use crate::dialect::PitchedCopy;
+use sdfg_accelerator::CopyKind;
 use sdfg_ir::{
     DType, DataDesc, Memlet, Node, NodeId, Side, State, Subset, SymExpr, VIEW_CONNECTOR,
 };
-use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

@@ -14,8 +14,8 @@ use super::reductions::GRID_REDUCTION_BLOCKS;
 use super::{Emitter, PRELUDE, signature, unsupported};
 use crate::cpp::{ctype, ident};
 use crate::{EmitError, Memory, Parameter, ParameterKind, TranslationUnit, VendorLibrary};
+use sdfg_accelerator::CopyKind;
 use sdfg_ir::{BlockKind, Side, Storage};
-use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

@@ -11,8 +11,8 @@ use super::{Emitter, unsupported};
 use crate::cpp::{self, ctype, ident};
 use crate::dialect::{LaunchGrid, LaunchPlan, PitchedCopy};
 use crate::{EmitError, Memory};
+use sdfg_accelerator::CopyKind;
 use sdfg_ir::{DType, LibraryOp, Memlet, Node, NodeId, Side, State};
-use sdfg_passes::CopyKind;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
