@@ -102,6 +102,7 @@ impl DialectIncludes for Cuda {
             header: "cublas_v2.h",
             prefix: "cublas",
             constants: "CUBLAS",
+            link: "cublas",
         }
     }
 
@@ -114,6 +115,7 @@ impl DialectIncludes for Cuda {
             fill: ["CUBLAS_FILL_MODE_UPPER", "CUBLAS_FILL_MODE_LOWER"],
             transpose: "CUBLAS_OP_T",
             complex: ["cuComplex", "cuDoubleComplex"],
+            link: "cusolver",
         }
     }
 }

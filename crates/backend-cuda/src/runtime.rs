@@ -260,16 +260,14 @@ impl Toolkit {
     }
 }
 
-/// Which vendor libraries a unit calls, from the headers it includes.
-fn vendor_libraries(source: &str) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if source.contains("#include <cublas_v2.h>") {
-        out.push("cublas");
-    }
-    if source.contains("#include <cusolverDn.h>") {
-        out.push("cusolver");
-    }
-    out
+/// The libraries a unit links for its vendor calls (`cublas`), as it lists
+/// them ([`TranslationUnit::libraries`]) and this backend's dialect names
+/// them.
+fn vendor_libraries(unit: &TranslationUnit) -> Vec<&'static str> {
+    unit.libraries
+        .iter()
+        .map(|l| l.link(&crate::Cuda))
+        .collect()
 }
 
 /// The `nvcc` arguments that compile `source` for `arch` (`sm_90`) into
@@ -364,7 +362,7 @@ impl Vendor for Nvidia {
             &arch,
             source,
             library,
-            &vendor_libraries(&unit.source),
+            &vendor_libraries(unit),
         ));
         (cmd, format!("nvcc (-arch={arch})"))
     }
@@ -514,16 +512,24 @@ mod tests {
     }
 
     #[test]
-    fn the_vendor_libraries_are_those_whose_headers_the_unit_includes() {
+    fn the_vendor_libraries_are_those_the_unit_lists_not_those_its_text_names() {
+        use sdfg_codegen::VendorLibrary::{Blas, Solver};
+        let unit = |libraries| TranslationUnit {
+            file_name: "u.cu".to_owned(),
+            source: "#include <cublas_v2.h>\n".to_owned(),
+            kernels: Vec::new(),
+            entry: "u".to_owned(),
+            parameters: Vec::new(),
+            factorizations: 0,
+            cooperative: false,
+            libraries,
+        };
+        assert_eq!(vendor_libraries(&unit(vec![Blas])), vec!["cublas"]);
         assert_eq!(
-            vendor_libraries("#include <cuda_runtime.h>\n#include <cublas_v2.h>\n"),
-            vec!["cublas"]
-        );
-        assert_eq!(
-            vendor_libraries("#include <cublas_v2.h>\n#include <cusolverDn.h>\n"),
+            vendor_libraries(&unit(vec![Blas, Solver])),
             vec!["cublas", "cusolver"]
         );
-        assert!(vendor_libraries("#include <cuda_runtime.h>\n").is_empty());
+        assert!(vendor_libraries(&unit(Vec::new())).is_empty());
     }
 
     #[test]

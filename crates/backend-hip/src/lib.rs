@@ -103,6 +103,7 @@ impl DialectIncludes for Hip {
             header: "hipblas/hipblas.h",
             prefix: "hipblas",
             constants: "HIPBLAS",
+            link: "hipblas",
         }
     }
 
@@ -115,6 +116,7 @@ impl DialectIncludes for Hip {
             fill: ["HIPSOLVER_FILL_MODE_UPPER", "HIPSOLVER_FILL_MODE_LOWER"],
             transpose: "HIPSOLVER_OP_T",
             complex: ["hipFloatComplex", "hipDoubleComplex"],
+            link: "hipsolver",
         }
     }
 }

@@ -196,16 +196,11 @@ pub fn find_hipcc() -> Result<PathBuf, HipError> {
     .ok_or(HipError::NoCompiler)
 }
 
-/// Which vendor libraries a unit calls, from the headers it includes.
-fn vendor_libraries(source: &str) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if source.contains("#include <hipblas/hipblas.h>") {
-        out.push("hipblas");
-    }
-    if source.contains("#include <hipsolver/hipsolver.h>") {
-        out.push("hipsolver");
-    }
-    out
+/// The libraries a unit links for its vendor calls (`hipblas`), as it lists
+/// them ([`TranslationUnit::libraries`]) and this backend's dialect names
+/// them.
+fn vendor_libraries(unit: &TranslationUnit) -> Vec<&'static str> {
+    unit.libraries.iter().map(|l| l.link(&crate::Hip)).collect()
 }
 
 /// The `hipcc` arguments that compile `source` for `arch` (a
@@ -286,7 +281,7 @@ impl Vendor for Amd {
             self.device.arch(),
             source,
             library,
-            &vendor_libraries(&unit.source),
+            &vendor_libraries(unit),
         ));
         (
             cmd,
@@ -419,16 +414,24 @@ mod tests {
     }
 
     #[test]
-    fn the_vendor_libraries_are_those_whose_headers_the_unit_includes() {
+    fn the_vendor_libraries_are_those_the_unit_lists_not_those_its_text_names() {
+        use sdfg_codegen::VendorLibrary::{Blas, Solver};
+        let unit = |libraries| TranslationUnit {
+            file_name: "u.hip".to_owned(),
+            source: "#include <hipblas/hipblas.h>\n".to_owned(),
+            kernels: Vec::new(),
+            entry: "u".to_owned(),
+            parameters: Vec::new(),
+            factorizations: 0,
+            cooperative: false,
+            libraries,
+        };
+        assert_eq!(vendor_libraries(&unit(vec![Blas])), vec!["hipblas"]);
         assert_eq!(
-            vendor_libraries("#include <hip/hip_runtime.h>\n#include <hipblas/hipblas.h>\n"),
-            vec!["hipblas"]
-        );
-        assert_eq!(
-            vendor_libraries("#include <hipblas/hipblas.h>\n#include <hipsolver/hipsolver.h>\n"),
+            vendor_libraries(&unit(vec![Blas, Solver])),
             vec!["hipblas", "hipsolver"]
         );
-        assert!(vendor_libraries("#include <hip/hip_runtime.h>\n").is_empty());
+        assert!(vendor_libraries(&unit(Vec::new())).is_empty());
     }
 
     #[test]

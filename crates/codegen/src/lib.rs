@@ -86,6 +86,8 @@ pub struct Solver {
     /// The vendor's single and double complex types, which the solver's
     /// complex functions take (layout-compatible with the prelude's).
     pub complex: [&'static str; 2],
+    /// The library a unit calling it links (`"cusolver"`: `-lcusolver`).
+    pub link: &'static str,
 }
 
 /// Names of a vendor BLAS with the cuBLAS v2 API shape (cuBLAS, hipBLAS):
@@ -100,6 +102,8 @@ pub struct Blas {
     pub prefix: &'static str,
     /// The prefix of constants (`"CUBLAS"`).
     pub constants: &'static str,
+    /// The library a unit calling it links (`"cublas"`: `-lcublas`).
+    pub link: &'static str,
 }
 
 /// A linked backend: a name (as `--backend` spells it) and its dialect.
@@ -172,6 +176,18 @@ pub enum VendorLibrary {
     /// The dense solver ([`Solver`]): Cholesky factorizations and linear
     /// solves.
     Solver,
+}
+
+impl VendorLibrary {
+    /// The library `dialect` links for this one (`"cublas"`), as its
+    /// [`Blas`] or [`Solver`] names it: what a runtime passes its linker
+    /// for each of a unit's [`TranslationUnit::libraries`].
+    pub fn link(self, dialect: &dyn Dialect) -> &'static str {
+        match self {
+            VendorLibrary::Blas => dialect.blas().link,
+            VendorLibrary::Solver => dialect.solver().link,
+        }
+    }
 }
 
 impl TranslationUnit {

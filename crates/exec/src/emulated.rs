@@ -343,10 +343,9 @@ impl Device for EmulatedGpu {
 
     fn compile(&self, unit: &TranslationUnit, dir: &Path) -> Result<Compiled, ExecError> {
         let compiler = Self::compiler()?;
-        let vendor = unit.source.contains("#include <cublas_v2.h>")
-            || unit.source.contains("#include <hipblas/hipblas.h>")
-            || unit.source.contains("#include <cusolverDn.h>")
-            || unit.source.contains("#include <hipsolver/hipsolver.h>");
+        // Every vendor library the unit lists is served by OpenBLAS and
+        // LAPACKE behind the emulated vendor headers.
+        let vendor = !unit.libraries.is_empty();
         if vendor {
             vendor_libraries()?;
         }
