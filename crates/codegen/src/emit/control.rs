@@ -134,9 +134,10 @@ impl Emitter<'_> {
         for &n in order.iter().filter(|n| tree.parent(**n).is_none()) {
             device_to_host |= self.host_node(label, state, &tree, n, indent, out)?;
         }
-        if device_to_host {
+        if device_to_host && self.d.sync_before_host_read() {
             // The host reads what was copied back only once the copies are
-            // done: an event after them, waited for.
+            // done: an event after them, waited for (where copies are
+            // asynchronous, as the accelerator says).
             let _ = writeln!(
                 out,
                 "{pad}SDFG_CHECK({});\n{pad}SDFG_CHECK({});",

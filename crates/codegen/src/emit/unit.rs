@@ -175,23 +175,41 @@ impl Emitter<'_> {
         for (_, name, t) in &init_params {
             let _ = writeln!(members, "  {t} {name};");
         }
-        let _ = writeln!(
-            members,
-            "  {} stream;\n  {} sdfg_copied;",
-            self.d.stream_type(),
-            self.d.event_type()
-        );
+        // As many streams as the accelerator offers: `stream`, which all
+        // work goes to, then `stream_1`, ... (for copies that overlap
+        // kernels, the copy-overlap work of the kernel-quality issue).
+        let streams: Vec<String> = (0..self.d.streams().max(1))
+            .map(|k| {
+                if k == 0 {
+                    "stream".to_owned()
+                } else {
+                    format!("stream_{k}")
+                }
+            })
+            .collect();
+        for s in &streams {
+            let _ = writeln!(members, "  {} {s};", self.d.stream_type());
+        }
+        let _ = writeln!(members, "  {} sdfg_copied;", self.d.event_type());
+        for s in &streams {
+            let _ = writeln!(
+                setup,
+                "  SDFG_CHECK({}(&sdfg_h->{s}));",
+                self.api("StreamCreate")
+            );
+        }
         let _ = writeln!(
             setup,
-            "  SDFG_CHECK({}(&sdfg_h->stream));\n  SDFG_CHECK({}(&sdfg_h->sdfg_copied, {}));",
-            self.api("StreamCreate"),
+            "  SDFG_CHECK({}(&sdfg_h->sdfg_copied, {}));",
             self.api("EventCreateWithFlags"),
             self.api("EventDisableTiming")
         );
-        releases.push(format!(
-            "  if (sdfg_h->stream) SDFG_RELEASE({}(sdfg_h->stream));",
-            self.api("StreamDestroy")
-        ));
+        for s in &streams {
+            releases.push(format!(
+                "  if (sdfg_h->{s}) SDFG_RELEASE({}(sdfg_h->{s}));",
+                self.api("StreamDestroy")
+            ));
+        }
         releases.push(format!(
             "  if (sdfg_h->sdfg_copied) SDFG_RELEASE({}(sdfg_h->sdfg_copied));",
             self.api("EventDestroy")
