@@ -8,10 +8,11 @@
 //! and the simulated accelerator of `sdfg-sim` is the smallest example.
 //!
 //! Every method decides something, and its doc says who asks: a method no
-//! decision needs does not belong here. The tests of this crate change one
-//! answer at a time (an accelerator with unified memory, one that cannot
-//! copy, one without cooperating thread blocks, ...) and check that the
-//! output changes with it.
+//! decision needs does not belong here. The `answers` tests of
+//! `sdfg-passes` and `sdfg-codegen` change one answer at a time (an
+//! accelerator with unified memory, one that cannot copy, one without
+//! cooperating thread blocks, another warp size, a second stream, ...) and
+//! check that the offloaded SDFG or the emitted unit changes with it.
 
 use sdfg_ir::{LibraryOp, MemoryModel, Node, Schedule, Side, Storage};
 
@@ -122,9 +123,10 @@ pub trait Accelerator {
     /// pair cannot be copied directly.
     ///
     /// Asked by the offload pass's placement for every copy between a
-    /// container and its twin: the kind is recorded in the report (and the
-    /// emitter's copy plans derive theirs from the storages the same way);
-    /// `None` makes the pass refuse the program, naming the container.
+    /// container and its twin (the kind is recorded in the report; `None`
+    /// makes the pass refuse the program, naming the container), and by the
+    /// emitter's copy plans, which issue each copy as this kind (`None`: it
+    /// refuses the copy, naming it).
     fn copy(&self, src: Storage, dst: Storage) -> Option<CopyKind> {
         use Side::{Device, Host};
         match (src.side(), dst.side()) {

@@ -39,15 +39,17 @@ impl Accelerator for Cuda {
         [(1 << 31) - 1, 65_535, 65_535]
     }
 
+    /// Cooperative launches: a loop whose tests read device data runs in
+    /// one persistent kernel.
+    fn grid_barrier(&self) -> bool {
+        true
+    }
+
     /// The vendor calls the emitter issues: cuBLAS for matrix products
     /// (specialized into GEMM, GEMV, DOT) and cuSOLVER for Cholesky (`potrf`)
     /// and linear solves (`getrf` + `getrs`). Every other operation is
     /// expanded into kernels (CUB reductions, batched GEMM and transposes
     /// are not called yet).
-    fn grid_barrier(&self) -> bool {
-        true
-    }
-
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {

@@ -40,15 +40,17 @@ impl Accelerator for Hip {
         [(1 << 31) - 1, 65_535, 65_535]
     }
 
+    /// Cooperative launches: a loop whose tests read device data runs in
+    /// one persistent kernel.
+    fn grid_barrier(&self) -> bool {
+        true
+    }
+
     /// The vendor calls the emitter issues: hipBLAS for matrix products
     /// (specialized into GEMM, GEMV, DOT) and hipSOLVER for Cholesky
     /// (`potrf`) and linear solves (`getrf` + `getrs`). Every other
     /// operation is expanded into kernels (hipCUB reductions, batched GEMM
     /// and transposes are not called yet).
-    fn grid_barrier(&self) -> bool {
-        true
-    }
-
     fn vendor_library(&self, op: &LibraryOp) -> Option<VendorCall> {
         let call = |library, function| Some(VendorCall { library, function });
         match op {

@@ -5,10 +5,11 @@
 //! cubecl, one emitter writes the translation unit and a [`Dialect`]
 //! supplies what differs, in parts ([`dialect`]: kernel syntax, the host's
 //! runtime API, barriers and atomics, includes and vendor libraries) whose
-//! provided methods write the CUDA-family form. Backend crates implement [`Dialect`] (which
-//! extends the offload pass's [`Accelerator`]) and register it as a
-//! [`Target`]; `sdfgc` and the harness find every linked target by name
-//! through [`targets`], with no central list to edit.
+//! provided methods write the CUDA-family form. Backend crates implement
+//! [`Dialect`] (which extends [`Accelerator`], the trait the offload pass
+//! asks too) and register it as a [`Target`]; `sdfgc` and the harness find
+//! every linked target by name through [`targets`], with no central list
+//! to edit (`docs/adding-an-accelerator.md`).
 //!
 //! The emitted file is self-contained: a prelude (the semantics of the IR's
 //! operations for host and device), one `__global__` function per kernel,

@@ -4,12 +4,12 @@
 //! answers the passes ask are tested the same way in `sdfg-passes`'s
 //! `tests/answers.rs`.)
 
-use sdfg_accelerator::{Accelerator, VendorCall};
+use sdfg_accelerator::{Accelerator, CopyKind, VendorCall};
 use sdfg_backend_cuda::Cuda;
 use sdfg_codegen::{
     Blas, Dialect, DialectIncludes, DialectKernel, DialectMemory, DialectSync, Solver, emit,
 };
-use sdfg_ir::{LibraryOp, Sdfg};
+use sdfg_ir::{LibraryOp, Sdfg, Storage};
 use sdfg_passes::{Options, offload};
 
 /// The one answer a variant of CUDA changes.
@@ -22,6 +22,7 @@ enum Change {
     MaxGrid,
     SynchronousCopies,
     TwoStreams,
+    NoCopyToHost,
 }
 
 struct Variant(Change);
@@ -56,6 +57,12 @@ impl Accelerator for Variant {
     }
     fn streams(&self) -> u32 {
         if self.0 == Change::TwoStreams { 2 } else { 1 }
+    }
+    fn copy(&self, src: Storage, dst: Storage) -> Option<CopyKind> {
+        match Cuda.copy(src, dst) {
+            Some(CopyKind::DeviceToHost) if self.0 == Change::NoCopyToHost => None,
+            kind => kind,
+        }
     }
     fn grid_barrier(&self) -> bool {
         Cuda.grid_barrier()
@@ -166,4 +173,21 @@ fn every_answer_the_emitter_asks_changes_the_unit() {
     let wait = "cudaEventSynchronize(sdfg_copied)";
     assert!(source(&elementwise, &Cuda).contains(wait));
     assert!(!source(&elementwise, &Variant(Change::SynchronousCopies)).contains(wait));
+}
+
+#[test]
+fn the_emitter_issues_copies_as_the_accelerator_answers() {
+    // Placed for CUDA, emitted for an accelerator that cannot copy back:
+    // the emitter asks `copy` as placement did and refuses, naming the
+    // copy, instead of printing a copy the device cannot issue.
+    let sdfg = program("A: dc.float64[N], B: dc.float64[N]", "    B[:] = A + 1.0\n");
+    let (out, _) = offload(&sdfg, &Cuda, &Options::default()).unwrap();
+    let err = emit(&out, &Variant(Change::NoCopyToHost))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("a copy from device_global to default storage") && err.contains("dev_B -> B"),
+        "{err}"
+    );
+    assert!(emit(&out, &Variant(Change::Nothing)).is_ok());
 }

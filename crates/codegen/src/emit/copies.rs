@@ -16,7 +16,7 @@ use crate::cpp::{ctype, ident};
 use crate::dialect::PitchedCopy;
 use sdfg_accelerator::CopyKind;
 use sdfg_ir::{
-    DType, DataDesc, Memlet, Node, NodeId, Side, State, Subset, SymExpr, VIEW_CONNECTOR,
+    DType, DataDesc, Memlet, Node, NodeId, State, Storage, Subset, SymExpr, VIEW_CONNECTOR,
 };
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -106,13 +106,25 @@ impl Emitter<'_> {
                 "copy `{a}` -> `{b}` in `{label}`"
             )));
         };
-        let side = |d: &DataDesc| d.storage.side().unwrap_or(Side::Host);
-        let kind = match (side(da), side(db)) {
-            (Side::Host, Side::Device) => CopyKind::HostToDevice,
-            (Side::Device, Side::Host) => CopyKind::DeviceToHost,
-            (Side::Device, Side::Device) => CopyKind::DeviceToDevice,
-            (Side::Host, Side::Host) => CopyKind::HostToHost,
+        // How the copy is issued is the accelerator's answer, the one
+        // placement asked when it made the copy; a register at a state's
+        // top level is a host value.
+        let storage = |d: &DataDesc| match d.storage.side() {
+            Some(_) => d.storage,
+            None => Storage::Host,
         };
+        let (from, to) = (storage(da), storage(db));
+        let kind = self
+            .d
+            .copy(from, to)
+            .ok_or_else(|| EmitError::Unsupported {
+                what: format!(
+                    "a copy from {from} to {to} storage, which the `{}` accelerator cannot issue",
+                    self.d.name()
+                ),
+                node: format!("{a} -> {b}"),
+                state: label.to_owned(),
+            })?;
         let mut used = BTreeSet::new();
         let (oa, dims_a) = self.subset_geometry(a, sa, &mut used);
         let (ob, dims_b) = self.subset_geometry(b, sb, &mut used);
