@@ -167,7 +167,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
             device: Ok(&emulated),
             gpu: Err("the clients' cases run on the emulated GPU"),
             repeat: 1,
-            skip: &["gpu"],
+            skip: &[corpus::Stage::Gpu],
             dace_sdfgs: None,
             args_on_device: false,
         };

@@ -37,8 +37,9 @@ use std::process::ExitCode;
 /// is offloaded for the CUDA accelerator.
 const VARIANTS: [(&str, bool); 2] = [("host", false), ("cuda", true)];
 
-/// The column of DaCe's own SDFG, imported and offloaded.
-const IMPORTED: &str = "dace-import";
+/// The column of DaCe's own SDFG, imported and offloaded: the corpus's
+/// `dace-import` stage's.
+const IMPORTED: &str = corpus::Stage::DaceImport.name();
 
 /// The column of DaCe's own SDFG after `apply_gpu_storage` (its inputs and
 /// outputs already on the GPU), imported and offloaded with them there.
@@ -146,9 +147,19 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
         let tools = root.join("corpus/tools");
         let references = root.join("target/sdfg-references");
         let backend = sdfg_harness::backend("cuda")?;
-        let skip: Vec<&str> = corpus::stages(backend)
-            .into_iter()
-            .filter(|s| !["parse", "compile", "validate", IMPORTED].contains(s))
+        use corpus::Stage;
+        let skip: Vec<Stage> = Stage::for_backend(backend)
+            .iter()
+            .copied()
+            .filter(|s| {
+                ![
+                    Stage::Parse,
+                    Stage::Compile,
+                    Stage::Validate,
+                    Stage::DaceImport,
+                ]
+                .contains(s)
+            })
             .collect();
         let options = corpus::RunOptions {
             preset: "test",
@@ -180,7 +191,7 @@ pub(crate) fn command(args: &[String], root: &Path) -> Result<ExitCode, String> 
                 let verdict = report
                     .stages
                     .iter()
-                    .find(|(s, _)| s == IMPORTED)
+                    .find(|(s, _)| *s == Stage::DaceImport)
                     .map(|(_, st)| st.verdict.clone());
                 let offloaded = if args_on_device {
                     corpus::dace_gpu_storage_offloaded_file(&own, &k.name)

@@ -293,7 +293,7 @@ fn compare_dace(args: &[String]) -> Result<ExitCode, String> {
     // its control flow or simulated on the device (launches per run, vendor
     // calls as one each).
     let python = Err("not needed".to_owned());
-    let skip = ["lower", "numpy"];
+    let skip = [corpus::Stage::Lower, corpus::Stage::Numpy];
     let tools = root.join("corpus/tools");
     let options = corpus::RunOptions {
         disabled: &disabled,
@@ -577,16 +577,26 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     let references = root.join("target/sdfg-references");
     let runner =
         std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    let known = corpus::stages(backend);
-    if let Some(s) = skip.iter().find(|s| !known.contains(&s.as_str())) {
-        return Err(format!(
-            "`--skip {s}`: no such stage (the stages: {})",
-            known.join(", ")
-        ));
-    }
+    // Only the backend's own stages can be skipped.
+    let known = corpus::Stage::for_backend(backend);
+    let skip = skip
+        .iter()
+        .map(|s| {
+            s.parse::<corpus::Stage>()
+                .ok()
+                .filter(|stage| known.contains(stage))
+                .ok_or_else(|| {
+                    let names: Vec<&str> = known.iter().map(|k| k.name()).collect();
+                    format!(
+                        "`--skip {s}`: no such stage (the stages: {})",
+                        names.join(", ")
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let emulated = sdfg_exec::EmulatedGpu::new(&runner).sanitize(sanitize);
     let is_code = matches!(backend, sdfg_harness::Backend::Code(_));
-    let gpu = if is_code && !skip.iter().any(|s| s == "gpu") {
+    let gpu = if is_code && !skip.contains(&corpus::Stage::Gpu) {
         sdfg_harness::gpu(backend, &runner, repeat, Duration::from_secs(gpu_timeout))
     } else {
         Err("not asked for".to_owned())
@@ -605,7 +615,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
             Err(why) => Err(why.as_str()),
         },
         repeat,
-        skip: &skip.iter().map(String::as_str).collect::<Vec<_>>(),
+        skip: &skip,
         // DaCe's own SDFGs where `cargo xtask dace-sdfg` wrote them.
         dace_sdfgs: own.is_dir().then_some(own.as_path()),
         args_on_device,
@@ -619,7 +629,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     print!("{:<28}", "kernel");
-    for s in corpus::stages(backend) {
+    for s in corpus::Stage::for_backend(backend) {
         print!(" {s:>9}");
     }
     println!(
@@ -681,7 +691,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         .filter(|r| {
             !r.passed()
                 || (require_compilers && r.stages.iter().any(|(n, s)| {
-                    (n == "cc" || n == "exec")
+                    matches!(n, corpus::Stage::Cc | corpus::Stage::Exec)
                         && matches!(&s.verdict, Verdict::Skip(why) if !why.starts_with("--skip"))
                 }))
         })
@@ -756,7 +766,9 @@ fn print_row(r: &corpus::KernelReport, gpu_skip: Option<&str>) {
             // A stage skipped for its own reason (a missing tool), not
             // because an earlier one failed.
             Verdict::Skip(why)
-                if !why.starts_with('`') && name != "numpy" && Some(why.as_str()) != gpu_skip =>
+                if !why.starts_with('`')
+                    && *name != corpus::Stage::Numpy
+                    && Some(why.as_str()) != gpu_skip =>
             {
                 println!("    {name}: skipped: {why}");
             }

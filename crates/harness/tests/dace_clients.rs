@@ -456,7 +456,7 @@ fn a_tools_sdfg_indexing_outside_its_array_is_refused_where_it_runs() {
     let (_, simulate) = report
         .stages
         .iter()
-        .find(|(s, _)| s == "simulate")
+        .find(|(s, _)| *s == sdfg_harness::corpus::Stage::Simulate)
         .expect("a simulate stage");
     match &simulate.verdict {
         sdfg_harness::corpus::Verdict::Refused(why) => assert!(

@@ -136,7 +136,12 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
                 skip: &[],
             };
             let report = corpus::run_kernel(file, &options);
-            let exec = &report.stages.iter().find(|(s, _)| s == "exec").unwrap().1;
+            let exec = &report
+                .stages
+                .iter()
+                .find(|(s, _)| *s == corpus::Stage::Exec)
+                .unwrap()
+                .1;
             match &exec.verdict {
                 Verdict::Skip(why) if std::env::var_os("CI").is_none() => {
                     eprintln!("skipped: {why}");
@@ -167,7 +172,12 @@ fn the_exec_stage_compares_with_numpy_and_counts_what_the_simulator_counts() {
     };
     let gemm = files.iter().find(|f| f.name == "polybench/gemm").unwrap();
     let report = corpus::run_kernel(gemm, &options);
-    let exec = &report.stages.iter().find(|(s, _)| s == "exec").unwrap().1;
+    let exec = &report
+        .stages
+        .iter()
+        .find(|(s, _)| *s == corpus::Stage::Exec)
+        .unwrap()
+        .1;
     assert_eq!(
         exec.verdict,
         Verdict::Skip("no device in this test".to_owned())
@@ -191,7 +201,7 @@ fn the_gpu_stage_times_the_program_and_numpy_through_the_device_interface() {
         .runs(3);
     let tools = root.join("corpus/tools");
     let gemm = files.iter().find(|f| f.name == "polybench/gemm").unwrap();
-    let skip = ["exec"];
+    let skip = [corpus::Stage::Exec];
     let options = RunOptions {
         disabled: &[],
         dace_sdfgs: None,
@@ -207,12 +217,12 @@ fn the_gpu_stage_times_the_program_and_numpy_through_the_device_interface() {
         skip: &skip,
     };
     let report = corpus::run_kernel(gemm, &options);
-    let stage = |name: &str| &report.stages.iter().find(|(s, _)| s == name).unwrap().1;
+    let stage = |name: corpus::Stage| &report.stages.iter().find(|(s, _)| *s == name).unwrap().1;
     assert_eq!(
-        stage("exec").verdict,
+        stage(corpus::Stage::Exec).verdict,
         Verdict::Skip("--skip exec".to_owned())
     );
-    match &stage("gpu").verdict {
+    match &stage(corpus::Stage::Gpu).verdict {
         Verdict::Skip(why) if std::env::var_os("CI").is_none() => {
             eprintln!("skipped: {why}");
             return;

@@ -9,7 +9,7 @@
 //! comparison with a message.
 
 use sdfg_exec::EmulatedGpu;
-use sdfg_harness::corpus::{self, RunOptions, Verdict};
+use sdfg_harness::corpus::{self, RunOptions, Stage, Verdict};
 use std::path::PathBuf;
 
 mod numpy_functions;
@@ -68,7 +68,7 @@ fn options<'a>(
         // The emulated GPU runs the programs (`exec`); a real one is not
         // asked for.
         // DaCe writes no SDFGs of these programs (`dace-import`).
-        skip: &["gpu", "dace-import"],
+        skip: &[Stage::Gpu, Stage::DaceImport],
     }
 }
 
@@ -128,7 +128,7 @@ fn numpy_elementwise_functions_match_numpy_for_every_dtype() {
             // The device code of the HIP unit is the CUDA unit's, which
             // the emulated GPU executes: `hipcc` compiles it (`cc`), and
             // executing it again would only repeat the CUDA run.
-            o.skip = &["gpu", "dace-import", "exec"];
+            o.skip = &[Stage::Gpu, Stage::DaceImport, Stage::Exec];
         }
         corpus::run_kernel(file, &o)
     });

@@ -41,41 +41,22 @@
 //! time for the same kernel on the host CPU and CuPy's on the GPU where
 //! CuPy is installed ([`GpuTiming`]). Without a GPU the stage is skipped
 //! with the runtime's reason, in one line.
+//!
+//! [`Stage`] names the stages, the order each backend runs them in and
+//! what each one needs; each stage is one function of the `run` submodule,
+//! named after it, and a short driver walks them for every case.
 
 use sdfg_ir::{DType, DataKind, Sdfg, SymExpr};
-use sdfg_sim::{Arguments, ArrayValue, RunReport, SimError, Simulator, Value};
+use sdfg_sim::{Arguments, ArrayValue, RunReport, Simulator, Value};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
-/// The stages of every backend, in order (`dace-import` last: DaCe's own
-/// SDFG of the kernel, see [`RunOptions::dace_sdfgs`]).
-pub const STAGES: [&str; 9] = [
-    "parse",
-    "compile",
-    "validate",
-    "json",
-    "simulate",
-    "offload",
-    "device",
-    "numpy",
-    "dace-import",
-];
+mod run;
+mod stage;
 
-/// The stages run for `backend`, in order: a code-generating backend adds
-/// **lower** (library nodes expanded; the result simulated on the device
-/// and compared with the host run), **emit** (the translation unit) and
-/// **cc** (compiling it with real compilers) before the NumPy comparison.
-pub fn stages(backend: crate::Backend) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = STAGES[..7].to_vec();
-    if matches!(backend, crate::Backend::Code(_)) {
-        out.extend(["lower", "emit", "cc", "exec", "gpu"]);
-    }
-    out.extend(["numpy", "dace-import"]);
-    out
-}
+pub use stage::{Stage, UnknownStage};
 
 /// The outcome of one stage.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -95,9 +76,9 @@ pub enum Verdict {
     Refused(String),
 }
 
-/// One stage's verdict and time.
+/// One stage's verdict and time, as reported beside the stage's name.
 #[derive(Clone, Debug, Serialize)]
-pub struct Stage {
+pub struct StageReport {
     /// The outcome.
     #[serde(flatten)]
     pub verdict: Verdict,
@@ -115,8 +96,9 @@ pub struct KernelReport {
     /// Whether every array argument's home was the device
     /// ([`RunOptions::args_on_device`]).
     pub args_on_device: bool,
-    /// Per stage, in [`STAGES`] order.
-    pub stages: Vec<(String, Stage)>,
+    /// Per stage, in the order of [`Stage::for_backend`] (serialized as
+    /// `[name, {verdict, reason, millis}]` pairs).
+    pub stages: Vec<(Stage, StageReport)>,
     /// Kernel launches of the simulated run.
     pub launches: u64,
     /// Bytes moved between host and device.
@@ -244,7 +226,7 @@ pub struct RunOptions<'a> {
     /// count is the device's).
     pub repeat: u32,
     /// Stages not to run (reported as skipped: `--skip STAGE`).
-    pub skip: &'a [&'a str],
+    pub skip: &'a [Stage],
     /// Passes of the pipeline turned off (`--no-loop-to-map`).
     pub disabled: &'a [sdfg_passes::Pass],
     /// A directory of DaCe's own SDFGs of the kernels
@@ -330,28 +312,6 @@ impl ExecCounts {
     }
 }
 
-/// The stages a stage needs to have passed: the main chain, except that the
-/// NumPy comparison needs only the host run and `exec` only the emitted unit.
-fn prerequisite(stage: &str) -> Option<&'static str> {
-    Some(match stage {
-        "parse" => return None,
-        "compile" => "parse",
-        "validate" => "compile",
-        "json" => "validate",
-        "simulate" => "json",
-        "offload" => "simulate",
-        "device" => "offload",
-        "lower" => "device",
-        "emit" => "lower",
-        "cc" => "emit",
-        "exec" => "emit",
-        "gpu" => "emit",
-        "numpy" => "simulate",
-        "dace-import" => "validate",
-        _ => return None,
-    })
-}
-
 /// The pipeline up to offloading for `options`' backend, each pass
 /// validated as it runs, without the passes `options` turns off.
 fn offload_for(kernel: &Sdfg, options: &RunOptions<'_>) -> Result<Sdfg, String> {
@@ -423,7 +383,7 @@ pub fn count_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> Result<Run
             .stages
             .iter()
             .find(|(_, s)| matches!(s.verdict, Verdict::Fail(_)))
-            .map_or("a stage", |(name, _)| name.as_str());
+            .map_or("a stage", |(stage, _)| stage.name());
         return Err(format!("the `{failed}` stage failed"));
     }
     Ok(RunCounts {
@@ -436,7 +396,7 @@ pub fn count_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> Result<Run
 /// Runs every stage for one kernel of the corpus (the device stage runs on
 /// the simulated accelerator whatever placed the data).
 pub fn run_kernel(kernel: &KernelFile, options: &RunOptions<'_>) -> KernelReport {
-    run_case(&Case::Corpus(kernel), options)
+    run::run_case(&Case::Corpus(kernel), options)
 }
 
 /// Runs every stage for one unmodified program of a manifest
@@ -448,7 +408,7 @@ pub fn run_program(
     root: &Path,
     options: &RunOptions<'_>,
 ) -> KernelReport {
-    run_case(
+    run::run_case(
         &Case::Program {
             entry,
             manifest,
@@ -467,7 +427,7 @@ pub fn run_program(
 /// SDFG back in DaCe's format ([`crate::clients::ClientCase::offloaded_file`])
 /// for DaCe to validate and generate code from.
 pub fn run_client(case: &crate::clients::ClientCase, options: &RunOptions<'_>) -> KernelReport {
-    run_case(&Case::Client(case), options)
+    run::run_case(&Case::Client(case), options)
 }
 
 /// What is run: a corpus kernel (metadata in its `BENCHMARK`, inputs from
@@ -507,599 +467,6 @@ impl Case<'_> {
 struct Reference {
     outputs: BTreeMap<String, ArrayValue>,
     inputs: Option<BTreeMap<String, ArrayValue>>,
-}
-
-fn run_case(case: &Case<'_>, options: &RunOptions<'_>) -> KernelReport {
-    let (preset, backend, tools) = (options.preset, options.backend, options.tools);
-    let path = case.path();
-    let mut report = KernelReport {
-        kernel: case.name().to_owned(),
-        preset: preset.to_owned(),
-        args_on_device: options.args_on_device,
-        stages: Vec::new(),
-        launches: 0,
-        transfer_bytes: 0,
-        lower_bound_bytes: 0,
-        counted_statically: false,
-        not_countable: None,
-        exec_counts: None,
-        gpu: None,
-    };
-    let stage =
-        |report: &mut KernelReport, name: &str, f: &mut dyn FnMut() -> Result<(), Verdict>| {
-            let start = Instant::now();
-            let needed = prerequisite(name).and_then(|p| {
-                let passed = report
-                    .stages
-                    .iter()
-                    .any(|(s, v)| s == p && v.verdict == Verdict::Pass);
-                (!passed).then(|| format!("`{p}` did not pass"))
-            });
-            let verdict = match needed {
-                Some(why) => Verdict::Skip(why),
-                None if options.skip.contains(&name) => Verdict::Skip(format!("--skip {name}")),
-                None => match f() {
-                    Ok(()) => Verdict::Pass,
-                    Err(v) => v,
-                },
-            };
-            report.stages.push((
-                name.to_owned(),
-                Stage {
-                    verdict,
-                    millis: start.elapsed().as_secs_f64() * 1e3,
-                },
-            ));
-        };
-    let fail = |e: &dyn std::fmt::Display| Verdict::Fail(e.to_string());
-
-    let mut module = None;
-    stage(&mut report, "parse", &mut || {
-        if let Case::Client(c) = case {
-            if let Some(why) = &c.meta.refused {
-                return Err(Verdict::Refused(format!("the tool wrote no SDFG: {why}")));
-            }
-            return match path.is_file() {
-                true => Ok(()),
-                false => Err(fail(&format!("no `{}`", path.display()))),
-            };
-        }
-        let text = std::fs::read_to_string(&path).map_err(|e| fail(&e))?;
-        module = Some(
-            sdfg_frontend::Module::parse(&path.display().to_string(), &text)
-                .map_err(|e| fail(&e))?,
-        );
-        Ok(())
-    });
-    let mut meta = None;
-    let mut sdfgs: Option<(Sdfg, Option<Sdfg>)> = None;
-    stage(&mut report, "compile", &mut || {
-        if let Case::Client(c) = case {
-            // A construct outside the supported subset is refused by name.
-            let sdfg = crate::load_sdfg(&path).map_err(|e| Verdict::Refused(e.to_string()))?;
-            sdfgs = Some((sdfg, None));
-            meta = Some(c.metadata());
-            return Ok(());
-        }
-        let m = module
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("no module".to_owned()))?;
-        let md = match case {
-            Case::Corpus(_) => Metadata::read(m, preset).map_err(Verdict::Fail)?,
-            Case::Program { entry, .. } => entry.metadata(),
-            Case::Client(c) => c.metadata(),
-        };
-        let kernel = m
-            .compile_with(&md.program, &md.signature)
-            .map_err(|e| fail(&e))?;
-        let init = match &md.init {
-            Some(i) => Some(m.compile(i).map_err(|e| fail(&e))?),
-            None => None,
-        };
-        let mut md = md;
-        if md.outputs.is_empty() {
-            // A program of a manifest that lists no outputs: its return values.
-            md.outputs = kernel
-                .containers
-                .keys()
-                .filter(|k| k.starts_with("__return"))
-                .cloned()
-                .collect();
-        }
-        sdfgs = Some((kernel, init));
-        meta = Some(md);
-        Ok(())
-    });
-    stage(&mut report, "validate", &mut || {
-        let (k, i) = sdfgs
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        for s in std::iter::once(k).chain(i) {
-            sdfg_ir::validate(s).map_err(|e| fail(&e))?;
-        }
-        Ok(())
-    });
-    stage(&mut report, "json", &mut || {
-        let (k, i) = sdfgs
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        for s in std::iter::once(k).chain(i) {
-            let text = s.to_json();
-            let back = Sdfg::from_json(&text).map_err(|e| fail(&e))?;
-            if &back != s || back.to_json() != text {
-                return Err(Verdict::Fail(format!(
-                    "`{}` changed in a JSON round trip",
-                    s.name
-                )));
-            }
-        }
-        Ok(())
-    });
-    // NumPy's side, run once, when a stage first needs it.
-    let mut reference: Option<Result<Reference, Verdict>> = None;
-    let mut numpy = |meta: &Option<Metadata>| -> Result<Reference, Verdict> {
-        if reference.is_none() {
-            let md = meta
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-            reference = Some(match case {
-                Case::Corpus(kernel) => {
-                    numpy_reference(kernel, md, options).map(|outputs| Reference {
-                        outputs,
-                        inputs: None,
-                    })
-                }
-                Case::Program {
-                    entry,
-                    manifest,
-                    root,
-                } => program_reference(entry, manifest, root, md, options),
-                Case::Client(c) => client_reference(c),
-            });
-        }
-        reference
-            .clone()
-            .unwrap_or_else(|| Err(Verdict::Skip("no reference".to_owned())))
-    };
-    // The inputs NumPy's side made, for a program of a manifest.
-    let mut given: Option<BTreeMap<String, ArrayValue>> = None;
-    let mut host: Option<Simulated> = None;
-    stage(&mut report, "simulate", &mut || {
-        let (k, i) = sdfgs
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        if let Case::Program { .. } | Case::Client(_) = case {
-            let inputs = numpy(&meta)
-                .map_err(|v| match v {
-                    Verdict::Skip(why) => Verdict::Skip(format!(
-                        "the program's inputs come from its NumPy reference: {why}"
-                    )),
-                    other => other,
-                })?
-                .inputs
-                .unwrap_or_default();
-            if let Some(md) = meta.as_mut() {
-                infer_symbols(k, &inputs, &mut md.symbols);
-            }
-            given = Some(inputs);
-        }
-        let md = meta
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        host = Some(
-            simulate(k, i.as_ref(), md, false, given.as_ref()).map_err(|e| match (case, &e) {
-                // The tool's SDFG as imported, before any pass: an index
-                // outside an array is its own code's (undefined behaviour
-                // in DaCe's build of it too).
-                (
-                    Case::Client(_),
-                    SimulateError::Run(SimError::OutOfBounds { .. } | SimError::OutOfShape { .. }),
-                ) => Verdict::Refused(format!("the tool's SDFG indexes outside an array: {e}")),
-                _ => fail(&e),
-            })?,
-        );
-        Ok(())
-    });
-    let mut offloaded: Option<Sdfg> = None;
-    stage(&mut report, "offload", &mut || {
-        let (k, _) = sdfgs
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        let run = |s: &Sdfg| offload_for(s, options);
-        let out = run(k).map_err(Verdict::Fail)?;
-        let text = out.to_json();
-        let back = Sdfg::from_json(&text).map_err(|e| fail(&e))?;
-        if back != out {
-            return Err(Verdict::Fail(
-                "the offloaded SDFG changed in a JSON round trip".to_owned(),
-            ));
-        }
-        let again = run(&out).map_err(Verdict::Fail)?;
-        if again != out {
-            return Err(Verdict::Fail(
-                "a second offload changed the SDFG (not idempotent)".to_owned(),
-            ));
-        }
-        offloaded = Some(out);
-        Ok(())
-    });
-    // Device runs of the small `test` preset are checked for data races
-    // (the check logs every access, too slow for the large presets).
-    let races = preset == "test";
-    let host_outputs = |host: &Option<Simulated>| -> Result<BTreeMap<String, ArrayValue>, Verdict> {
-        host.as_ref()
-            .map(|h| h.outputs.clone())
-            .ok_or_else(|| Verdict::Skip("no host run".to_owned()))
-    };
-    // A simulated run of `k` on the device, compared with the host run.
-    let device_run = |k: &Sdfg, what: &str| -> Result<RunReport, Verdict> {
-        let (_, i) = sdfgs
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        let md = meta
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let run = simulate(k, i.as_ref(), md, races, given.as_ref()).map_err(|e| fail(&e))?;
-        let reference = host_outputs(&host)?;
-        compare_outputs(
-            &md.outputs,
-            &run.outputs,
-            &reference,
-            what,
-            "host run",
-            &md.tolerance,
-        )?;
-        Ok(run.report)
-    };
-    let mut device_report = RunReport::default();
-    let mut counted_statically = false;
-    let mut not_countable = None;
-    stage(&mut report, "device", &mut || {
-        let k = offloaded
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
-        device_report = device_run(k, "device run")?;
-        // The static count must be the simulator's wherever it is exact:
-        // `compare-dace` counts large presets with it.
-        let md = meta
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let counted = count_run(k, md, given.as_ref());
-        not_countable = counted.as_ref().err().map(|e| e.to_string());
-        if let Ok(c) = counted {
-            let simulated = (
-                device_report.launches,
-                device_report.to_device.bytes,
-                device_report.to_host.bytes,
-            );
-            if (c.launches, c.to_device_bytes, c.to_host_bytes) != simulated {
-                return Err(Verdict::Fail(format!(
-                    "the static count ({} launches, {} bytes in, {} out) is not the run's ({} launches, {} in, {} out)",
-                    c.launches,
-                    c.to_device_bytes,
-                    c.to_host_bytes,
-                    simulated.0,
-                    simulated.1,
-                    simulated.2
-                )));
-            }
-            counted_statically = true;
-        }
-        Ok(())
-    });
-    report.counted_statically = counted_statically;
-    report.not_countable = not_countable;
-    // What the run does: for a code-generating backend, the lowered SDFG's
-    // run (the emitted code's: vendor calls that absorbed kernels, library
-    // expansions), else the offloaded one's.
-    let mut run_counts = device_report.clone();
-    if let crate::Backend::Code(target) = backend {
-        let mut lowered: Option<(Sdfg, RunReport)> = None;
-        stage(&mut report, "lower", &mut || {
-            let mut k = offloaded
-                .clone()
-                .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
-            sdfg_passes::lower_library_nodes(&mut k, target.dialect).map_err(|e| fail(&e))?;
-            let r = device_run(&k, "lowered run")?;
-            lowered = Some((k, r));
-            Ok(())
-        });
-        let mut unit: Option<sdfg_codegen::TranslationUnit> = None;
-        let dir = scratch_dir(&format!("emit-{}-{}", target.name, case.name()));
-        stage(&mut report, "emit", &mut || {
-            let (k, _) = lowered
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("nothing lowered".to_owned()))?;
-            unit = Some(sdfg_codegen::emit(k, target.dialect).map_err(|e| fail(&e))?);
-            Ok(())
-        });
-        stage(&mut report, "cc", &mut || {
-            let unit = unit
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("nothing emitted".to_owned()))?;
-            std::fs::create_dir_all(&dir).map_err(|e| fail(&e))?;
-            let path = dir.join(&unit.file_name);
-            std::fs::write(&path, &unit.source).map_err(|e| fail(&e))?;
-            let check = match sdfg_exec::toolchain(target.name) {
-                Some(t) => (t.check)(&path, tools),
-                None => sdfg_exec::Check::Missing(format!(
-                    "the `{}` backend registered no compile check",
-                    target.name
-                )),
-            };
-            match check {
-                sdfg_exec::Check::Passed => Ok(()),
-                sdfg_exec::Check::Failed(why) => Err(Verdict::Fail(why)),
-                sdfg_exec::Check::Missing(why) => Err(Verdict::Skip(why)),
-            }
-        });
-        // Compiles the unit for `device`, runs it with the initializer's
-        // inputs and compares every output with NumPy (with the host run
-        // where NumPy cannot run); a unit with a persistent kernel again
-        // under each adversarial interleaving of its threads.
-        let mut run_unit = |device: &dyn sdfg_exec::Device,
-                            subdir: &str|
-         -> Result<sdfg_exec::Execution, Verdict> {
-            let unit = unit
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("nothing emitted".to_owned()))?;
-            let md = meta
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-            let h = host
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("no host run".to_owned()))?;
-            let compiled = device
-                .compile(unit, &dir.join(subdir))
-                .map_err(exec_verdict)?;
-            // NumPy's answer where NumPy runs; the host simulation's otherwise.
-            let (against, what) = match numpy(&meta) {
-                Ok(r) => (r.outputs, "NumPy"),
-                Err(Verdict::Fail(why)) => return Err(Verdict::Fail(why)),
-                Err(_) => (h.outputs.clone(), "the host run (NumPy not available)"),
-            };
-            // One run, checked: `run` executes the compiled unit.
-            let checked = |run: &mut UnitRun<'_>| {
-                checked_run(
-                    unit,
-                    &h.inputs,
-                    md,
-                    (&against, what),
-                    "the emitted program",
-                    run,
-                )
-            };
-            let execution = checked(&mut |a| Some(device.execute(&compiled, a)))?
-                .ok_or_else(|| Verdict::Fail("the device ran nothing".to_owned()))?;
-            // A persistent kernel's threads share values between grid-wide
-            // barriers: a race among them shows under some interleaving of
-            // its threads (where the device lets the order be chosen).
-            if unit.cooperative {
-                for order in sdfg_exec::Interleaving::ADVERSARIAL {
-                    checked(&mut |a| device.execute_interleaved(&compiled, a, order)).map_err(
-                        |v| match v {
-                            Verdict::Fail(why) => Verdict::Fail(format!(
-                                "with the threads interleaved {}: {why}",
-                                order.variable()
-                            )),
-                            other => other,
-                        },
-                    )?;
-                }
-            }
-            Ok(execution)
-        };
-        let mut exec_counts = None;
-        stage(&mut report, "exec", &mut || {
-            let device = options
-                .device
-                .map_err(|why| Verdict::Skip(why.to_owned()))?;
-            let execution = run_unit(device, "exec")?;
-            let (_, simulated) = lowered
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("nothing lowered".to_owned()))?;
-            if let Some(c) = execution.counts {
-                // A program with factorizations reads their status flag
-                // back once per run: no program data.
-                let factorizations = unit.as_ref().map_or(0, |u| u.factorizations);
-                let status_read = if factorizations > 0 { 8 } else { 0 };
-                exec_counts = Some(ExecCounts {
-                    launches: c.launches + c.library_operations(),
-                    simulated_launches: simulated.launches,
-                    helper_launches: c.helper_launches,
-                    to_device_bytes: c.host_to_device.bytes,
-                    simulated_to_device_bytes: simulated.to_device.bytes,
-                    to_host_bytes: c.device_to_host.bytes.saturating_sub(status_read),
-                    simulated_to_host_bytes: simulated.to_host.bytes,
-                    api_calls: c.api_calls,
-                    copies: c.host_to_device.count
-                        + c.device_to_host.count
-                        + c.device_to_device.count,
-                    synchronizations: c.synchronizations,
-                });
-            }
-            Ok(())
-        });
-        let mut gpu_timing = None;
-        stage(&mut report, "gpu", &mut || {
-            let device = options.gpu.map_err(|why| Verdict::Skip(why.to_owned()))?;
-            // One program on the GPU at a time: timings of programs sharing
-            // it would be each other's.
-            let execution = {
-                let _gpu = GPU
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                run_unit(device, "gpu")?
-            };
-            let device_ms = sdfg_exec::median(&execution.run_millis).ok_or_else(|| {
-                Verdict::Fail("the device timed no run of the program".to_owned())
-            })?;
-            let mut t = GpuTiming {
-                device: device.describe(),
-                device_ms,
-                device_runs_ms: execution.run_millis.clone(),
-                ..GpuTiming::default()
-            };
-            if let Case::Corpus(kernel) = case {
-                for module in ["numpy", "cupy"] {
-                    // CuPy runs on the GPU: one user of it at a time.
-                    let _gpu = (module == "cupy").then(|| {
-                        GPU.lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    });
-                    let timed = python_timing(kernel, options, module);
-                    match (module, timed) {
-                        ("numpy", Ok((ms, _))) => t.numpy_ms = Some(ms),
-                        (_, Ok((ms, matches))) => {
-                            t.cupy_ms = Some(ms);
-                            t.cupy_matches_numpy = Some(matches);
-                        }
-                        (_, Err(why)) => t.notes.push(format!("{module}: {why}")),
-                    }
-                }
-            } else {
-                t.notes
-                    .push("NumPy and CuPy are timed for corpus kernels only".to_owned());
-            }
-            t.speedup_vs_numpy = t.numpy_ms.map(|n| n / device_ms);
-            t.speedup_vs_cupy = t.cupy_ms.map(|c| c / device_ms);
-            gpu_timing = Some(t);
-            Ok(())
-        });
-        report.gpu = gpu_timing;
-        report.exec_counts = exec_counts;
-        let _ = std::fs::remove_dir_all(&dir);
-        if let Some((_, r)) = lowered {
-            run_counts = r;
-        }
-    }
-    report.launches = run_counts.launches;
-    report.transfer_bytes = run_counts.transfer_bytes();
-    report.lower_bound_bytes = run_counts.lower_bound_bytes;
-    stage(&mut report, "numpy", &mut || {
-        let md = meta
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let reference = numpy(&meta)?.outputs;
-        let ours = host_outputs(&host)?;
-        compare_outputs(
-            &md.outputs,
-            &ours,
-            &reference,
-            "the simulated run",
-            "NumPy",
-            &md.tolerance,
-        )
-    });
-    stage(&mut report, "dace-import", &mut || {
-        if let Case::Client(c) = case {
-            let out = offloaded
-                .as_ref()
-                .ok_or_else(|| Verdict::Skip("nothing offloaded".to_owned()))?;
-            let text = sdfg_dace_format::to_dace_string(out)
-                .map_err(|e| Verdict::Refused(format!("on export: {e}")))?;
-            let target = c.offloaded_file(backend.name());
-            return std::fs::write(&target, text)
-                .map_err(|e| fail(&format!("cannot write `{}`: {e}", target.display())));
-        }
-        let Case::Corpus(kernel) = case else {
-            return Err(Verdict::Skip(
-                "DaCe's SDFGs are written for corpus kernels".to_owned(),
-            ));
-        };
-        let dir = options
-            .dace_sdfgs
-            .ok_or_else(|| {
-                Verdict::Skip(
-                    "no DaCe SDFGs of the corpus (`cargo xtask dace-sdfg` writes them where DaCe is installed)"
-                        .to_owned(),
-                )
-            })?;
-        let file = if options.args_on_device {
-            dace_gpu_storage_file(dir, &kernel.name)
-        } else {
-            dace_sdfg_file(dir, &kernel.name)
-        };
-        if !file.is_file() {
-            return Err(Verdict::Skip(format!(
-                "DaCe wrote no SDFG of this kernel ({})",
-                file.display()
-            )));
-        }
-        // A construct outside the supported subset is refused by name: a
-        // limit of the import, reported, not a wrong answer.
-        let sdfg = crate::load_sdfg(&file).map_err(|e| Verdict::Refused(e.to_string()))?;
-        sdfg_ir::validate(&sdfg).map_err(|e| fail(&format!("the import is invalid: {e}")))?;
-        let (_, init) = sdfgs
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("nothing compiled".to_owned()))?;
-        let md = meta
-            .as_ref()
-            .ok_or_else(|| Verdict::Skip("no metadata".to_owned()))?;
-        let reference = numpy(&meta)?.outputs;
-        // Data already on the GPU is simulated as the host program it is
-        // before offloading: on the host.
-        let mut on_host = sdfg.clone();
-        for d in on_host.containers.values_mut() {
-            if d.storage == sdfg_ir::Storage::DeviceGlobal {
-                d.storage = sdfg_ir::Storage::Default;
-            }
-        }
-        let run = simulate(&on_host, init.as_ref(), md, false, given.as_ref())
-            .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, imported: {e}")))?;
-        compare_outputs(
-            &md.outputs,
-            &run.outputs,
-            &reference,
-            "DaCe's SDFG, imported and simulated,",
-            "NumPy",
-            &md.tolerance,
-        )?;
-        let out = offload_for(&sdfg, options)
-            .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, offloaded: {e}")))?;
-        let run = simulate(&out, init.as_ref(), md, false, given.as_ref())
-            .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, offloaded: {e}")))?;
-        compare_outputs(
-            &md.outputs,
-            &run.outputs,
-            &reference,
-            "DaCe's SDFG, offloaded and simulated on the device,",
-            "NumPy",
-            &md.tolerance,
-        )?;
-        // On the emulated GPU (or a real one), as emitted, against NumPy.
-        if let (crate::Backend::Code(target), Ok(device), Some(h)) =
-            (backend, options.device, host.as_ref())
-        {
-            let mut lowered = out.clone();
-            sdfg_passes::lower_library_nodes(&mut lowered, target.dialect)
-                .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, lowered: {e}")))?;
-            let unit = sdfg_codegen::emit(&lowered, target.dialect)
-                .map_err(|e| Verdict::Fail(format!("DaCe's SDFG, emitted: {e}")))?;
-            let dir = scratch_dir(&format!("dace-{}-{}", target.name, case.name()));
-            let compiled = device.compile(&unit, &dir).map_err(exec_verdict)?;
-            let run = checked_run(
-                &unit,
-                &h.inputs,
-                md,
-                (&reference, "NumPy"),
-                "DaCe's SDFG, offloaded, emitted and executed,",
-                &mut |a| Some(device.execute(&compiled, a)),
-            );
-            let _ = std::fs::remove_dir_all(&dir);
-            run?;
-        }
-        let text = sdfg_dace_format::to_dace_string(&out)
-            .map_err(|e| Verdict::Refused(format!("on export: {e}")))?;
-        let target = if options.args_on_device {
-            dace_gpu_storage_offloaded_file(dir, &kernel.name)
-        } else {
-            dace_offloaded_file(dir, &kernel.name)
-        };
-        std::fs::write(&target, text)
-            .map_err(|e| fail(&format!("cannot write `{}`: {e}", target.display())))
-    });
-    report
 }
 
 /// One run of a compiled unit (`run` executes it), on the kernel's inputs
