@@ -500,15 +500,16 @@ impl<'r> CaseRun<'r> {
         }
     }
 
-    /// Compiles the unit for `device`, runs it with the initializer's
-    /// inputs and compares every output with NumPy (with the host run
-    /// where NumPy cannot run); a unit with a persistent kernel again under
-    /// each adversarial interleaving of its threads.
+    /// Compiles the unit for `device` (in a folder named after `stage`),
+    /// runs it with the initializer's inputs and compares every output
+    /// with NumPy (with the host run where NumPy cannot run); a unit with a
+    /// persistent kernel again under each adversarial interleaving of its
+    /// threads.
     fn run_unit(
         &mut self,
         target: &Target,
         device: &dyn sdfg_exec::Device,
-        subdir: &str,
+        stage: Stage,
     ) -> Result<sdfg_exec::Execution, Verdict> {
         let dir = self.unit_dir(target);
         let unit = self
@@ -518,7 +519,7 @@ impl<'r> CaseRun<'r> {
         let md = self.meta.as_ref().ok_or_else(|| missing("no metadata"))?;
         let h = self.host.as_ref().ok_or_else(|| missing("no host run"))?;
         let compiled = device
-            .compile(unit, &dir.join(subdir))
+            .compile(unit, &dir.join(stage.name()))
             .map_err(exec_verdict)?;
         // NumPy's answer where NumPy runs; the host simulation's otherwise.
         let (against, what) = match self.numpy.get(&self.meta) {
@@ -565,7 +566,7 @@ impl<'r> CaseRun<'r> {
             .options
             .device
             .map_err(|why| Verdict::Skip(why.to_owned()))?;
-        let execution = self.run_unit(target, device, "exec")?;
+        let execution = self.run_unit(target, device, Stage::Exec)?;
         let (_, simulated) = self
             .lowered
             .as_ref()
@@ -604,7 +605,7 @@ impl<'r> CaseRun<'r> {
             let _gpu = GPU
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            self.run_unit(target, device, "gpu")?
+            self.run_unit(target, device, Stage::Gpu)?
         };
         let device_ms = sdfg_exec::median(&execution.run_millis)
             .ok_or_else(|| Verdict::Fail("the device timed no run of the program".to_owned()))?;
