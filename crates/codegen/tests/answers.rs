@@ -12,6 +12,9 @@ use sdfg_codegen::{
 use sdfg_ir::{LibraryOp, Sdfg, Storage};
 use sdfg_passes::{Options, offload};
 
+mod common;
+use common::emitted;
+
 /// The one answer a variant of CUDA changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Change {
@@ -110,21 +113,16 @@ impl Dialect for Variant {
     }
 }
 
+/// The program `f(params)` with `body`, where `N` and `M` are symbols.
 fn program(params: &str, body: &str) -> Sdfg {
-    let src = format!(
+    common::program(&format!(
         "import dace as dc\nimport numpy as np\nN = dc.symbol('N')\nM = dc.symbol('M')\n\n@dc.program\ndef f({params}):\n{body}"
-    );
-    sdfg_frontend::Module::parse("test.py", &src)
-        .unwrap()
-        .compile("f")
-        .unwrap_or_else(|e| panic!("{e}\n{src}"))
+    ))
 }
 
 /// The unit `d` gets for `sdfg`: offloaded, library nodes lowered, emitted.
 fn source(sdfg: &Sdfg, d: &dyn Dialect) -> String {
-    let (mut out, _) = offload(sdfg, d, &Options::default()).unwrap();
-    sdfg_passes::lower_library_nodes(&mut out, d).unwrap();
-    emit(&out, d).unwrap().source
+    emitted(sdfg, d).source
 }
 
 #[test]
