@@ -594,7 +594,11 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let emulated = sdfg_exec::EmulatedGpu::new(&runner).sanitize(sanitize);
+    // The counting build: what decides speed on a GPU is measured as the
+    // unit runs (docs/emulation.md, "What it measures").
+    let emulated = sdfg_exec::EmulatedGpu::new(&runner)
+        .sanitize(sanitize)
+        .metrics(true);
     let is_code = matches!(backend, sdfg_harness::Backend::Code(_));
     let gpu = if is_code && !skip.contains(&corpus::Stage::Gpu) {
         sdfg_harness::gpu(backend, &runner, repeat, Duration::from_secs(gpu_timeout))
@@ -633,8 +637,8 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         print!(" {s:>9}");
     }
     println!(
-        " {:>10} {:>8} {:>12} {:>6}",
-        "time", "launches", "h<->d bytes", "ratio"
+        " {:>10} {:>8} {:>12} {:>6} {:>6} {:>5} {:>8}",
+        "time", "launches", "h<->d bytes", "ratio", "waves", "coal", "serial"
     );
     let start = Instant::now();
     let mut reports = Vec::new();
@@ -736,8 +740,21 @@ fn print_row(r: &corpus::KernelReport, gpu_skip: Option<&str>) {
     } else {
         "-".to_owned()
     };
+    // What the emulated GPU measured (`exec`): the least-filled kernel's
+    // waves on the H200, sectors' coalescing, the serial accesses.
+    let metrics = r.exec_counts.as_ref().map(|c| &c.metrics);
+    let fixed = |v: Option<f64>| match v {
+        None => "-".to_owned(),
+        Some(v) if v > 0.0 && v < 0.005 => "<0.01".to_owned(),
+        Some(v) => format!("{v:.2}"),
+    };
+    let waves = fixed(metrics.and_then(|m| m.min_waves_h200));
+    let coalescing = fixed(metrics.and_then(|m| m.coalescing));
+    let serial = metrics
+        .filter(|m| m.traced)
+        .map_or_else(|| "-".to_owned(), |m| m.serial_accesses.to_string());
     println!(
-        " {:>8.1}ms {:>8} {:>12} {:>6}",
+        " {:>8.1}ms {:>8} {:>12} {:>6} {waves:>6} {coalescing:>5} {serial:>8}",
         total, r.launches, r.transfer_bytes, ratio
     );
     if let Some(c) = r.exec_counts.as_ref().filter(|c| !c.agree()) {

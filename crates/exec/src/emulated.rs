@@ -63,6 +63,10 @@ pub const HEADERS: &[(&str, &str)] = &[
         include_str!("../emulation/include/sdfg_emulation/library.h"),
     ),
     (
+        "sdfg_emulation/metrics.h",
+        include_str!("../emulation/include/sdfg_emulation/metrics.h"),
+    ),
+    (
         "sdfg_emulation/runtime.h",
         include_str!("../emulation/include/sdfg_emulation/runtime.h"),
     ),
@@ -160,6 +164,7 @@ pub struct EmulatedGpu {
     interleaving: Interleaving,
     optimization: &'static str,
     include: PathBuf,
+    metrics: bool,
 }
 
 impl EmulatedGpu {
@@ -176,6 +181,7 @@ impl EmulatedGpu {
             interleaving: Interleaving::InOrder,
             optimization: "-O1",
             include: PathBuf::from(INCLUDE_DIR),
+            metrics: false,
         }
     }
 
@@ -187,6 +193,18 @@ impl EmulatedGpu {
         if sanitizer == Some(Sanitizer::Thread) && self.threads == 1 {
             self.threads = 4;
         }
+        self
+    }
+
+    /// Builds the counting build, which measures what decides a kernel's
+    /// speed on a GPU (coalescing and serial work: [`crate::metrics`]):
+    /// the unit compiled unchanged with GCC's call-based kernel
+    /// AddressSanitizer, whose hooks the emulation defines. Ignored under
+    /// a sanitizer, which instruments the same accesses for its own ends;
+    /// launch shapes and atomics are counted by every build.
+    #[must_use]
+    pub fn metrics(mut self, on: bool) -> EmulatedGpu {
+        self.metrics = on;
         self
     }
 
@@ -337,6 +355,9 @@ impl Device for EmulatedGpu {
         if self.threads > 1 {
             s.push_str(&format!(", {} OS threads per launch", self.threads));
         }
+        if self.metrics && self.sanitizer.is_none() {
+            s.push_str(", the counting build");
+        }
         s.push(')');
         s
     }
@@ -361,8 +382,14 @@ impl Device for EmulatedGpu {
         ])
         .arg("-I")
         .arg(&self.include);
-        if let Some(s) = self.sanitizer {
-            cmd.args(s.flags());
+        match self.sanitizer {
+            Some(s) => {
+                cmd.args(s.flags());
+            }
+            None if self.metrics => {
+                cmd.args(crate::metrics::COUNTING_FLAGS);
+            }
+            None => {}
         }
         cmd.arg(&source).arg("-o").arg(&library);
         if vendor {

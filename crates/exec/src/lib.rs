@@ -45,6 +45,7 @@
 pub mod child;
 mod emulated;
 pub mod loader;
+pub mod metrics;
 pub mod registry;
 pub mod session;
 pub mod vendor;
@@ -260,6 +261,11 @@ pub struct Counts {
     pub vendor: BTreeMap<String, u64>,
     /// Runtime API calls per function.
     pub api: BTreeMap<String, u64>,
+    /// What decides each kernel's speed on a GPU: launch shapes, atomics,
+    /// and in the counting build coalescing and serial work
+    /// ([`metrics`]).
+    #[serde(default)]
+    pub kernel_metrics: BTreeMap<String, metrics::KernelMetrics>,
 }
 
 impl Counts {

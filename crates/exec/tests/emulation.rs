@@ -1209,3 +1209,131 @@ fn arguments_whose_home_is_the_device_are_passed_as_device_pointers() {
         );
     }
 }
+
+/// The counting build's metrics of `unit`'s only program kernel, run with
+/// `arguments` (`None` where a tool is missing off CI).
+fn kernel_metrics(
+    unit: &TranslationUnit,
+    name: &str,
+    arguments: &mut [Argument],
+) -> Option<sdfg_exec::metrics::KernelMetrics> {
+    let r = run(&device().metrics(true), unit, name, arguments)?.unwrap();
+    assert_eq!(r.status, 0, "{}", r.messages);
+    let counts = r.counts.expect("the emulation counts");
+    let mut program = counts
+        .kernel_metrics
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("sdfg::"));
+    let (_, m) = program.next().expect("a kernel ran");
+    assert!(program.next().is_none(), "one kernel");
+    Some(m)
+}
+
+#[test]
+fn the_counting_build_measures_sectors_against_the_ideal_per_warp_wide_access() {
+    // Elementwise over 64 doubles: each warp of 32 lanes reads and writes
+    // 256 contiguous bytes, 8 whole sectors, the ideal.
+    let u = unit(DOUBLE, &Cuda);
+    let a: Vec<f64> = (0..64).map(f64::from).collect();
+    let mut args = [f64s(&a), f64s(&[0.0; 64]), Argument::Symbol(64)];
+    let Some(m) = kernel_metrics(&u, "metrics-elementwise", &mut args) else {
+        return;
+    };
+    assert_eq!(values(&args[1])[63], 126.0, "the counting build computes");
+    assert!(m.traced);
+    // Two warps, each one load and one store.
+    assert_eq!(m.warp_accesses, 4, "{m:?}");
+    assert_eq!((m.sectors, m.ideal_sectors), (32, 32), "{m:?}");
+    assert_eq!(m.coalescing(), Some(1.0));
+    // Every thread loads once and stores once.
+    assert_eq!(m.serial_accesses, 2, "{m:?}");
+    assert_eq!(m.launches(), 1);
+    assert_eq!(m.atomics, 0);
+
+    // A transpose of 32 x 32: the lanes of a warp write one row of B
+    // (8 sectors, ideal) but read one column of A, 32 rows apart: 32
+    // sectors for the 256 bytes that fit in 8.
+    let t = unit(
+        "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N, N], B: dc.float64[N, N]):\n    B[:] = A.T\n",
+        &Cuda,
+    );
+    let a: Vec<f64> = (0..32 * 32).map(f64::from).collect();
+    let mut args: Vec<Argument> = t
+        .parameters
+        .iter()
+        .map(|p| match p.name.as_str() {
+            "N" => Argument::Symbol(32),
+            "A" => Argument::Array(ArrayValue::f64(vec![32, 32], a.clone())),
+            _ => Argument::Array(ArrayValue::f64(vec![32, 32], vec![0.0; 32 * 32])),
+        })
+        .collect();
+    let Some(m) = kernel_metrics(&t, "metrics-transpose", &mut args) else {
+        return;
+    };
+    assert_eq!(m.warp_accesses, 64, "{m:?}\n{}", t.source);
+    assert_eq!((m.sectors, m.ideal_sectors), (32 * 40, 32 * 16), "{m:?}");
+    assert_eq!(m.coalescing(), Some(0.4));
+}
+
+#[test]
+fn the_emulation_counts_atomics_and_launch_shapes_in_every_build() {
+    // A sum of 96 values into one element: one atomic add per thread.
+    use sdfg_ir::builder::SdfgBuilder;
+    use sdfg_ir::code::{Expr, Stmt};
+    use sdfg_ir::{Connector, DType, Schedule, Wcr};
+    let mut b = SdfgBuilder::new("f");
+    b.symbol("N")
+        .array("x", DType::Float64, "N")
+        .array("s", DType::Float64, "1");
+    b.state("sum", |st| {
+        let x = st.access("x");
+        let s = st.access("s");
+        st.mapped_tasklet(
+            "add",
+            "i = 0:N",
+            Schedule::Default,
+            vec![(x, Connector::scalar("a", DType::Float64), "x[i]")],
+            vec![Stmt::assign("o", Expr::var("a"))],
+            vec![(
+                Connector::scalar("o", DType::Float64),
+                s,
+                ("s[0]", Wcr::Sum),
+            )],
+        );
+    });
+    let sdfg = b.build().unwrap();
+    let (out, _) = sdfg_passes::offload(&sdfg, &Cuda, &sdfg_passes::Options::default()).unwrap();
+    let u = sdfg_codegen::emit(&out, &Cuda).unwrap();
+    let arguments = || -> Vec<Argument> {
+        u.parameters
+            .iter()
+            .map(|p| match p.name.as_str() {
+                "N" => Argument::Symbol(96),
+                "x" => f64s(&[1.0; 96]),
+                _ => f64s(&[0.0]),
+            })
+            .collect()
+    };
+    // The plain build counts atomics and shapes, not sectors.
+    let mut args = arguments();
+    let Some(r) = run(&device(), &u, "atomics-plain", &mut args) else {
+        return;
+    };
+    let counts = r.unwrap().counts.unwrap();
+    let (_, m) = counts.kernel_metrics.iter().next().unwrap();
+    assert_eq!(m.atomics, 96, "{m:?}");
+    assert!(!m.traced && m.coalescing().is_none());
+    let blocks: u64 = m.shapes.iter().map(|s| s[0] * s[2]).sum();
+    let threads: u64 = m.shapes.iter().map(|s| s[0] * s[1] * s[2]).sum();
+    assert!(threads >= 96 && blocks >= 1, "{m:?}");
+    // The counting build: the same atomics; 96 lanes in 3 warps all add to
+    // one element (one sector each, ideal: 8 bytes).
+    let mut args = arguments();
+    let Some(m) = kernel_metrics(&u, "atomics-counted", &mut args) else {
+        return;
+    };
+    assert_eq!(m.atomics, 96);
+    assert!(m.traced);
+    let s = u.parameters.iter().position(|p| p.name == "s").unwrap();
+    assert_eq!(values(&args[s]), [96.0]);
+}

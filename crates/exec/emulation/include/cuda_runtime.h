@@ -42,7 +42,7 @@ inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int widt
 }
 
 inline const sdfg_emu::Limits& sdfg_emu::limits() {
-  static const Limits l{"CUDA", {1024, 1024, 64}, 1024, {2147483647ULL, 65535ULL, 65535ULL}, false, 48 * 1024};
+  static const Limits l{"CUDA", {1024, 1024, 64}, 1024, {2147483647ULL, 65535ULL, 65535ULL}, false, 48 * 1024, 32};
   return l;
 }
 

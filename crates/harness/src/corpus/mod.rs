@@ -301,6 +301,12 @@ pub struct ExecCounts {
     pub copies: u64,
     /// Host-side waits (stream, event and device synchronizations).
     pub synchronizations: u64,
+    /// What decides the run's speed on a GPU, over its kernels
+    /// (`docs/emulation.md`, "What it measures").
+    pub metrics: sdfg_exec::metrics::RunMetrics,
+    /// The same per kernel: launch shapes, atomics, sectors against the
+    /// ideal, serial accesses.
+    pub kernels: BTreeMap<String, sdfg_exec::metrics::KernelMetrics>,
 }
 
 impl ExecCounts {

@@ -587,6 +587,8 @@ impl<'r> CaseRun<'r> {
                 api_calls: c.api_calls,
                 copies: c.host_to_device.count + c.device_to_host.count + c.device_to_device.count,
                 synchronizations: c.synchronizations,
+                metrics: sdfg_exec::metrics::RunMetrics::of(&c.kernel_metrics),
+                kernels: c.kernel_metrics,
             });
         }
         Ok(())

@@ -44,7 +44,7 @@ inline T __shfl_down(T var, unsigned int delta, int width = warpSize) {
 }
 
 inline const sdfg_emu::Limits& sdfg_emu::limits() {
-  static const Limits l{"HIP", {1024, 1024, 1024}, 1024, {2147483647ULL, 65536ULL, 65536ULL}, true, 64 * 1024};
+  static const Limits l{"HIP", {1024, 1024, 1024}, 1024, {2147483647ULL, 65536ULL, 65536ULL}, true, 64 * 1024, 64};
   return l;
 }
 

@@ -71,7 +71,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer proper; GCC defines __SANITIZE_ADDRESS__ for the
+// counting build's kernel AddressSanitizer too, which has no runtime
+// (metrics.h defines its hooks).
+#if defined(__SANITIZE_ADDRESS__) && !defined(SDFG_EMULATION_METRICS)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define SDFG_EMU_ASAN 1
@@ -156,6 +159,7 @@ struct Limits {
   unsigned long long grid[3];           // blocks per grid dimension
   bool work_items_below_2_pow_32;       // gridDim * blockDim < 2^32 per dimension (HIP)
   size_t shared_bytes;                  // dynamic shared memory per block
+  unsigned int warp;                    // threads of a warp (wavefront)
 };
 // Defined by the front header.
 inline const Limits& limits();
@@ -181,11 +185,32 @@ __attribute__((format(printf, 1, 2))) inline void diagnose(const char* format, .
 struct CopyCount {
   unsigned long long count = 0, bytes = 0;
 };
+// What one kernel's launches did that decides its speed on a GPU
+// (docs/emulation.md, "What it measures"). The launch shapes and atomics
+// are counted always; coalescing and serial work by the counting build
+// (metrics.h), else `traced` is false.
+struct KernelMetrics {
+  std::map<std::pair<unsigned long long, unsigned long long>, unsigned long long> shapes;  // (blocks, threads per block) -> launches
+  unsigned long long atomics = 0;        // atomic operations issued by its threads
+  unsigned long long warp_accesses = 0;  // warp-wide loads and stores of device global memory
+  unsigned long long sectors = 0;        // 32-byte sectors those touched
+  unsigned long long ideal_sectors = 0;  // the fewest their distinct bytes could occupy
+  unsigned long long serial_accesses = 0;  // per launch the longest thread's accesses, summed
+  bool traced = true;
+};
+// The kernel whose launch is running (its metrics), or null.
+inline KernelMetrics* launch_metrics = nullptr;
+inline void end_launch_traces(KernelMetrics& m);
+inline void count_atomic() {
+  if (launch_metrics != nullptr) __atomic_fetch_add(&launch_metrics->atomics, 1, __ATOMIC_RELAXED);
+}
+
 struct Counters {
   unsigned long long launches = 0, helper_launches = 0, api_calls = 0, synchronizations = 0;
   unsigned long long allocations = 0, frees = 0;
   CopyCount host_to_device, device_to_host, device_to_device, host_to_host;
   std::map<std::string, unsigned long long> kernels, vendor, api;
+  std::map<std::string, KernelMetrics> metrics;
   size_t device_bytes = 0, peak_device_bytes = 0;
 };
 inline Counters counters;
@@ -1274,10 +1299,15 @@ inline int launch_typed(const char* name, bool cooperative, void (*kernel)(P...)
       fault(illegal_address);
       return;
     }
+    KernelMetrics& m = counters.metrics[name];
+    m.shapes[{(unsigned long long)grid.x * grid.y * grid.z, (unsigned long long)block.x * block.y * block.z}] += 1;
+    launch_metrics = &m;
     if (cooperative)
       run_grid_as_fibers(name, grid, block, [&] { std::apply(kernel, *typed); });
     else
       run_grid(name, (const void*)kernel, grid, block, [&] { std::apply(kernel, *typed); });
+    launch_metrics = nullptr;
+    end_launch_traces(m);
   });
   return success;
 }
@@ -1293,6 +1323,12 @@ inline int launch_cooperative(const char* name, void (*kernel)(P...), dim3 grid,
   return launch_typed(name, true, kernel, grid, block, shared, s, std::forward<A>(args)...);
 }
 
+}  // namespace sdfg_emu
+
+#include "metrics.h"
+
+namespace sdfg_emu {
+
 // ---- the report ----
 inline std::string& report_text() {
   static std::string text;
@@ -1307,6 +1343,28 @@ inline void append_json_counts(std::string& out, const char* key, const std::map
     if (!first) out += ",";
     first = false;
     out += "\"" + k + "\":" + std::to_string(v);
+  }
+  out += "}";
+}
+inline void append_json_metrics(std::string& out, const std::map<std::string, KernelMetrics>& all) {
+  out += "\"kernel_metrics\":{";
+  bool first = true;
+  for (auto& [name, m] : all) {
+    if (!first) out += ",";
+    first = false;
+    out += "\"" + name + "\":{\"shapes\":[";
+    bool first_shape = true;
+    for (auto& [shape, launches] : m.shapes) {
+      if (!first_shape) out += ",";
+      first_shape = false;
+      out += "[" + std::to_string(shape.first) + "," + std::to_string(shape.second) + "," + std::to_string(launches) + "]";
+    }
+    out += "],\"atomics\":" + std::to_string(m.atomics);
+    out += ",\"warp_accesses\":" + std::to_string(m.warp_accesses);
+    out += ",\"sectors\":" + std::to_string(m.sectors);
+    out += ",\"ideal_sectors\":" + std::to_string(m.ideal_sectors);
+    out += ",\"serial_accesses\":" + std::to_string(m.serial_accesses);
+    out += std::string(",\"traced\":") + (m.traced ? "true" : "false") + "}";
   }
   out += "}";
 }
@@ -1351,6 +1409,8 @@ extern "C" __attribute__((used, visibility("default"))) inline const char* sdfg_
   append_json_counts(out, "vendor", counters.vendor);
   out += ",";
   append_json_counts(out, "api", counters.api);
+  out += ",";
+  append_json_metrics(out, counters.metrics);
   out += ",\"live\":{\"device_allocations\":" + std::to_string(live);
   out += ",\"pinned_allocations\":" + std::to_string(pinned.size());
   out += ",\"streams\":" + std::to_string(streams.size());
@@ -1390,12 +1450,14 @@ inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst
 
 template <class T>
 inline T sdfg_emu_atomic_add(T* p, T v) {
+  sdfg_emu::count_atomic();
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 inline int atomicAdd(int* p, int v) { return sdfg_emu_atomic_add(p, v); }
 inline unsigned int atomicAdd(unsigned int* p, unsigned int v) { return sdfg_emu_atomic_add(p, v); }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { return sdfg_emu_atomic_add(p, v); }
 inline float atomicAdd(float* p, float v) {
+  sdfg_emu::count_atomic();
   float old, next;
   __atomic_load(p, &old, __ATOMIC_RELAXED);
   do {
@@ -1404,6 +1466,7 @@ inline float atomicAdd(float* p, float v) {
   return old;
 }
 inline double atomicAdd(double* p, double v) {
+  sdfg_emu::count_atomic();
   double old, next;
   __atomic_load(p, &old, __ATOMIC_RELAXED);
   do {
@@ -1413,6 +1476,7 @@ inline double atomicAdd(double* p, double v) {
 }
 template <class T>
 inline T sdfg_emu_atomic_cas(T* p, T compare, T value) {
+  sdfg_emu::count_atomic();
   __atomic_compare_exchange_n(p, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return compare;
 }
@@ -1423,6 +1487,7 @@ inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long co
 }
 template <class T>
 inline T sdfg_emu_atomic_min(T* p, T v) {
+  sdfg_emu::count_atomic();
   T old = __atomic_load_n(p, __ATOMIC_RELAXED);
   while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
@@ -1430,6 +1495,7 @@ inline T sdfg_emu_atomic_min(T* p, T v) {
 }
 template <class T>
 inline T sdfg_emu_atomic_max(T* p, T v) {
+  sdfg_emu::count_atomic();
   T old = __atomic_load_n(p, __ATOMIC_RELAXED);
   while (v > old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
@@ -1441,5 +1507,11 @@ inline int atomicMax(int* p, int v) { return sdfg_emu_atomic_max(p, v); }
 inline unsigned int atomicMax(unsigned int* p, unsigned int v) { return sdfg_emu_atomic_max(p, v); }
 inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) { return sdfg_emu_atomic_min(p, v); }
 inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) { return sdfg_emu_atomic_max(p, v); }
-inline int atomicExch(int* p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }
-inline unsigned int atomicExch(unsigned int* p, unsigned int v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }
+inline int atomicExch(int* p, int v) {
+  sdfg_emu::count_atomic();
+  return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+}
+inline unsigned int atomicExch(unsigned int* p, unsigned int v) {
+  sdfg_emu::count_atomic();
+  return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+}
