@@ -804,6 +804,25 @@ fn print_row(r: &corpus::KernelReport, gpu_skip: Option<&str>) {
             vs(g.numpy_ms, "NumPy"),
             vs(g.cupy_ms, "CuPy")
         );
+        match &g.estimate {
+            Some(e) => println!(
+                "    gpu: estimated {:.3} ms on the {} (kernels {:.3}, vendor calls {:.3}, copies {:.3}, waits {:.3}; docs/gpu.md){}",
+                e.total_ms,
+                e.device,
+                e.kernels_ms,
+                e.vendor_ms,
+                e.copies_ms,
+                e.synchronizations_ms,
+                if e.untraced.is_empty() {
+                    ""
+                } else {
+                    "; some kernels untraced"
+                }
+            ),
+            None => println!(
+                "    gpu: no estimate (no description of this device, or `exec` did not run)"
+            ),
+        }
         for n in &g.notes {
             println!("    gpu: {n}");
         }

@@ -141,6 +141,10 @@ pub struct GpuTiming {
     pub speedup_vs_numpy: Option<f64>,
     /// `cupy_ms / device_ms`.
     pub speedup_vs_cupy: Option<f64>,
+    /// The model's estimate for the detected device, from what the `exec`
+    /// stage counted (`docs/gpu.md`, "The estimate"), where a description
+    /// of the device exists and `exec` ran.
+    pub estimate: Option<sdfg_exec::metrics::Estimate>,
 }
 
 impl KernelReport {
@@ -307,6 +311,9 @@ pub struct ExecCounts {
     /// The same per kernel: launch shapes, atomics, sectors against the
     /// ideal, serial accesses.
     pub kernels: BTreeMap<String, sdfg_exec::metrics::KernelMetrics>,
+    /// The run's estimated time on each described device
+    /// ([`sdfg_exec::metrics::DEVICES`]; `docs/gpu.md`, "The estimate").
+    pub estimates: Vec<sdfg_exec::metrics::Estimate>,
 }
 
 impl ExecCounts {

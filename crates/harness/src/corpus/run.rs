@@ -588,6 +588,10 @@ impl<'r> CaseRun<'r> {
                 copies: c.host_to_device.count + c.device_to_host.count + c.device_to_device.count,
                 synchronizations: c.synchronizations,
                 metrics: sdfg_exec::metrics::RunMetrics::of(&c.kernel_metrics),
+                estimates: sdfg_exec::metrics::DEVICES
+                    .iter()
+                    .map(|d| sdfg_exec::metrics::Estimate::of(&c, d))
+                    .collect(),
                 kernels: c.kernel_metrics,
             });
         }
@@ -638,6 +642,15 @@ impl<'r> CaseRun<'r> {
             t.notes
                 .push("NumPy and CuPy are timed for corpus kernels only".to_owned());
         }
+        // The model beside the measurement, for the device at hand.
+        t.estimate = sdfg_exec::metrics::describing(&t.device).and_then(|d| {
+            let counted = self.report.exec_counts.as_ref()?;
+            counted
+                .estimates
+                .iter()
+                .find(|e| e.device == d.name)
+                .cloned()
+        });
         t.speedup_vs_numpy = t.numpy_ms.map(|n| n / device_ms);
         t.speedup_vs_cupy = t.cupy_ms.map(|c| c / device_ms);
         self.report.gpu = Some(t);
