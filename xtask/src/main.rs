@@ -706,6 +706,7 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
         reports.len() - failed,
         start.elapsed().as_secs_f64()
     );
+    print_uncoalesced(&reports);
     if let Some(path) = &json {
         write_json(path, &reports)?;
     }
@@ -714,6 +715,34 @@ fn corpus_command(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The worklist of coalescing (issue #44): every program kernel whose
+/// warp-wide accesses touch more sectors than 1/0.9 of the ideal, worst
+/// first, as the emulated GPU's counting build measured them.
+fn print_uncoalesced(reports: &[corpus::KernelReport]) {
+    let mut below: Vec<(f64, String)> = reports
+        .iter()
+        .filter_map(|r| Some((r, r.exec_counts.as_ref()?)))
+        .flat_map(|(r, c)| {
+            c.kernels
+                .iter()
+                .filter(|(k, _)| !k.starts_with("sdfg::"))
+                .filter_map(move |(k, m)| Some((m.coalescing()?, format!("{}:{k}", r.kernel))))
+        })
+        .filter(|(c, _)| *c < 0.9)
+        .collect();
+    if below.is_empty() {
+        return;
+    }
+    below.sort_by(|a, b| a.0.total_cmp(&b.0));
+    println!(
+        "coalescing under 0.9 ({} kernels, worst first):",
+        below.len()
+    );
+    for (c, k) in below {
+        println!("    {c:.2} {k}");
+    }
 }
 
 /// Prints one kernel's row, and under it why each failed stage failed and

@@ -458,7 +458,17 @@ impl TaskletPrinter<'_> {
                     }
                     B::FloorDiv => format!("(({ty})sdfg::floordiv({l}, {r}))"),
                     B::Mod => format!("(({ty})sdfg::mod({l}, {r}))"),
-                    B::Pow => format!("(({ty})sdfg::pow({l}, {r}))"),
+                    B::Pow => match constant_exponent(rhs, t) {
+                        Some(Exponent::Integer(n)) if n >= 0 => {
+                            format!("(({ty})sdfg::integer_power<{n}>({l}))")
+                        }
+                        Some(Exponent::Integer(n)) => format!(
+                            "(({ty})({ty}(1) / sdfg::integer_power<{}>({l})))",
+                            n.unsigned_abs()
+                        ),
+                        Some(Exponent::Half) => format!("(({ty})sdfg::sqrt({l}))"),
+                        None => format!("(({ty})sdfg::pow({l}, {r}))"),
+                    },
                     B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge => {
                         format!("({l} {} {r})", op.symbol())
                     }
@@ -561,4 +571,52 @@ pub fn combine(w: Wcr, old: &str, new: &str) -> String {
         Wcr::BitOr => format!("{old} | {new}"),
         Wcr::BitXor => format!("{old} ^ {new}"),
     }
+}
+
+/// The largest constant exponent written as multiplications: binary
+/// exponentiation takes at most 2 log2(64) = 12 of them.
+const LARGEST_MULTIPLIED_EXPONENT: i64 = 64;
+
+/// A constant exponent of `**` that needs no call of `pow`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exponent {
+    /// An integer: multiplications by squaring (its reciprocal when
+    /// negative).
+    Integer(i64),
+    /// One half: a square root, as NumPy's `x ** 0.5` is.
+    Half,
+}
+
+/// The exponent `e` of a power whose operands have type `t`, when it is a
+/// constant that multiplications (or a square root) compute: an integer
+/// of at most [`LARGEST_MULTIPLIED_EXPONENT`] in magnitude (negative ones
+/// for floats and complex numbers only: NumPy refuses integers to negative
+/// powers), or one half for floats and complex numbers. Decided on the IR's
+/// literal, seen through a cast to `t` (which keeps such a value).
+fn constant_exponent(e: &Expr, t: DType) -> Option<Exponent> {
+    let inexact = t.is_float() || t.is_complex();
+    if t == DType::Bool || !(inexact || t.is_integer()) {
+        return None;
+    }
+    let value = match e {
+        Expr::Cast { dtype, arg } if *dtype == t => return constant_exponent(arg, t),
+        Expr::Unary {
+            op: UnaryOp::Neg,
+            arg,
+        } => match constant_exponent(arg, t)? {
+            Exponent::Integer(n) => return Some(Exponent::Integer(-n)).filter(|_| inexact),
+            Exponent::Half => return None,
+        },
+        Expr::Lit(Literal::Int { value, .. }) => *value as f64,
+        Expr::Lit(Literal::UInt { value, .. }) => *value as f64,
+        Expr::Lit(Literal::Float { value, .. }) => *value,
+        Expr::Lit(Literal::Complex { re, im, .. }) if *im == 0.0 => *re,
+        _ => return None,
+    };
+    if value == 0.5 && inexact {
+        return Some(Exponent::Half);
+    }
+    let n = value as i64;
+    let integral = value.fract() == 0.0 && n.abs() <= LARGEST_MULTIPLIED_EXPONENT;
+    (integral && (n >= 0 || inexact)).then_some(Exponent::Integer(n))
 }

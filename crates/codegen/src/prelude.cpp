@@ -78,6 +78,18 @@ template <class T> SDFG_HD T ipow(T base, T exp) {
 }
 template <class T> SDFG_HD T pow(T a, T b) { return ipow(a, b); }
 SDFG_HD int64_t ipow64(int64_t a, int64_t b) { return ipow<int64_t>(a, b); }
+// x ** N for an exponent the emitter knows (0 <= N <= 64): multiplications
+// by squaring, as NumPy's `x ** 2` (a square) and its complex power by a
+// small integer are, instead of a call of pow (a full-precision pow for
+// reals, exp(N * log(x)) for complex values).
+template <int N, class T> SDFG_HD T integer_power(T x) {
+  if constexpr (N == 0) return T(1);
+  else if constexpr (N == 1) return x;
+  else if constexpr (N % 2 == 0) {
+    const T h = integer_power<N / 2>(x);
+    return h * h;
+  } else return x * integer_power<N - 1>(x);
+}
 SDFG_HD float pow(float a, float b) { return ::powf(a, b); }
 SDFG_HD double pow(double a, double b) { return ::pow(a, b); }
 

@@ -869,3 +869,33 @@ fn units_list_the_vendor_libraries_they_call() {
         assert!(unit.source.contains(d.solver().header));
     }
 }
+
+#[test]
+fn constant_integer_exponents_are_multiplications_and_one_half_a_square_root() {
+    let unit = emitted(
+        &program(
+            "import dace as dc\nN = dc.symbol('N')\n\n@dc.program\ndef f(A: dc.float64[N], B: dc.float64[N], C: dc.complex128[N], I: dc.int64[N], F: dc.float32[N]):\n    B[:] = A ** 2 + A ** 3.0 + A ** 0.5 + A ** -2 + A ** 2.5\n    C[:] = C ** 2\n    I[:] = I ** 3\n    F[:] = F ** 2\n",
+        ),
+        &Cuda,
+    );
+    let body = &unit.source
+        [unit.source.find(sdfg_codegen::PRELUDE).unwrap() + sdfg_codegen::PRELUDE.len()..];
+    for power in [
+        "((double)sdfg::integer_power<2>(",
+        "((double)sdfg::integer_power<3>(",
+        "((double)sdfg::sqrt(",
+        "((double)(double(1) / sdfg::integer_power<2>(",
+        "((sdfg::complex<double>)sdfg::integer_power<2>(",
+        "((int64_t)sdfg::integer_power<3>(",
+        "((float)sdfg::integer_power<2>(",
+    ] {
+        assert!(body.contains(power), "no `{power}` in\n{body}");
+    }
+    // 2.5 is no integer: the one call of pow left.
+    assert_eq!(body.matches("sdfg::pow(").count(), 1, "{body}");
+    let call = body.find("sdfg::pow(").unwrap();
+    assert!(
+        body[call..].starts_with("sdfg::pow(t___in0, ((double)2.5))"),
+        "{body}"
+    );
+}
