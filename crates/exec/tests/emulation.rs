@@ -503,23 +503,22 @@ fn a_thread_block_map_synchronizes_its_threads_through_shared_memory() {
     }
 }
 
-#[test]
-fn compare_and_swap_updates_are_free_of_races() {
-    // A maximum over floats has no native atomic: the prelude's
-    // compare-and-swap loop, whose every access is atomic, so
-    // ThreadSanitizer (each launch on four OS threads) reports nothing.
+/// `into[0] = wcr(x[i] for i in 0:N)`: every thread of one map updates the
+/// one element, through the write-conflict resolution `wcr`.
+fn reduced_into_one(wcr: sdfg_ir::Wcr, into: &str) -> sdfg_ir::Sdfg {
     use sdfg_ir::builder::SdfgBuilder;
     use sdfg_ir::code::{Expr, Stmt};
-    use sdfg_ir::{Connector, DType, Schedule, Wcr};
+    use sdfg_ir::{Connector, DType, Schedule};
     let mut b = SdfgBuilder::new("f");
     b.symbol("N")
         .array("x", DType::Float64, "N")
-        .array("m", DType::Float64, "1");
-    b.state("max", |st| {
+        .array(into, DType::Float64, "1");
+    let target = format!("{into}[0]");
+    b.state("reduce", |st| {
         let x = st.access("x");
-        let m = st.access("m");
+        let m = st.access(into);
         st.mapped_tasklet(
-            "top",
+            "update",
             "i = 0:N",
             Schedule::Default,
             vec![(x, Connector::scalar("a", DType::Float64), "x[i]")],
@@ -527,11 +526,19 @@ fn compare_and_swap_updates_are_free_of_races() {
             vec![(
                 Connector::scalar("o", DType::Float64),
                 m,
-                ("m[0]", Wcr::Max),
+                (target.as_str(), wcr),
             )],
         );
     });
-    let sdfg = b.build().unwrap();
+    b.build().unwrap()
+}
+
+#[test]
+fn compare_and_swap_updates_are_free_of_races() {
+    // A maximum over floats has no native atomic: the prelude's
+    // compare-and-swap loop, whose every access is atomic, so
+    // ThreadSanitizer (each launch on four OS threads) reports nothing.
+    let sdfg = reduced_into_one(sdfg_ir::Wcr::Max, "m");
     let (out, _) = sdfg_passes::offload(&sdfg, &Hip, &sdfg_passes::Options::default()).unwrap();
     let u = sdfg_codegen::emit(&out, &Hip).unwrap();
     assert!(
@@ -1278,30 +1285,7 @@ fn the_counting_build_measures_sectors_against_the_ideal_per_warp_wide_access() 
 #[test]
 fn the_emulation_counts_atomics_and_launch_shapes_in_every_build() {
     // A sum of 96 values into one element: one atomic add per thread.
-    use sdfg_ir::builder::SdfgBuilder;
-    use sdfg_ir::code::{Expr, Stmt};
-    use sdfg_ir::{Connector, DType, Schedule, Wcr};
-    let mut b = SdfgBuilder::new("f");
-    b.symbol("N")
-        .array("x", DType::Float64, "N")
-        .array("s", DType::Float64, "1");
-    b.state("sum", |st| {
-        let x = st.access("x");
-        let s = st.access("s");
-        st.mapped_tasklet(
-            "add",
-            "i = 0:N",
-            Schedule::Default,
-            vec![(x, Connector::scalar("a", DType::Float64), "x[i]")],
-            vec![Stmt::assign("o", Expr::var("a"))],
-            vec![(
-                Connector::scalar("o", DType::Float64),
-                s,
-                ("s[0]", Wcr::Sum),
-            )],
-        );
-    });
-    let sdfg = b.build().unwrap();
+    let sdfg = reduced_into_one(sdfg_ir::Wcr::Sum, "s");
     let (out, _) = sdfg_passes::offload(&sdfg, &Cuda, &sdfg_passes::Options::default()).unwrap();
     let u = sdfg_codegen::emit(&out, &Cuda).unwrap();
     let arguments = || -> Vec<Argument> {
